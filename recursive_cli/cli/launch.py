@@ -1,0 +1,106 @@
+"""Start an agent command: settings → sinks → runtime → asyncio driver → result and exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from ..events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
+from ..kernel import TurnOutcome
+from ..results import make_result
+from ..runtime import AgentRuntime
+from ..settings import ConfigError, LoadedSettings, Settings
+from .errors import fail
+
+Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
+
+
+@dataclass
+class Launch:
+    """What a command asks for: its settings, its mode and the session id to use."""
+
+    loaded: LoadedSettings
+    mode: str
+    session_id: str
+
+
+def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
+    """The sinks for the chosen output format: stdout JSON, stderr progress."""
+    from ..sinks.json_stream import JsonResultSink, StreamJsonSink
+    from ..sinks.terminal import PlainTerminalSink, RichTerminalSink
+
+    sinks: list[EventSink] = []
+    if settings.output_format == "stream-json":
+        sinks.append(StreamJsonSink(sys.stdout, session_id))
+    elif settings.output_format == "json":
+        sinks.append(JsonResultSink(sys.stdout))
+    if sys.stderr.isatty() and settings.output_format == "text":
+        sinks.append(RichTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+    else:
+        sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+    return sinks
+
+
+def launch(spec: Launch, work: Work) -> int:
+    """Build the runtime and run `work` on it; returns the process exit code."""
+    settings = spec.loaded.settings
+    sink = FanoutSink(output_sinks(settings, spec.session_id))
+    try:
+        runtime = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
+                   .session_id(spec.session_id).sink(sink).build())
+    except ConfigError as exc:
+        return fail(str(exc))
+    result = asyncio.run(drive(runtime, work, settings))
+    if settings.output_format == "text" and result.exit_code == 0 and result.result:
+        sys.stdout.write(result.result.rstrip("\n") + "\n")
+        sys.stdout.flush()
+    return result.exit_code
+
+
+async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFinished:
+    """Run `work` with signal handling; always emits and returns the final result."""
+    loop = asyncio.get_running_loop()
+    _install_signals(loop, runtime)
+    sink = _sink_of(runtime)
+    sink.emit(RunStarted(session_id=runtime.session_id, cwd=str(runtime.workspace),
+                         model=runtime.provider.model, provider=runtime.provider.name,
+                         tools=runtime.tools.names(), permission_mode=settings.permission_mode))
+    try:
+        outcome = await work(runtime)
+    except Exception as exc:  # a bug must still end in a result line, not a traceback
+        if settings.verbose:
+            traceback.print_exc()
+        outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await runtime.aclose()
+    result = make_result(
+        reason=outcome.finish_reason, text=outcome.text, detail=outcome.detail,
+        session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
+        duration_ms=int((time.monotonic() - runtime.started) * 1000), usage=runtime.usage,
+        cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal)
+    sink.emit(result)
+    return result
+
+
+def _sink_of(runtime: AgentRuntime) -> EventSink:
+    return runtime._sink  # noqa: SLF001 — the driver emits run-level events through the same sink
+
+
+def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> None:
+    def on_signal(signum: int) -> None:
+        if runtime.interrupt_token.is_set() and signum == signal.SIGINT:
+            sys.stderr.write("\ninterrupted twice: exiting now\n")
+            import os
+
+            os._exit(130)
+        runtime.interrupt(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal, signum)

@@ -1,0 +1,86 @@
+"""Typed conversation records: messages, tool calls and token usage."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class Usage(BaseModel):
+    """Token counts reported by a provider for one or more requests."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+class ToolCall(BaseModel):
+    """One tool invocation requested by the model; `arguments` is the raw JSON text it sent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def parsed_arguments(self) -> Any:
+        """The arguments decoded from JSON; raises ValueError when they are not valid JSON."""
+        return json.loads(self.arguments or "{}")
+
+
+class Message(BaseModel):
+    """One message of the conversation, in a provider-neutral shape.
+
+    Messages are immutable once made, so each provider can cache its wire form on them
+    (see `wire`), which keeps per-step request building proportional to new messages only.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    usage: Usage | None = None
+
+    _wire: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def wire(self, key: str, build: Any) -> Any:
+        """Return this message's cached wire form for `key`, building it once with `build(self)`."""
+        cached = self._wire.get(key)
+        if cached is None:
+            cached = self._wire[key] = build(self)
+        return cached
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls(role="system", content=text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls(role="user", content=text)
+
+    @classmethod
+    def tool_result(cls, call: ToolCall, content: str, is_error: bool = False) -> Message:
+        return cls(
+            role="tool",
+            content=content,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            is_error=is_error,
+        )

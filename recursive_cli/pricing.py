@@ -1,0 +1,108 @@
+"""A bundled price table for common OpenAI and Anthropic models, and the cost of a Usage.
+
+Prices are USD per million tokens, as published by the vendors (standard tier, prompts under
+any long-context surcharge). Unknown models cost `None`, never 0: a wrong zero would let
+`--max-cost` pass silently.
+
+`Usage.input_tokens` counts the whole prompt, cached tokens included; the cached reads and
+cache writes inside it are priced at their own rates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .messages import Usage
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens; `None` cache prices mean "billed as plain input"."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+
+def _anthropic(input_price: float, output_price: float) -> ModelPrice:
+    # Cache reads cost a tenth of input; five-minute cache writes cost 1.25 times input.
+    return ModelPrice(input_price, output_price, round(input_price * 0.1, 4), round(input_price * 1.25, 4))
+
+
+PRICES: dict[str, ModelPrice] = {
+    # OpenAI
+    "gpt-4o": ModelPrice(2.50, 10.00, 1.25),
+    "gpt-4o-mini": ModelPrice(0.15, 0.60, 0.075),
+    "gpt-4.1": ModelPrice(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": ModelPrice(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": ModelPrice(0.10, 0.40, 0.025),
+    "o1": ModelPrice(15.00, 60.00, 7.50),
+    "o3": ModelPrice(2.00, 8.00, 0.50),
+    "o3-mini": ModelPrice(1.10, 4.40, 0.55),
+    "o3-pro": ModelPrice(20.00, 80.00),
+    "o4-mini": ModelPrice(1.10, 4.40, 0.275),
+    "gpt-5": ModelPrice(1.25, 10.00, 0.125),
+    "gpt-5-chat-latest": ModelPrice(1.25, 10.00, 0.125),
+    "gpt-5-codex": ModelPrice(1.25, 10.00, 0.125),
+    "gpt-5-mini": ModelPrice(0.25, 2.00, 0.025),
+    "gpt-5-nano": ModelPrice(0.05, 0.40, 0.005),
+    "gpt-5-pro": ModelPrice(15.00, 120.00),
+    "gpt-5.1": ModelPrice(1.25, 10.00, 0.125),
+    # Anthropic
+    "claude-3-haiku": _anthropic(0.25, 1.25),
+    "claude-3-5-haiku": _anthropic(0.80, 4.00),
+    "claude-3-5-sonnet": _anthropic(3.00, 15.00),
+    "claude-3-7-sonnet": _anthropic(3.00, 15.00),
+    "claude-3-opus": _anthropic(15.00, 75.00),
+    "claude-sonnet-4": _anthropic(3.00, 15.00),
+    "claude-sonnet-4-5": _anthropic(3.00, 15.00),
+    "claude-opus-4": _anthropic(15.00, 75.00),
+    "claude-opus-4-1": _anthropic(15.00, 75.00),
+    "claude-opus-4-5": _anthropic(5.00, 25.00),
+    "claude-haiku-4-5": _anthropic(1.00, 5.00),
+}
+
+# A table name, then optionally what may follow it in a real model id: a release date or an alias.
+_DATED = re.compile(r"(?P<base>.+?)(?:-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest))?")
+
+
+def price_for(model: str) -> ModelPrice | None:
+    """The table entry for `model`, accepting dated ids (`claude-sonnet-4-20250514`) and
+    router prefixes (`openai/gpt-4o`); None when the model is not in the table.
+
+    A name only matches when what follows it is a date or `-latest`, so a newer minor version
+    (`claude-opus-4-7`) is reported unknown rather than priced as its older sibling.
+    """
+    name = _normalised(model)
+    if name in PRICES:
+        return PRICES[name]
+    match = _DATED.fullmatch(name)
+    return PRICES.get(match.group("base")) if match else None
+
+
+def cost_usd(model: str, usage: Usage) -> float | None:
+    """The USD cost of `usage` on `model`, or None when the model's price is unknown."""
+    price = price_for(model)
+    if price is None:
+        return None
+    cached = usage.cache_read_tokens
+    written = usage.cache_write_tokens
+    uncached = max(usage.input_tokens - cached - written, 0)
+    total = (uncached * price.input
+             + cached * _or(price.cached_input, price.input)
+             + written * _or(price.cache_write, price.input)
+             + usage.output_tokens * price.output)
+    return total / 1_000_000
+
+
+def _normalised(model: str) -> str:
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    if name.startswith("claude"):
+        name = name.replace(".", "-")  # routers spell versions with dots: claude-sonnet-4.5
+    return name
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value

@@ -1,0 +1,57 @@
+"""The system prompt: where the agent is, what it has, how to work, and the project's own instructions."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from pathlib import Path
+
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+INSTRUCTIONS_CAP = 16 * 1024
+
+GUIDANCE = """\
+You are recursive, a coding agent working in a user's workspace through tools.
+- Read files before editing them. Prefer edit_file or apply_patch over rewriting whole files.
+- Keep changes focused on the task. After changing code, run the project's tests when it has them.
+- Use run_shell for builds, tests and git; its output is capped, so filter long output.
+- When the task is done, stop calling tools and answer briefly: what you did and what is left."""
+
+MODE_NOTES = {
+    "run": "Mode: one task. Finish it in this turn.",
+    "loop": ("Mode: autonomous loop. Use schedule_wakeup to look again later, run_background for long "
+             "commands, and stop_loop when the work is done."),
+    "goal": "Mode: goal. Keep working until the goal condition holds; checks are run after each turn.",
+}
+
+
+def project_instructions(workspace: Path) -> str:
+    """The workspace's AGENTS.md (else CLAUDE.md), capped at 16 KiB, or ''."""
+    for name in INSTRUCTION_FILES:
+        path = workspace / name
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        text = data[:INSTRUCTIONS_CAP].decode("utf-8", errors="replace")
+        note = f"\n[{name} was cut at 16 KiB of {len(data)} bytes]" if len(data) > INSTRUCTIONS_CAP else ""
+        return f"Project instructions from {name}:\n{text}{note}"
+    return ""
+
+
+def build_system_prompt(workspace: Path, tools: list[str], mode: str = "run", *,
+                        replace: str | None = None, append: str | None = None) -> str:
+    """Compose the system prompt; `replace` swaps the built-in part, `append` extends it."""
+    base = replace if replace is not None else "\n\n".join([
+        GUIDANCE,
+        _environment(workspace, tools),
+        MODE_NOTES.get(mode, ""),
+    ])
+    parts = [base, project_instructions(workspace), append or ""]
+    return "\n\n".join(part for part in parts if part)
+
+
+def _environment(workspace: Path, tools: list[str]) -> str:
+    shell = os.environ.get("SHELL", "/bin/sh")
+    return (f"Workspace: {workspace}\nOS: {platform.system()} {platform.release()}\nShell: {shell}\n"
+            f"Date: {datetime.date.today().isoformat()}\nTools: {', '.join(tools)}")

@@ -1,0 +1,40 @@
+"""Model providers. SDK-backed ones are imported only when chosen, so startup stays fast."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import ChatProvider, ProviderError
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+__all__ = ["ChatProvider", "ProviderError", "make_provider"]
+
+
+def make_provider(settings: Settings) -> ChatProvider:
+    """Build the provider the settings name; raises ConfigError for missing keys or scripts."""
+    from ..settings import ConfigError
+
+    model = settings.effective_model
+    if settings.provider == "scripted":
+        from .scripted import ScriptError, ScriptedProvider, load_script
+
+        if settings.script is None:
+            raise ConfigError("the scripted provider needs --script FILE (or RECURSIVE_SCRIPT)")
+        try:
+            return ScriptedProvider(load_script(settings.script), model=model)
+        except ScriptError as exc:
+            raise ConfigError(str(exc)) from None
+    if not settings.api_key:
+        fallback = "ANTHROPIC_API_KEY" if settings.provider == "anthropic" else "OPENAI_API_KEY"
+        raise ConfigError(f"no API key for the {settings.provider} provider: set RECURSIVE_API_KEY "
+                          f"(or {fallback})")
+    stream = not settings.no_stream
+    if settings.provider == "anthropic":
+        from .anthropic_provider import AnthropicProvider
+
+        return AnthropicProvider(model, settings.api_key, settings.api_base, stream=stream)
+    from .openai_provider import OpenAIProvider
+
+    return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream)

@@ -1,0 +1,354 @@
+"""The Messages API through the official `anthropic` SDK.
+
+Request shape: system messages are lifted out into `system`; consecutive messages that map to
+the same Anthropic role are merged into one message, which groups consecutive tool results
+into one user message of `tool_result` blocks; prompt-caching breakpoints go on the system
+block and on the last block of the last message.
+
+Hot path: as in the OpenAI provider, each immutable Message is encoded once (its content
+blocks as JSON bytes, cached with `Message.wire`) and grouping happens when the body is
+spliced together; the body goes out through the SDK's lower-level `post()` instead of
+`messages.create`, which re-walks and re-validates the whole conversation on every call.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import httpx2
+from anthropic import (
+    AnthropicError,
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AsyncAnthropic,
+    AsyncStream,
+)
+
+from ..messages import Message, ToolCall, Usage
+from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from .retry import call_with_retries, http_error, one_line
+
+WIRE_KEY = "anthropic"
+DEFAULT_MAX_TOKENS = 8192
+DEFAULT_TIMEOUT = 600.0
+PATH = "/v1/messages"
+# The API rejects empty text blocks; an empty turn still has to say something.
+EMPTY_TEXT = "(no content)"
+# A tool_use block's input must be a JSON object; arguments that were not one are kept, wrapped.
+INVALID_ARGUMENTS_KEY = "_invalid_json_arguments"
+
+_CACHE_CONTROL = b',"cache_control":{"type":"ephemeral"}}'
+_STOP: dict[str, StopKind] = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_calls",
+                              "max_tokens": "length", "refusal": "content_filter"}
+# Error events inside a 200 stream carry only a type; these are the transient ones.
+_STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
+                        "timeout_error": 504}
+
+Blocks = tuple[bytes, ...]
+Wire = tuple[str, Blocks]
+
+
+class AnthropicProvider:
+    """A ChatProvider for Anthropic's Messages API."""
+
+    name = "anthropic"
+
+    def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
+                 max_tokens: int | None = DEFAULT_MAX_TOKENS, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.model = model
+        self.stream = stream
+        self._api_key = api_key
+        self._client = AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        if not _has_credentials(self._client):
+            raise ProviderError("no API key for the anthropic provider: "
+                                "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
+        self._url = str(self._client.base_url).rstrip("/")
+        tokens = str(int(max_tokens or DEFAULT_MAX_TOKENS)).encode()
+        self._head = b'{"model":' + _dumps(model) + b',"max_tokens":' + tokens
+        self._tail = b',"stream":true}' if stream else b"}"
+        self._tool_specs: tuple[ToolSpec, ...] = ()
+        self._tools_json = b"[]"
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                       hooks: ProviderHooks) -> Completion:
+        """Ask the model for its next message, retrying transient failures."""
+        body = self.request_body(messages, tools)
+        return await call_with_retries(lambda: self._attempt(body, hooks), hooks)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
+        """The JSON request body, spliced from each message's cached blocks."""
+        wires = [m.wire(WIRE_KEY, encode_message) for m in messages]
+        system = [blocks for role, blocks in wires if role == "system"]
+        turns = [wire for wire in wires if wire[0] != "system"]
+        parts = [self._head]
+        if system:
+            parts += [b',"system":', _block_list(tuple(b for blocks in system for b in blocks), cache=True)]
+        if tools:
+            parts += [b',"tools":', self._encoded_tools(tools)]
+        parts += [b',"messages":', _grouped_messages(turns), self._tail]
+        return b"".join(parts)
+
+    def _encoded_tools(self, tools: Sequence[ToolSpec]) -> bytes:
+        specs = tuple(tools)
+        if specs != self._tool_specs:  # tuple equality checks identity first: cheap when unchanged
+            self._tools_json = _dumps([tool_wire(spec) for spec in specs])
+            self._tool_specs = specs
+        return self._tools_json
+
+    # -- one attempt ---------------------------------------------------------------------------
+
+    async def _attempt(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        try:
+            if self.stream:
+                return await self._streamed(body, hooks)
+            return await self._whole(body, hooks)
+        except ProviderError as err:
+            raise self._redacted(err) from None
+        except (AnthropicError, httpx2.HTTPError, json.JSONDecodeError) as err:
+            raise self._redacted(self._provider_error(err)) from None  # SDK messages may echo the key
+
+    async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        stream = await self._client.post(PATH, cast_to=object, content=body, stream=True,
+                                         stream_cls=AsyncStream[object])
+        state = _StreamState(self._url)
+        try:
+            async for event in stream:
+                state.add(event, hooks)
+        finally:
+            await stream.close()
+        return state.completion()
+
+    async def _whole(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        data = await self._client.post(PATH, cast_to=object, content=body)
+        content = data.get("content") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not isinstance(content, list):
+            raise _malformed(self._url, "no content in the response")
+        content = [block for block in content if isinstance(block, dict)]
+        text = "".join(b.get("text") or "" for b in content if b.get("type") == "text")
+        if text:
+            hooks.on_text(text)
+        calls = tuple(_tool_call(b.get("id"), b.get("name"), json.dumps(b.get("input") or {}))
+                      for b in content if b.get("type") == "tool_use")
+        return _completion(text, calls, data.get("stop_reason"), _usage(data.get("usage"), {}))
+
+    # -- errors ----------------------------------------------------------------------------------
+
+    def _provider_error(self, err: Exception) -> ProviderError:
+        if isinstance(err, APIStatusError):
+            return self._status_error(err)
+        if isinstance(err, APITimeoutError):
+            return ProviderError(f"request to {self._url} timed out", retryable=True)
+        if isinstance(err, (APIConnectionError, httpx2.HTTPError)):
+            cause = err.__cause__ if isinstance(err, APIConnectionError) and err.__cause__ else err
+            detail = one_line(str(cause)) or type(cause).__name__
+            return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
+        if isinstance(err, json.JSONDecodeError):
+            return _malformed(self._url, f"invalid JSON ({err.msg})")
+        return ProviderError(f"anthropic client error: {one_line(str(err))}")
+
+    def _status_error(self, err: APIStatusError) -> ProviderError:
+        kind, message = _error_fields(err.body)
+        if err.status_code >= 400:
+            return http_error(err.status_code, self._url, message or err.message, err.response.headers)
+        status = _STREAM_ERROR_STATUS.get(kind or "")  # an `error` event inside a 200 stream
+        reason = f"error from {self._url} during the stream: {kind or 'error'}"
+        if message:
+            reason += f" ({one_line(message)})"
+        return ProviderError(reason, status=status, retryable=status is not None)
+
+    def _redacted(self, err: ProviderError) -> ProviderError:
+        if not self._api_key or self._api_key not in err.reason:
+            return err
+        return ProviderError(err.reason.replace(self._api_key, "***"), status=err.status,
+                             retryable=err.retryable, retry_after=err.retry_after)
+
+
+class _StreamState:
+    """Assembles one streamed message from its events."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.stop: str | None = None
+        self.start_usage: dict[str, Any] = {}
+        self.end_usage: dict[str, Any] = {}
+
+    def add(self, event: object, hooks: ProviderHooks) -> None:
+        """Fold one event in, passing text deltas to `hooks.on_text`."""
+        if not isinstance(event, dict):
+            raise _malformed(self.url, "a stream event is not a JSON object")
+        kind = event.get("type")
+        if kind == "message_start":
+            self.start_usage = _dict(_dict(event.get("message")).get("usage"))
+        elif kind == "content_block_start":
+            self._start_block(event.get("index", len(self.blocks)), _dict(event.get("content_block")), hooks)
+        elif kind == "content_block_delta":
+            self._add_delta(self.blocks.get(event.get("index", -1)), _dict(event.get("delta")), hooks)
+        elif kind == "message_delta":
+            self.stop = _dict(event.get("delta")).get("stop_reason") or self.stop
+            self.end_usage = _dict(event.get("usage"))
+
+    def _start_block(self, index: int, block: dict[str, Any], hooks: ProviderHooks) -> None:
+        if block.get("type") == "text":
+            self.blocks[index] = {"type": "text", "parts": [block.get("text") or ""]}
+            if block.get("text"):
+                hooks.on_text(block["text"])
+        elif block.get("type") == "tool_use":
+            self.blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                                  "parts": []}
+
+    @staticmethod
+    def _add_delta(block: dict[str, Any] | None, delta: dict[str, Any], hooks: ProviderHooks) -> None:
+        if block is None:
+            return  # a block type we do not keep, such as thinking
+        if delta.get("type") == "text_delta" and delta.get("text"):
+            block["parts"].append(delta["text"])
+            hooks.on_text(delta["text"])
+        elif delta.get("type") == "input_json_delta":
+            block["parts"].append(delta.get("partial_json") or "")
+
+    def completion(self) -> Completion:
+        """The finished message; raises a retryable error if the stream stopped early."""
+        if self.stop is None:
+            raise _malformed(self.url, "the stream ended without a stop_reason")
+        blocks = [self.blocks[i] for i in sorted(self.blocks)]
+        text = "".join("".join(b["parts"]) for b in blocks if b["type"] == "text")
+        calls = tuple(_tool_call(b["id"], b["name"], "".join(b["parts"]) or "{}")
+                      for b in blocks if b["type"] == "tool_use")
+        return _completion(text, calls, self.stop, _usage(self.start_usage, self.end_usage))
+
+
+# -- wire forms -----------------------------------------------------------------------------------
+
+
+def encode_message(message: Message) -> Wire:
+    """A message's Anthropic role and its content blocks as JSON, ready to splice into a body."""
+    role = {"tool": "user"}.get(message.role, message.role)
+    return role, tuple(_dumps(block) for block in message_blocks(message))
+
+
+def message_blocks(message: Message) -> list[dict[str, Any]]:
+    """A message's content blocks in the Messages API shape."""
+    if message.role == "tool":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id,
+                                 "content": message.content}
+        if message.is_error:
+            block["is_error"] = True
+        return [block]
+    blocks: list[dict[str, Any]] = []
+    if message.content.strip():
+        blocks.append({"type": "text", "text": message.content})
+    if message.role == "assistant":
+        blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)}
+                   for call in message.tool_calls]
+    return blocks or [{"type": "text", "text": EMPTY_TEXT}]
+
+
+def tool_input(call: ToolCall) -> dict[str, Any]:
+    """The call's arguments as the JSON object `tool_use.input` must be.
+
+    When the model sent something that is not a JSON object, the raw text is kept under
+    INVALID_ARGUMENTS_KEY: the request stays valid, and the model can still see what it
+    sent next to the tool's error result.
+    """
+    try:
+        parsed = call.parsed_arguments()
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {INVALID_ARGUMENTS_KEY: call.arguments}
+
+
+def tool_wire(spec: ToolSpec) -> dict[str, Any]:
+    """A tool in the Messages API shape."""
+    return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
+
+
+def _grouped_messages(turns: list[Wire]) -> bytes:
+    """The `messages` array: runs of the same role merged, a cache breakpoint on the very last block."""
+    groups: list[tuple[str, list[bytes]]] = []
+    for role, blocks in turns:
+        if groups and groups[-1][0] == role:
+            groups[-1][1].extend(blocks)
+        else:
+            groups.append((role, list(blocks)))
+    encoded = [b'{"role":"' + role.encode() + b'","content":' + _block_list(tuple(blocks), cache=last)
+               + b"}" for last, (role, blocks) in _mark_last(groups)]
+    return b"[" + b",".join(encoded) + b"]"
+
+
+def _block_list(blocks: Blocks, cache: bool) -> bytes:
+    """A JSON array of encoded blocks; with `cache`, the last block becomes a cache breakpoint."""
+    if cache and blocks:
+        blocks = (*blocks[:-1], blocks[-1][:-1] + _CACHE_CONTROL)  # every block is a JSON object
+    return b"[" + b",".join(blocks) + b"]"
+
+
+def _mark_last(items: list[Any]) -> list[tuple[bool, Any]]:
+    return [(i == len(items) - 1, item) for i, item in enumerate(items)]
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _has_credentials(client: AsyncAnthropic) -> bool:
+    return bool(client.api_key or client.auth_token or client.credentials is not None)
+
+
+# -- answers --------------------------------------------------------------------------------------
+
+
+def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None, usage: Usage) -> Completion:
+    stop = _STOP.get(stop_reason or "", "other")
+    if calls and stop == "end":
+        stop = "tool_calls"
+    message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
+    return Completion(message=message, stop=stop, usage=usage)
+
+
+def _tool_call(call_id: str | None, name: str | None, arguments: str) -> ToolCall:
+    return ToolCall(id=call_id or f"toolu_{uuid.uuid4().hex[:24]}", name=name or "", arguments=arguments)
+
+
+def _usage(start: object, end: object) -> Usage:
+    """Usage from `message_start` and `message_delta` (later counts win).
+
+    Our `input_tokens` is the whole prompt, as OpenAI counts it: Anthropic's uncached input
+    plus cache reads plus cache writes.
+    """
+    merged = {**_dict(start), **{k: v for k, v in _dict(end).items() if v is not None}}
+    uncached = int(merged.get("input_tokens") or 0)
+    cache_read = int(merged.get("cache_read_input_tokens") or 0)
+    cache_write = int(merged.get("cache_creation_input_tokens") or 0)
+    return Usage(input_tokens=uncached + cache_read + cache_write,
+                 output_tokens=int(merged.get("output_tokens") or 0),
+                 cache_read_tokens=cache_read, cache_write_tokens=cache_write)
+
+
+def _error_fields(body: object) -> tuple[str | None, str | None]:
+    """The error type and message from an Anthropic error body."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            kind, message = error.get("type"), error.get("message")
+            return (kind if isinstance(kind, str) else None, message if isinstance(message, str) else None)
+    if isinstance(body, str) and body.strip():
+        return None, body
+    return None, None
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """`value` when the server sent an object there, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def _malformed(url: str, detail: str) -> ProviderError:
+    return ProviderError(f"malformed response from {url}: {detail}", retryable=True)

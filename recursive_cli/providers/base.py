@@ -1,0 +1,95 @@
+"""The provider contract: how the kernel asks a model for its next message.
+
+Exceptions::
+
+    ProviderError            one-line `reason`, optional HTTP `status`
+      (retryable=True)       429, 5xx, 529, dropped connections, timeouts — retried by `retry.py`
+      (retryable=False)      400, 401, 403, 404, malformed responses — fail at once
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..messages import Message, Usage
+
+StopKind = Literal["end", "tool_calls", "length", "content_filter", "other"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """What the model is told about one tool: name, description and JSON schema of its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model response: the assistant message, why the model stopped, and what it cost."""
+
+    message: Message
+    stop: StopKind
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """Told to the hooks before each retry of a failed request."""
+
+    attempt: int
+    max_retries: int
+    delay_seconds: float
+    status: int | None
+    reason: str
+
+
+class ProviderError(Exception):
+    """A request failed; `reason` is one line a user can act on."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False,
+                 retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+class ProviderHooks(Protocol):
+    """Callbacks a provider uses while a request is in flight."""
+
+    def on_text(self, delta: str) -> None:
+        """A piece of streamed answer text arrived."""
+
+    def on_retry(self, notice: RetryNotice) -> None:
+        """A request failed and will be retried after `notice.delay_seconds`."""
+
+
+class NullHooks:
+    """Hooks that ignore everything."""
+
+    def on_text(self, delta: str) -> None:
+        pass
+
+    def on_retry(self, notice: RetryNotice) -> None:
+        pass
+
+
+class ChatProvider(Protocol):
+    """A model behind some API. `messages` starts with the system message."""
+
+    name: str
+    model: str
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                       hooks: ProviderHooks) -> Completion:
+        """Return the model's next message; raise ProviderError when it cannot."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP client."""
+        ...

@@ -1,0 +1,295 @@
+"""Chat Completions through the official `openai` SDK: OpenAI and any compatible server.
+
+Hot path: `client.chat.completions.create` re-walks and re-validates the whole message list
+on every call, which grows with the conversation. Instead each immutable Message is
+serialised to JSON once (cached on it with `Message.wire`) and the cached pieces are spliced
+into the request body, which goes out through the SDK's lower-level `post()`. The SDK still
+does auth, base URL, headers, error classes and SSE decoding; with `cast_to=object` it hands
+back plain dicts instead of building pydantic models for every chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import httpx2
+from openai import (
+    APIConnectionError,
+    APIError,
+    APIStatusError,
+    APITimeoutError,
+    AsyncOpenAI,
+    AsyncStream,
+    OpenAIError,
+)
+
+from ..messages import Message, ToolCall, Usage
+from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from .retry import call_with_retries, http_error, one_line
+
+WIRE_KEY = "openai"
+DEFAULT_TIMEOUT = 600.0
+PATH = "/chat/completions"
+# Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
+_PLACEHOLDER_KEY = "not-needed"
+
+_FINISH: dict[str, StopKind] = {"stop": "end", "tool_calls": "tool_calls", "length": "length",
+                                "content_filter": "content_filter"}
+
+
+class OpenAIProvider:
+    """A ChatProvider for the Chat Completions API of OpenAI or any compatible server."""
+
+    name = "openai"
+
+    def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
+                 max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.model = model
+        self.stream = stream
+        self._api_key = _resolve_key(api_key, base_url)
+        self._client = AsyncOpenAI(api_key=self._api_key, base_url=base_url, max_retries=0,
+                                   timeout=timeout)
+        self._url = str(self._client.base_url).rstrip("/")
+        self._head = b'{"model":' + _dumps(model)
+        self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
+        self._tool_specs: tuple[ToolSpec, ...] = ()
+        self._tools_json = b"[]"
+
+    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
+                       hooks: ProviderHooks) -> Completion:
+        """Ask the model for its next message, retrying transient failures."""
+        body = self.request_body(messages, tools)
+        return await call_with_retries(lambda: self._attempt(body, hooks), hooks)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
+        """The JSON request body; each message is serialised once and reused on later steps."""
+        parts = [self._head, b',"messages":[',
+                 b",".join([m.wire(WIRE_KEY, encode_message) for m in messages]), b"]"]
+        if tools:
+            parts += [b',"tools":', self._encoded_tools(tools)]
+        parts.append(self._tail)
+        return b"".join(parts)
+
+    def _encoded_tools(self, tools: Sequence[ToolSpec]) -> bytes:
+        specs = tuple(tools)
+        if specs != self._tool_specs:  # tuple equality checks identity first: cheap when unchanged
+            self._tools_json = _dumps([tool_wire(spec) for spec in specs])
+            self._tool_specs = specs
+        return self._tools_json
+
+    # -- one attempt ---------------------------------------------------------------------------
+
+    async def _attempt(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        try:
+            if self.stream:
+                return await self._streamed(body, hooks)
+            return await self._whole(body, hooks)
+        except ProviderError as err:
+            raise self._redacted(err) from None
+        except (OpenAIError, httpx2.HTTPError, json.JSONDecodeError) as err:
+            raise self._redacted(self._provider_error(err)) from None  # SDK messages may echo the key
+
+    async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        stream = await self._client.post(PATH, cast_to=object, content=body, stream=True,
+                                         stream_cls=AsyncStream[object])
+        state = _StreamState(self._url)
+        try:
+            async for chunk in stream:
+                state.add(chunk, hooks)
+        finally:
+            await stream.close()
+        return state.completion()
+
+    async def _whole(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        data = await self._client.post(PATH, cast_to=object, content=body)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or not choices or not isinstance(choices[0], dict):
+            raise _malformed(self._url, "no choices in the response")
+        message = _dict(choices[0].get("message"))
+        text = message.get("content") or ""
+        if text:
+            hooks.on_text(text)
+        calls = tuple(_tool_call(raw.get("id"), _dict(raw.get("function")))
+                      for raw in message.get("tool_calls") or () if isinstance(raw, dict))
+        return _completion(text, calls, choices[0].get("finish_reason"), _usage(data.get("usage")))
+
+    # -- errors ----------------------------------------------------------------------------------
+
+    def _provider_error(self, err: Exception) -> ProviderError:
+        if isinstance(err, APIStatusError):
+            return http_error(err.status_code, self._url, _server_message(err.body, err.message),
+                              err.response.headers)
+        if isinstance(err, APITimeoutError):
+            return ProviderError(f"request to {self._url} timed out", retryable=True)
+        if isinstance(err, (APIConnectionError, httpx2.HTTPError)):
+            cause = err.__cause__ if isinstance(err, APIConnectionError) and err.__cause__ else err
+            detail = one_line(str(cause)) or type(cause).__name__
+            return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
+        if isinstance(err, json.JSONDecodeError):
+            return _malformed(self._url, f"invalid JSON ({err.msg})")
+        if isinstance(err, APIError):  # an error event inside the stream
+            return ProviderError(f"error from {self._url} during the stream: {one_line(err.message)}",
+                                 retryable=True)
+        return ProviderError(f"openai client error: {one_line(str(err))}")
+
+    def _redacted(self, err: ProviderError) -> ProviderError:
+        if not self._api_key or self._api_key not in err.reason:
+            return err
+        return ProviderError(err.reason.replace(self._api_key, "***"), status=err.status,
+                             retryable=err.retryable, retry_after=err.retry_after)
+
+
+class _StreamState:
+    """Assembles one streamed completion from its chunks."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage = Usage()
+
+    def add(self, chunk: object, hooks: ProviderHooks) -> None:
+        """Fold one chunk in, passing text deltas to `hooks.on_text`."""
+        if not isinstance(chunk, dict):
+            raise _malformed(self.url, "a stream chunk is not a JSON object")
+        if chunk.get("usage"):
+            self.usage = _usage(chunk["usage"])
+        for choice in chunk.get("choices") or ():
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                self._add_choice(choice, hooks)
+
+    def _add_choice(self, choice: dict[str, Any], hooks: ProviderHooks) -> None:
+        delta = _dict(choice.get("delta"))
+        piece = delta.get("content")
+        if piece:
+            self.text.append(piece)
+            hooks.on_text(piece)
+        for position, fragment in enumerate(delta.get("tool_calls") or ()):
+            if isinstance(fragment, dict):
+                self._add_call_fragment(fragment, position)
+        if choice.get("finish_reason"):
+            self.finish = choice["finish_reason"]
+
+    def _add_call_fragment(self, fragment: dict[str, Any], position: int) -> None:
+        """id and name arrive with a call's first fragment; argument text is appended."""
+        call = self.calls.setdefault(fragment.get("index", position), {"id": None, "name": "", "args": []})
+        function = _dict(fragment.get("function"))
+        if fragment.get("id") and not call["id"]:
+            call["id"] = fragment["id"]
+        if function.get("name") and not call["name"]:
+            call["name"] = function["name"]
+        if function.get("arguments"):
+            call["args"].append(function["arguments"])
+
+    def completion(self) -> Completion:
+        """The finished completion; raises a retryable error if the stream stopped early."""
+        if self.finish is None:
+            raise _malformed(self.url, "the stream ended without a finish_reason")
+        calls = tuple(_tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
+                      for _, call in sorted(self.calls.items()))
+        return _completion("".join(self.text), calls, self.finish, self.usage)
+
+
+# -- wire forms -----------------------------------------------------------------------------------
+
+
+def encode_message(message: Message) -> bytes:
+    """A message's Chat Completions JSON, ready to splice into a request body."""
+    return _dumps(message_wire(message))
+
+
+def message_wire(message: Message) -> dict[str, Any]:
+    """A message in the Chat Completions shape."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {"role": "assistant", "content": message.content or None,
+                "tool_calls": [{"id": call.id, "type": "function",
+                                "function": {"name": call.name, "arguments": call.arguments}}
+                               for call in message.tool_calls]}
+    return {"role": message.role, "content": message.content}
+
+
+def tool_wire(spec: ToolSpec) -> dict[str, Any]:
+    """A tool in the Chat Completions shape."""
+    return {"type": "function",
+            "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters}}
+
+
+def _body_tail(stream: bool, max_tokens: int | None, official: bool) -> bytes:
+    tail = b""
+    if max_tokens is not None:
+        # OpenAI's reasoning models only take the newer name; many compatible servers only the old.
+        key = b"max_completion_tokens" if official else b"max_tokens"
+        tail += b',"' + key + b'":' + str(int(max_tokens)).encode()
+    if stream:
+        tail += b',"stream":true,"stream_options":{"include_usage":true}'
+    return tail + b"}"
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _resolve_key(api_key: str | None, base_url: str | None) -> str:
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if key:
+        return key
+    if base_url:
+        return _PLACEHOLDER_KEY
+    raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")
+
+
+# -- answers --------------------------------------------------------------------------------------
+
+
+def _completion(text: str, calls: tuple[ToolCall, ...], finish: str | None, usage: Usage) -> Completion:
+    stop = _FINISH.get(finish or "", "other")
+    if calls and stop not in ("length", "content_filter"):
+        stop = "tool_calls"  # some servers (Ollama) say "stop" when they call tools
+    message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
+    return Completion(message=message, stop=stop, usage=usage)
+
+
+def _tool_call(call_id: str | None, function: dict[str, Any]) -> ToolCall:
+    return ToolCall(id=call_id or f"call_{uuid.uuid4().hex[:24]}", name=function.get("name") or "",
+                    arguments=function.get("arguments") or "{}")
+
+
+def _usage(raw: object) -> Usage:
+    if not isinstance(raw, dict):
+        return Usage()
+    details = _dict(raw.get("prompt_tokens_details"))
+    return Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
+                 output_tokens=int(raw.get("completion_tokens") or 0),
+                 cache_read_tokens=int(details.get("cached_tokens") or 0))
+
+
+def _server_message(body: object, fallback: str) -> str:
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+    if isinstance(body, str) and body.strip():
+        return body
+    return fallback
+
+
+def _dict(value: object) -> dict[str, Any]:
+    """`value` when the server sent an object there, else an empty dict."""
+    return value if isinstance(value, dict) else {}
+
+
+def _malformed(url: str, detail: str) -> ProviderError:
+    return ProviderError(f"malformed response from {url}: {detail}", retryable=True)

@@ -1,0 +1,135 @@
+"""The agent runtime: one per process; owns the transcript, sinks, budgets and per-run state."""
+
+from __future__ import annotations
+
+import collections
+import time
+from pathlib import Path
+
+from .budget import Budget
+from .events import (ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded, NullSink,
+                     TurnFinished, TurnStarted)
+from .interrupt import InterruptToken
+from .kernel import AgentKernel, TurnContext, TurnOutcome
+from .messages import Message, Usage
+from .providers.base import ChatProvider, ProviderError, RetryNotice
+from .tools.base import TodoItem, ToolContext, ToolRegistry
+
+
+class AgentRuntime:
+    """Drives turns of the kernel over one conversation. Build it with `AgentRuntime.builder()`."""
+
+    def __init__(self, *, provider: ChatProvider, tools: ToolRegistry, tool_context: ToolContext,
+                 system_prompt: str, budget: Budget | None = None, sink: EventSink | None = None,
+                 session_id: str = "", kernel: AgentKernel | None = None) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.tool_context = tool_context
+        self.budget = budget or Budget()
+        self.session_id = session_id
+        self._sink: EventSink = sink or NullSink()
+        self._kernel = kernel or AgentKernel()
+        self._transcript: list[Message] = [Message.system(system_prompt)]
+        self._queue: collections.deque[str] = collections.deque()
+        self._interrupt = InterruptToken()
+        self._turn = 0
+        self.total_steps = 0
+        self.started = time.monotonic()
+
+    @staticmethod
+    def builder() -> AgentRuntimeBuilder:
+        from .builder import AgentRuntimeBuilder
+
+        return AgentRuntimeBuilder()
+
+    async def run(self, text: str) -> TurnOutcome:
+        """One turn on `text`, then one more per queued message; returns the last turn's outcome."""
+        outcome = await self._run_turn(text)
+        while self._queue and outcome.finish_reason is FinishReason.COMPLETED:
+            outcome = await self._run_turn(self._queue.popleft())
+        return outcome
+
+    async def _run_turn(self, text: str) -> TurnOutcome:
+        self._turn += 1
+        self._sink.emit(TurnStarted(turn=self._turn, prompt=text))
+        prompt = Message.user(text)
+        self._transcript.append(prompt)
+        self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
+        try:
+            outcome = await self._kernel.run(self._context())
+        except ProviderError as exc:
+            outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=exc.reason)
+        self.total_steps += outcome.steps
+        self._sink.emit(TurnFinished(turn=self._turn, finish_reason=outcome.finish_reason,
+                                     steps=outcome.steps, usage=outcome.usage,
+                                     cost_usd=self.budget.total_cost, detail=outcome.detail))
+        return outcome
+
+    def _context(self) -> TurnContext:
+        from .pricing import cost_usd
+
+        model = self.provider.model
+        return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
+                           tool_context=self.tool_context, budget=self.budget, sink=self._sink,
+                           interrupt=self._interrupt, turn=self._turn,
+                           price=lambda usage: cost_usd(model, usage), retry=self._on_retry)
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        self._sink.emit(ApiRetry(attempt=notice.attempt, max_retries=notice.max_retries,
+                                 retry_delay_ms=int(notice.delay_seconds * 1000),
+                                 error_status=notice.status, error=notice.reason))
+
+    def enqueue(self, text: str) -> None:
+        """Queue a message to run as a turn after the current one (FIFO)."""
+        self._queue.append(text)
+
+    def queue_len(self) -> int:
+        return len(self._queue)
+
+    def transcript(self) -> list[Message]:
+        """A copy of the conversation, system message first."""
+        return list(self._transcript)
+
+    def set_transcript(self, messages: list[Message]) -> None:
+        self._transcript[:] = messages
+
+    def truncate_transcript(self, n: int) -> None:
+        del self._transcript[n:]
+
+    def set_event_sink(self, sink: EventSink) -> None:
+        self._sink = sink
+
+    def add_event_sink(self, sink: EventSink) -> None:
+        self._sink = FanoutSink([self._sink, sink])
+
+    def set_interrupt_token(self, token: InterruptToken) -> None:
+        self._interrupt = token
+
+    def interrupt(self, signal: int = 2) -> None:
+        """Stop at once: kill running tool processes, end the turn as `interrupted`."""
+        self._interrupt.set(signal)
+        self.tool_context.processes.kill_all()
+
+    @property
+    def interrupt_token(self) -> InterruptToken:
+        return self._interrupt
+
+    def current_todos(self) -> list[TodoItem]:
+        return list(self.tool_context.todos)
+
+    def turn_index(self) -> int:
+        return self._turn
+
+    def set_turn_index(self, turn: int) -> None:
+        self._turn = turn
+
+    @property
+    def usage(self) -> Usage:
+        return self.budget.usage
+
+    @property
+    def workspace(self) -> Path:
+        return self.tool_context.workspace
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()

@@ -1,0 +1,1 @@
+"""Sessions on disk: ids, the transcript writer and reader, locks and resume."""

@@ -1,0 +1,187 @@
+"""Settings for one command, merged from flags > env > project config > user config > defaults.
+
+Each value remembers where it came from, for `recursive config show` and for error messages.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PROVIDERS = ("openai", "anthropic", "scripted")
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+PERMISSION_MODES = ("auto", "accept-edits", "read-only", "ask")
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5", "scripted": "scripted"}
+
+ENV_VARS = {
+    "model": "RECURSIVE_MODEL",
+    "provider": "RECURSIVE_PROVIDER",
+    "api_base": "RECURSIVE_API_BASE",
+    "workspace": "RECURSIVE_WORKSPACE",
+    "max_steps": "RECURSIVE_MAX_STEPS",
+    "script": "RECURSIVE_SCRIPT",
+}
+
+
+class ConfigError(Exception):
+    """A setting is missing or wrong; the message names the file or variable and the key."""
+
+
+class Settings(BaseModel):
+    """Every option of SPEC §3, validated. API keys are kept out of `model_dump` output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    provider: Literal["openai", "anthropic", "scripted"] = "openai"
+    api_base: str | None = None
+    api_key: str | None = Field(default=None, exclude=True, repr=False)
+    workspace: Path = Field(default_factory=Path.cwd)
+    add_dir: list[Path] = []
+    max_steps: int = Field(default=100, ge=1)
+    max_cost: float | None = Field(default=None, gt=0)
+    max_duration: float | None = Field(default=None, gt=0)
+    output_format: Literal["text", "json", "stream-json"] = "text"
+    session_id: str | None = None
+    no_session: bool = False
+    no_checkpoints: bool = False
+    permission_mode: Literal["auto", "accept-edits", "read-only", "ask"] = "auto"
+    allow: list[str] = []
+    deny: list[str] = []
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    no_stream: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    script: Path | None = None
+    shell_timeout: float = Field(default=120.0, gt=0)
+    allow_private_network: bool = False
+
+    @property
+    def effective_model(self) -> str:
+        return self.model or DEFAULT_MODELS[self.provider]
+
+
+CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key"}
+
+
+@dataclass
+class LoadedSettings:
+    """The merged settings and, per key, where its value came from."""
+
+    settings: Settings
+    sources: dict[str, str] = field(default_factory=dict)
+    home: Path = Path()
+
+
+def recursive_home(env: Mapping[str, str]) -> Path:
+    """`$RECURSIVE_HOME`, else `~/.recursive`."""
+    value = env.get("RECURSIVE_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".recursive"
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in `90`, `90s`, `20m`, `2h`, `1h30m` or `1d`; raises ValueError otherwise."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"invalid duration {text!r}; use e.g. 90s, 20m, 2h")
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """A config file's keys (long option names, `-` or `_`), or {} when it does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in CONFIG_KEYS:
+            line = _line_of(text, key)
+            raise ConfigError(f"{path}:{line}: unknown key {key!r}")
+        values[name] = value
+    return values
+
+
+def _line_of(text: str, key: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith(key):
+            return number
+    return 1
+
+
+def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
+    return {name: env[var] for name, var in ENV_VARS.items() if env.get(var)}
+
+
+def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> LoadedSettings:
+    """Merge every source; raises ConfigError naming the bad file, variable or flag."""
+    env = os.environ if env is None else env
+    home = recursive_home(env)
+    layers: list[tuple[str, dict[str, Any]]] = [("user config", read_config_file(home / "config.toml"))]
+    env_values = _env_values(env)
+    given_flags = {k: v for k, v in flags.items() if v is not None and v != [] and v is not False}
+    workspace = Path(given_flags.get("workspace") or env_values.get("workspace")
+                     or layers[0][1].get("workspace") or Path.cwd()).expanduser()
+    layers.append(("project config", read_config_file(workspace / ".recursive" / "config.toml")))
+    layers += [("env", env_values), ("flag", given_flags)]
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for source, values in layers:
+        for key, value in values.items():
+            merged[key] = value
+            sources[key] = source
+    for key in ("max_duration",):
+        if isinstance(merged.get(key), str):
+            merged[key] = _duration(merged[key], key, sources[key])
+    merged["api_base"] = merged.get("api_base") or _fallback_base(merged, env, sources)
+    merged["api_key"] = _api_key(merged, env)
+    try:
+        settings = Settings(**merged)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, sources)) from None
+    return LoadedSettings(settings, sources, home)
+
+
+def _duration(value: str, key: str, source: str) -> float:
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ConfigError(f"{key.replace('_', '-')} ({source}): {exc}") from None
+
+
+def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict[str, str]) -> str | None:
+    var = "ANTHROPIC_BASE_URL" if merged.get("provider") == "anthropic" else "OPENAI_BASE_URL"
+    if env.get(var):
+        sources["api_base"] = f"env {var}"
+    return env.get(var) or None
+
+
+def _api_key(merged: dict[str, Any], env: Mapping[str, str]) -> str | None:
+    fallback = "ANTHROPIC_API_KEY" if merged.get("provider") == "anthropic" else "OPENAI_API_KEY"
+    return env.get("RECURSIVE_API_KEY") or env.get(fallback) or None
+
+
+def _describe(exc: ValidationError, sources: dict[str, str]) -> str:
+    err = exc.errors()[0]
+    key = str(err["loc"][0]) if err["loc"] else "?"
+    where = sources.get(key, "default")
+    return f"invalid value for {key.replace('_', '-')} ({where}): {err['msg']}"

@@ -1,0 +1,96 @@
+"""`-o stream-json` and `-o json`: Claude-Code-compatible JSON on stdout (SPEC §4)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from ..events import AgentEvent, ApiRetry, MessageAdded, RunFinished, RunStarted
+from ..messages import Message
+
+SCHEMA_VERSION = 1
+
+
+def result_record(event: RunFinished) -> dict[str, Any]:
+    """The `result` object: the last stream line and the whole of `-o json`."""
+    record: dict[str, Any] = {
+        "type": "result", "subtype": event.subtype, "is_error": event.is_error,
+        "result": event.result, "session_id": event.session_id, "num_turns": event.num_turns,
+        "num_steps": event.num_steps, "duration_ms": event.duration_ms,
+        "usage": {"input_tokens": event.usage.input_tokens, "output_tokens": event.usage.output_tokens},
+        "total_cost_usd": event.total_cost_usd, "finish_reason": event.finish_reason,
+        "schema_version": SCHEMA_VERSION,
+    }
+    if event.error:
+        record["error"] = event.error
+    record.update(event.extra)
+    return record
+
+
+def message_record(message: Message, session_id: str) -> dict[str, Any] | None:
+    """An `assistant` or `user` (tool result) line for a transcript message, or None."""
+    if message.role == "assistant":
+        content: list[dict[str, Any]] = []
+        if message.content:
+            content.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            content.append({"type": "tool_use", "id": call.id, "name": call.name,
+                            "input": _input(call.arguments)})
+        return {"type": "assistant", "message": {"role": "assistant", "content": content},
+                "session_id": session_id}
+    if message.role == "tool":
+        block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
+                 "content": message.content, "is_error": message.is_error}
+        return {"type": "user", "message": {"role": "user", "content": [block]},
+                "session_id": session_id}
+    return None
+
+
+def _input(arguments: str) -> Any:
+    try:
+        return json.loads(arguments or "{}")
+    except ValueError:
+        return {"_raw": arguments}
+
+
+class StreamJsonSink:
+    """Writes one JSON object per line, flushed per line."""
+
+    def __init__(self, out: TextIO, session_id: str) -> None:
+        self._out = out
+        self.session_id = session_id
+
+    def emit(self, event: AgentEvent) -> None:
+        record = self._record(event)
+        if record is not None:
+            self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._out.flush()
+
+    def _record(self, event: AgentEvent) -> dict[str, Any] | None:
+        if isinstance(event, RunStarted):
+            return {"type": "system", "subtype": "init", "schema_version": SCHEMA_VERSION,
+                    "session_id": event.session_id, "cwd": event.cwd, "model": event.model,
+                    "provider": event.provider, "tools": event.tools,
+                    "permission_mode": event.permission_mode}
+        if isinstance(event, MessageAdded):
+            return message_record(event.message, self.session_id)
+        if isinstance(event, ApiRetry):
+            return {"type": "system", "subtype": "api_retry", "attempt": event.attempt,
+                    "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
+                    "error_status": event.error_status, "error": event.error,
+                    "session_id": self.session_id}
+        if isinstance(event, RunFinished):
+            return result_record(event)
+        return None
+
+
+class JsonResultSink:
+    """`-o json`: only the final result object."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, RunFinished):
+            self._out.write(json.dumps(result_record(event), ensure_ascii=False, indent=2) + "\n")
+            self._out.flush()

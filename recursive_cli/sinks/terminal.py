@@ -1,0 +1,106 @@
+"""Progress on stderr: rich spinner and streamed text on a TTY, plain lines when piped."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, TextIO
+
+from ..events import (AgentEvent, ApiRetry, ModelRequest, RunFinished, TextDelta, ToolFinished,
+                      ToolStarted, TurnFinished)
+
+
+def summary_line(event: RunFinished) -> str:
+    """`3 steps · 1,204 in / 96 out tokens · $0.0021 · 4.2 s`."""
+    cost = "cost unknown" if event.total_cost_usd is None else f"${event.total_cost_usd:.4f}"
+    return (f"{event.num_steps} steps · {event.usage.input_tokens:,} in / "
+            f"{event.usage.output_tokens:,} out tokens · {cost} · {event.duration_ms / 1000:.1f} s")
+
+
+def tool_line(event: ToolFinished) -> str:
+    """`✓ edit_file src/app.py (+12 −3)` or `✗ run_shell pytest -q (exit 1, 2.3 s)`."""
+    mark = "✗" if event.is_error else "✓"
+    subject = " ".join(event.subject.split())
+    if len(subject) > 60:
+        subject = subject[:59] + "…"
+    detail = f" ({event.summary})" if event.summary else ""
+    return f"{mark} {event.call.name} {subject}{detail}".replace("  ", " ")
+
+
+class PlainTerminalSink:
+    """Plain lines for a piped stderr: tool calls, retries, errors and a summary."""
+
+    def __init__(self, err: TextIO, quiet: bool = False, verbose: bool = False) -> None:
+        self._err = err
+        self._quiet = quiet
+        self._verbose = verbose
+
+    def emit(self, event: AgentEvent) -> None:
+        line = self._line(event)
+        if line is not None:
+            self._err.write(line + "\n")
+            self._err.flush()
+
+    def _line(self, event: AgentEvent) -> str | None:
+        if isinstance(event, RunFinished):
+            if event.is_error and event.error:
+                return f"error: {event.error}" + ("" if self._quiet else "\n" + summary_line(event))
+            return None if self._quiet else summary_line(event)
+        if self._quiet:
+            return None
+        if isinstance(event, ToolFinished):
+            return tool_line(event)
+        if isinstance(event, ApiRetry):
+            return (f"retrying in {event.retry_delay_ms / 1000:.1f} s "
+                    f"(attempt {event.attempt}/{event.max_retries}): {event.error}")
+        if isinstance(event, TurnFinished) and self._verbose:
+            return f"turn {event.turn} ended: {event.finish_reason.value} {event.detail}".rstrip()
+        return None
+
+
+class RichTerminalSink(PlainTerminalSink):
+    """On a TTY: a spinner with elapsed time while the model works, streamed text, compact tool lines."""
+
+    def __init__(self, err: TextIO, quiet: bool = False, verbose: bool = False) -> None:
+        super().__init__(err, quiet, verbose)
+        from rich.console import Console
+
+        self._console = Console(file=err, stderr=True, highlight=False)
+        self._status: Any = None
+        self._streaming = False
+        self._since = time.monotonic()
+
+    def emit(self, event: AgentEvent) -> None:
+        if self._quiet and not isinstance(event, RunFinished):
+            return
+        if isinstance(event, ModelRequest):
+            self._spin(f"thinking (step {event.step})")
+        elif isinstance(event, TextDelta):
+            self._stop_spinner()
+            self._streaming = True
+            self._console.print(event.text, end="", style="dim", markup=False)
+        elif isinstance(event, ToolStarted):
+            self._end_stream()
+            self._spin(f"{event.call.name} {event.subject}"[:70])
+        else:
+            self._end_stream()
+            self._stop_spinner()
+            line = self._line(event)
+            if line is not None:
+                style = "red" if line.startswith(("✗", "error")) else "green" if line.startswith("✓") else "dim"
+                self._console.print(line, style=style, markup=False)
+
+    def _spin(self, text: str) -> None:
+        self._stop_spinner()
+        self._since = time.monotonic()
+        self._status = self._console.status(text, spinner="dots")
+        self._status.start()
+
+    def _stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def _end_stream(self) -> None:
+        if self._streaming:
+            self._console.print()
+            self._streaming = False

@@ -1,0 +1,222 @@
+"""File tools: `read_file` (line-numbered text), `write_file` and `edit_file` (exact replace)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from .base import BaseTool, ToolContext, ToolError, ToolResult
+
+DEFAULT_LINE_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+BINARY_PROBE_BYTES = 8192
+DIFF_LINE_LIMIT = 20_000  # above this, line counts come from lengths, not a real diff
+
+
+class ReadArgs(BaseModel):
+    path: str = Field(description="File to read, relative to the workspace.")
+    offset: int | None = Field(None, ge=1, description="First line to show (1-based).")
+    limit: int | None = Field(None, ge=1, description=f"Most lines to show (default {DEFAULT_LINE_LIMIT}).")
+
+
+class ReadFileTool(BaseTool[ReadArgs]):
+    name = "read_file"
+    description = (
+        "Read a text file and return its lines numbered from 1 (`number<TAB>text`). "
+        f"Shows at most {DEFAULT_LINE_LIMIT} lines; use `offset` and `limit` to page through "
+        "long files. Read a file before editing it. Binary files and directories are refused "
+        "(use list_dir for directories)."
+    )
+    kind = "read"
+    Args = ReadArgs
+
+    async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
+        path = ctx.sandbox.resolve(args.path)
+        shown = ctx.sandbox.display(path)
+        require_text_file(path, shown)
+        first = args.offset or 1
+        limit = args.limit or DEFAULT_LINE_LIMIT
+        budget = max(ctx.output_limit - 300, 1000)
+        lines, last, more = numbered_lines(path, first, limit, budget)
+        if not lines:
+            if first == 1:
+                return ToolResult(f"{shown} is empty", summary="empty file")
+            raise ToolError(f"offset {first} is past the end of {shown} ({last} lines)")
+        text = "\n".join(lines)
+        if more:
+            text += (f"\n\n[{shown} continues after line {last}; "
+                     f"call read_file with offset={last + 1} to read more]")
+        return ToolResult(text, summary=f"lines {first}-{last}")
+
+
+def require_text_file(path: Path, shown: str) -> None:
+    """Raise ToolError unless `path` is an existing, non-binary regular file."""
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory, not a file; use list_dir to see what it contains")
+    if not path.exists():
+        raise ToolError(f"{shown} does not exist")
+    if not path.is_file():
+        raise ToolError(f"{shown} is not a regular file")
+    with path.open("rb") as handle:
+        probe = handle.read(BINARY_PROBE_BYTES)
+    if b"\x00" in probe:
+        size = path.stat().st_size
+        raise ToolError(f"{shown} looks like a binary file ({size} bytes); "
+                        "read_file only shows text files")
+
+
+def numbered_lines(path: Path, first: int, limit: int, budget: int) -> tuple[list[str], int, bool]:
+    """Lines `first`.. of `path`, numbered, within `limit` lines and about `budget` characters.
+
+    Returns the lines, the number of the last line shown (or of the file's last line when
+    none are shown) and whether more lines follow.
+    """
+    out: list[str] = []
+    used = 0
+    number = 0
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number < first:
+                continue
+            if len(out) >= limit:
+                return out, number - 1, True
+            line = number_line(number, raw.rstrip("\r\n"))
+            if out and used + len(line) > budget:
+                return out, number - 1, True
+            out.append(line)
+            used += len(line) + 1
+    return out, (first + len(out) - 1) if out else number, False
+
+
+def number_line(number: int, text: str) -> str:
+    """One output line: right-aligned number, a tab, the text (cut when very long)."""
+    if len(text) > MAX_LINE_CHARS:
+        text = f"{text[:MAX_LINE_CHARS]}… [line cut at {MAX_LINE_CHARS} characters]"
+    return f"{number:6}\t{text}"
+
+
+class WriteArgs(BaseModel):
+    path: str = Field(description="File to write, relative to the workspace.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+class WriteFileTool(BaseTool[WriteArgs]):
+    name = "write_file"
+    description = (
+        "Create a file, or replace a file's whole content, creating parent directories as "
+        "needed. Use it for new files; to change part of an existing file prefer edit_file or "
+        "apply_patch, which do not need the whole file resent."
+    )
+    kind = "edit"
+    Args = WriteArgs
+
+    async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolResult:
+        path = ctx.sandbox.resolve(args.path, write=True)
+        shown = ctx.sandbox.display(path)
+        if path.is_dir():
+            raise ToolError(f"{shown} is a directory; give a file path")
+        old = read_text(path, shown) if path.exists() else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, args.content)
+        lines = count_lines(args.content)
+        if old is None:
+            return ToolResult(f"created {shown} ({lines} lines)", summary=f"new file, +{lines} lines")
+        added, removed = line_delta(old, args.content)
+        return ToolResult(f"wrote {shown} ({lines} lines)", summary=f"+{added} −{removed}")
+
+
+class EditArgs(BaseModel):
+    path: str = Field(description="File to edit, relative to the workspace.")
+    old_string: str = Field(description="Exact text to replace, including whitespace and indentation.")
+    new_string: str = Field(description="Text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+
+
+class EditFileTool(BaseTool[EditArgs]):
+    name = "edit_file"
+    description = (
+        "Replace an exact piece of text in a file. `old_string` must match the file exactly "
+        "(whitespace and indentation included) and occur exactly once, unless replace_all is "
+        "true; include a few surrounding lines to make it unique. Read the file first."
+    )
+    kind = "edit"
+    Args = EditArgs
+
+    async def run(self, args: EditArgs, ctx: ToolContext) -> ToolResult:
+        path = ctx.sandbox.resolve(args.path, write=True)
+        shown = ctx.sandbox.display(path)
+        check_edit(args)
+        require_text_file(path, shown)
+        original = read_text(path, shown)
+        crlf = args.old_string not in original and "\r\n" in original
+        text, old, new = original, args.old_string, args.new_string
+        if crlf:  # models write "\n": edit a CRLF file in "\n" form, then convert back
+            text, old, new = lf(text), lf(old), lf(new)
+        count = text.count(old)
+        check_matches(count, args.replace_all, shown)
+        updated = text.replace(old, new, -1 if args.replace_all else 1)
+        write_text(path, updated.replace("\n", "\r\n") if crlf else updated)
+        added, removed = line_delta(args.old_string, args.new_string)
+        added, removed = added * count, removed * count
+        times = "1 occurrence" if count == 1 else f"{count} occurrences"
+        return ToolResult(f"edited {shown}: replaced {times} (+{added} −{removed} lines)",
+                          summary=f"+{added} −{removed}")
+
+
+def check_edit(args: EditArgs) -> None:
+    """Refuse edits that cannot mean anything."""
+    if not args.old_string:
+        raise ToolError("old_string is empty; to create or overwrite a file use write_file")
+    if args.old_string == args.new_string:
+        raise ToolError("old_string and new_string are identical; nothing would change")
+
+
+def check_matches(count: int, replace_all: bool, shown: str) -> None:
+    """Refuse when old_string is missing, or ambiguous without replace_all."""
+    if count == 0:
+        raise ToolError(f"old_string was not found in {shown}; it must match exactly, "
+                        "including whitespace and indentation (read the file to check)")
+    if count > 1 and not replace_all:
+        raise ToolError(f"old_string occurs {count} times in {shown}; add surrounding lines to "
+                        "make it unique, or set replace_all=true to replace every occurrence")
+
+
+def read_text(path: Path, shown: str) -> str:
+    """The file's text, line endings untouched; undecodable bytes become U+FFFD."""
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from exc
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write `text` as UTF-8 exactly as given (no newline translation)."""
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+
+
+def lf(text: str) -> str:
+    """`text` with CRLF line endings turned into LF."""
+    return text.replace("\r\n", "\n")
+
+
+def count_lines(text: str) -> int:
+    """Number of lines in `text`, counting a last line without a newline."""
+    return len(text.splitlines())
+
+
+def line_delta(old: str, new: str) -> tuple[int, int]:
+    """Lines added and removed going from `old` to `new`."""
+    before, after = old.splitlines(), new.splitlines()
+    if len(before) + len(after) > DIFF_LINE_LIMIT:
+        return max(len(after) - len(before), 0), max(len(before) - len(after), 0)
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed

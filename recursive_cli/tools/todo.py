@@ -1,0 +1,71 @@
+"""The `todo_write` tool: the agent's own task list, replaced whole on every call."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..providers.base import ToolSpec
+from .base import BaseTool, TodoItem, ToolContext, ToolResult
+
+MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+
+
+class TodoEntry(BaseModel):
+    content: str = Field(min_length=1, description="What to do, as a short imperative sentence.")
+    status: Literal["pending", "in_progress", "completed"] = Field(
+        "pending", description="pending, in_progress (one at a time) or completed.")
+
+
+class TodoArgs(BaseModel):
+    todos: list[TodoEntry] = Field(description="The complete task list; it replaces the previous one.")
+
+
+class TodoWriteTool(BaseTool[TodoArgs]):
+    name = "todo_write"
+    description = (
+        "Keep a task list for work with several steps: send the whole list each time, with "
+        "each item's status (pending, in_progress, completed). Mark an item in_progress "
+        "before starting it and completed as soon as it is done. The user sees the list. "
+        "Skip it for simple one-step tasks."
+    )
+    kind = "other"
+    Args = TodoArgs
+    subject_field = None
+
+    def spec(self) -> ToolSpec:
+        """The schema with the item type written out inline: some models ignore `$ref`."""
+        spec = super().spec()
+        return ToolSpec(spec.name, spec.description, inline_refs(spec.parameters))
+
+    async def run(self, args: TodoArgs, ctx: ToolContext) -> ToolResult:
+        # Replace in place: whoever shows the list may hold a reference to it.
+        ctx.todos[:] = [TodoItem(entry.content, entry.status) for entry in args.todos]
+        done = sum(item.status == "completed" for item in ctx.todos)
+        return ToolResult(render_todos(ctx.todos), summary=f"{done}/{len(ctx.todos)} done")
+
+
+def render_todos(todos: list[TodoItem]) -> str:
+    """One `[x]`/`[~]`/`[ ]` line per item."""
+    if not todos:
+        return "(the todo list is empty)"
+    return "\n".join(f"{MARKS[item.status]} {item.content}" for item in todos)
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every local `$ref` replaced by its definition and `$defs` dropped."""
+    defs = schema.get("$defs", {})
+
+    def expand(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return expand(defs[ref.split("/")[-1]])
+            return {k: expand(v) for k, v in node.items()
+                    if k != "$defs" and not (k == "title" and isinstance(v, str))}
+        if isinstance(node, list):
+            return [expand(item) for item in node]
+        return node
+
+    return expand(schema)

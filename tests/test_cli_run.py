@@ -1,0 +1,212 @@
+"""`recursive run` end to end with the scripted provider: outputs, formats and exit codes."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from clitools import json_lines, run_cli, write_script
+
+
+def call(name: str, **arguments: object) -> dict:
+    return {"name": name, "arguments": arguments}
+
+
+def scripted(tmp_path: Path, replies: list[dict]) -> list[str]:
+    script = write_script(tmp_path / "script.json", replies)
+    return ["--provider", "scripted", "--script", str(script)]
+
+
+def test_multi_step_run_prints_only_the_answer(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [
+        {"tool_calls": [call("write_file", path="notes/hello.txt", content="hi\n")]},
+        {"tool_calls": [call("run_shell", command="cat notes/hello.txt")]},
+        {"text": "Wrote notes/hello.txt."},
+    ])
+    proc = run_cli("run", "write a note", "-C", str(workspace), *args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Wrote notes/hello.txt.\n"
+    assert (workspace / "notes" / "hello.txt").read_text() == "hi\n"
+    assert "✓ write_file notes/hello.txt" in proc.stderr
+    assert "✓ run_shell cat notes/hello.txt (exit 0" in proc.stderr
+    assert "3 steps" in proc.stderr
+
+
+def test_stream_json_shapes(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [
+        {"text": "looking", "tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {}}]},
+        {"text": "done"},
+    ])
+    proc = run_cli("run", "look around", "-C", str(workspace), "-o", "stream-json",
+                   "--session-id", "s-1", *args)
+    assert proc.returncode == 0, proc.stderr
+    lines = json_lines(proc.stdout)
+    init, first, tool_result, final, result = lines
+    assert init["type"] == "system" and init["subtype"] == "init"
+    assert init["schema_version"] == 1 and init["session_id"] == "s-1"
+    assert init["cwd"] == str(workspace.resolve()) and "run_shell" in init["tools"]
+    assert init["permission_mode"] == "auto" and init["model"] == "scripted"
+    assert first["type"] == "assistant" and first["session_id"] == "s-1"
+    assert first["message"]["content"] == [
+        {"type": "text", "text": "looking"},
+        {"type": "tool_use", "id": "c1", "name": "list_dir", "input": {}},
+    ]
+    block = tool_result["message"]["content"][0]
+    assert tool_result["type"] == "user" and block["type"] == "tool_result"
+    assert block["tool_use_id"] == "c1" and block["is_error"] is False
+    assert final["message"]["content"] == [{"type": "text", "text": "done"}]
+    assert result["type"] == "result" and result["subtype"] == "success"
+    assert result["is_error"] is False and result["result"] == "done"
+    assert result["num_turns"] == 1 and result["num_steps"] == 2
+    assert result["usage"] == {"input_tokens": 20, "output_tokens": 10}
+    assert result["total_cost_usd"] is None and result["finish_reason"] == "completed"
+    assert isinstance(result["duration_ms"], int)
+
+
+def test_json_output_is_one_object(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"text": "42"}])
+    proc = run_cli("run", "answer", "-C", str(workspace), "-o", "json", *args)
+    assert proc.returncode == 0
+    (result,) = json_lines("".join(proc.stdout.split("\n")))  # pretty-printed: one object
+    assert result["result"] == "42" and result["subtype"] == "success"
+
+
+def test_max_steps_exits_3(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command=f"echo {i}")]} for i in range(5)])
+    proc = run_cli("run", "loop", "-C", str(workspace), "--max-steps", "2", "-o", "json", *args)
+    assert proc.returncode == 3
+    result = json_lines("".join(proc.stdout.split("\n")))[0]
+    assert result["subtype"] == "error_max_budget" and result["finish_reason"] == "max_steps"
+    assert result["is_error"] is True and result["num_steps"] == 2
+
+
+def test_max_cost_exits_3(tmp_path: Path, workspace: Path) -> None:
+    big = {"input_tokens": 1_000_000, "output_tokens": 0}
+    args = scripted(tmp_path, [{"tool_calls": [call("list_dir")], "usage": big}, {"text": "never"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "-m", "gpt-4o", "--max-cost", "0.5", *args)
+    assert proc.returncode == 3, proc.stderr
+    assert "--max-cost" in proc.stderr
+
+
+def test_max_duration_exits_3(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="sleep 1.2")]}, {"text": "late"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "--max-duration", "1s", *args)
+    assert proc.returncode == 3
+    assert "max-duration" in proc.stderr
+
+
+def test_stuck_exits_5(tmp_path: Path, workspace: Path) -> None:
+    failing = {"tool_calls": [call("read_file", path="missing.txt")]}
+    args = scripted(tmp_path, [failing] * 4 + [{"text": "never"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "-o", "json", *args)
+    assert proc.returncode == 5
+    result = json_lines("".join(proc.stdout.split("\n")))[0]
+    assert result["subtype"] == "error_stuck" and "repeated 3 times" in result["error"]
+
+
+def test_output_length_stop_exits_1(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"text": "partial answ", "stop": "length"}])
+    proc = run_cli("run", "x", "-C", str(workspace), *args)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "the model stopped: length" in proc.stderr
+
+
+def test_provider_error_exits_1_with_one_line(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"error": {"status": 400, "message": "bad tool schema"}}])
+    proc = run_cli("run", "x", "-C", str(workspace), *args)
+    assert proc.returncode == 1
+    assert "error: HTTP 400: bad tool schema" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_tool_calls_go_back_to_the_model(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [
+        {"tool_calls": [{"id": "a", "name": "no_such_tool", "arguments": {}},
+                        {"id": "b", "name": "read_file", "arguments": "{not json"},
+                        {"id": "c", "name": "read_file", "arguments": {"path": 7}}]},
+        {"text": "recovered"},
+    ])
+    proc = run_cli("run", "x", "-C", str(workspace), "-o", "stream-json", *args)
+    assert proc.returncode == 0, proc.stderr
+    results = [line["message"]["content"][0] for line in json_lines(proc.stdout) if line["type"] == "user"]
+    assert [r["tool_use_id"] for r in results] == ["a", "b", "c"]
+    assert all(r["is_error"] for r in results)
+    assert "unknown tool 'no_such_tool'" in results[0]["content"]
+    assert "not valid JSON" in results[1]["content"]
+    assert "path" in results[2]["content"]
+
+
+def test_usage_errors_exit_2(workspace: Path) -> None:
+    empty = run_cli("run", "", "-C", str(workspace), "--provider", "scripted")
+    assert empty.returncode == 2 and "empty prompt" in empty.stderr
+    provider = run_cli("run", "hi", "--provider", "nope")
+    assert provider.returncode == 2 and "Traceback" not in provider.stderr
+
+
+def test_configuration_errors_exit_1(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    missing_ws = run_cli("run", "hi", "-C", str(tmp_path / "nowhere"), "--provider", "openai",
+                         env={"RECURSIVE_API_KEY": "k"})
+    assert missing_ws.returncode == 1 and "workspace does not exist" in missing_ws.stderr
+    no_key = run_cli("run", "hi", "-C", str(workspace))
+    assert no_key.returncode == 1 and "no API key" in no_key.stderr
+    bad_env = run_cli("run", "hi", "-C", str(workspace), env={"RECURSIVE_PROVIDER": "bogus"})
+    assert bad_env.returncode == 1 and "provider" in bad_env.stderr
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text("max-steps = [\n")
+    broken = run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted")
+    assert broken.returncode == 1 and "config.toml" in broken.stderr
+    for proc in (missing_ws, no_key, bad_env, broken):
+        assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_stdin_alone_is_the_prompt(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"text": "ok"}])
+    proc = run_cli("run", "-C", str(workspace), *args, input="summarise this")
+    assert proc.returncode == 0 and proc.stdout == "ok\n"
+
+
+def _start_and_signal(tmp_path: Path, workspace: Path, signum: int) -> tuple[int, list[dict], float]:
+    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="sleep 30")]}, {"text": "no"}])
+    proc = subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "x", "-C", str(workspace),
+                             "-o", "stream-json", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if '"tool_use"' in line:
+            break
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    rest, _ = proc.communicate(timeout=20)
+    return proc.returncode, json_lines("".join(lines) + rest), time.monotonic() - sent
+
+
+def test_sigint_exits_130_and_stops_the_tool(tmp_path: Path, workspace: Path) -> None:
+    code, lines, elapsed = _start_and_signal(tmp_path, workspace, signal.SIGINT)
+    assert code == 130 and elapsed < 10
+    assert lines[-1]["subtype"] == "interrupted"
+    answered = [line for line in lines if line["type"] == "user"]
+    assert answered and answered[0]["message"]["content"][0]["is_error"] is True
+
+
+def test_sigterm_exits_143(tmp_path: Path, workspace: Path) -> None:
+    code, lines, _ = _start_and_signal(tmp_path, workspace, signal.SIGTERM)
+    assert code == 143 and lines[-1]["subtype"] == "interrupted"
+
+
+def test_version_and_help_do_not_import_sdks() -> None:
+    probe = ("import sys, runpy; sys.argv=['recursive', '{arg}']\n"
+             "try:\n    runpy.run_module('recursive_cli', run_name='__main__')\n"
+             "except SystemExit: pass\n"
+             "bad = [m for m in ('openai', 'anthropic', 'httpx', 'httpx2', 'markdown_it') if m in sys.modules]\n"
+             "print('LOADED', bad, file=sys.stderr)")
+    for arg in ("--version", "--help", "run --help"):
+        code = probe.replace("'{arg}'", ", ".join(repr(a) for a in arg.split()))
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+        assert "LOADED []" in proc.stderr, (arg, proc.stderr)
