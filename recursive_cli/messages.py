@@ -62,9 +62,10 @@ class Message(BaseModel):
 
     def wire(self, key: str, build: Any) -> Any:
         """Return this message's cached wire form for `key`, building it once with `build(self)`."""
-        cached = self._wire.get(key)
+        wire = self.__pydantic_private__["_wire"]  # direct: pydantic's private __getattr__ is slow
+        cached = wire.get(key)
         if cached is None:
-            cached = self._wire[key] = build(self)
+            cached = wire[key] = build(self)
         return cached
 
     @classmethod

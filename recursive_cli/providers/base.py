@@ -3,8 +3,9 @@
 Exceptions::
 
     ProviderError            one-line `reason`, optional HTTP `status`
-      (retryable=True)       429, 5xx, 529, dropped connections, timeouts — retried by `retry.py`
-      (retryable=False)      400, 401, 403, 404, malformed responses — fail at once
+      (retryable=True)       429, 5xx, 529, dropped connections, timeouts, malformed
+                             responses — retried by `retry.py`
+      (retryable=False)      400, 401, 403, 404 — fail at once
 """
 
 from __future__ import annotations
