@@ -36,6 +36,8 @@ class InterruptToken:
     async def race(self, work: Awaitable[T]) -> T:
         """Await `work`, cancelling it and raising Interrupted if the token fires first."""
         if self.is_set():
+            if asyncio.iscoroutine(work):
+                work.close()
             raise Interrupted
         task = asyncio.ensure_future(work)
         waiter = asyncio.ensure_future(self._ensure().wait())
