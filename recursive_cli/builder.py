@@ -65,9 +65,13 @@ class AgentRuntimeBuilder:
                               allow_private_network=s.allow_private_network)
         prompt = build_system_prompt(workspace, tools.names(), self._mode, replace=s.system_prompt,
                                      append=s.append_system_prompt)
+        from .permissions import PermissionPolicy
+
+        permissions = PermissionPolicy(s.permission_mode, s.allow, s.deny)
         budget = Budget(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration)
         return AgentRuntime(provider=provider, tools=tools, tool_context=context, system_prompt=prompt,
-                            budget=budget, sink=self._sink, session_id=self._session_id)
+                            budget=budget, sink=self._sink, session_id=self._session_id,
+                            permissions=permissions)
 
     def _make_provider(self) -> ChatProvider:
         from .providers import make_provider

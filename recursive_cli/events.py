@@ -79,6 +79,14 @@ class ToolFinished(BaseModel):
     duration_s: float
 
 
+class PermissionDenied(BaseModel):
+    type: Literal["permission_denied"] = "permission_denied"
+    tool: str
+    subject: str
+    reason: str
+    tool_use_id: str
+
+
 class ApiRetry(BaseModel):
     type: Literal["api_retry"] = "api_retry"
     attempt: int
@@ -118,7 +126,7 @@ class RunFinished(BaseModel):
 
 
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ToolStarted
-              | ToolFinished | ApiRetry | TurnFinished | RunFinished)
+              | ToolFinished | PermissionDenied | ApiRetry | TurnFinished | RunFinished)
 
 
 class EventSink(Protocol):

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .budget import Budget
-from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, TextDelta, ToolFinished,
-                     ToolStarted)
+from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, PermissionDenied,
+                     TextDelta, ToolFinished, ToolStarted)
 from .interrupt import InterruptToken, Interrupted
 from .messages import Message, ToolCall, Usage
+from .permissions import PermissionPolicy
 from .providers.base import ChatProvider, Completion, RetryNotice
 from .stuck import StuckDetector
 from .tools.base import ToolContext, ToolRegistry, ToolResult
@@ -30,6 +31,7 @@ class TurnContext:
     sink: EventSink
     interrupt: InterruptToken
     turn: int = 1
+    permissions: PermissionPolicy | None = None
     price: Callable[[Usage], float | None] = lambda usage: None
     retry: Callable[[RetryNotice], None] = lambda notice: None
 
@@ -44,6 +46,7 @@ class TurnOutcome:
     usage: Usage = field(default_factory=Usage)
     detail: str = ""
     tool_calls: int = 0
+    denials: int = 0
 
 
 class _Hooks:
@@ -68,6 +71,7 @@ class AgentKernel:
         stuck = StuckDetector()
         specs = ctx.tools.specs()
         hooks = _Hooks(ctx)
+        denied_last_step = False
         while True:
             stop = self._stop_reason(ctx, outcome.steps)
             if stop:
@@ -82,19 +86,29 @@ class AgentKernel:
             self._account(ctx, outcome, reply)
             self._append(ctx, reply.message)
             if not reply.message.tool_calls:
-                outcome.text = reply.message.content
-                if reply.stop not in ("end", "tool_calls"):
-                    outcome.finish_reason = FinishReason.PROVIDER_STOP
-                    outcome.detail = f"the model stopped: {reply.stop}"
-                return outcome
+                return self._final(outcome, reply, denied_last_step)
+            denials = outcome.denials
             for call in reply.message.tool_calls:
-                result = await self._call_tool(ctx, call)
+                result = await self._call_tool(ctx, call, outcome)
                 stuck.record(call, result.is_error)
-                outcome.tool_calls += 1
+            denied_last_step = outcome.denials > denials
             verdict = stuck.verdict()
             if verdict and not ctx.interrupt.is_set():
-                outcome.finish_reason, outcome.detail = FinishReason.STUCK, verdict
+                reason = FinishReason.PERMISSION_DENIED if denied_last_step else FinishReason.STUCK
+                outcome.finish_reason, outcome.detail = reason, verdict
                 return outcome
+
+    @staticmethod
+    def _final(outcome: TurnOutcome, reply: Completion, denied_last_step: bool) -> TurnOutcome:
+        """The model answered without tool calls: the turn is over, for better or worse."""
+        outcome.text = reply.message.content
+        if reply.stop not in ("end", "tool_calls"):
+            outcome.finish_reason = FinishReason.PROVIDER_STOP
+            outcome.detail = f"the model stopped: {reply.stop}"
+        elif denied_last_step:  # it gave up right after being refused
+            outcome.finish_reason = FinishReason.PERMISSION_DENIED
+            outcome.detail = "the agent stopped after a needed action was denied"
+        return outcome
 
     @staticmethod
     def _stop_reason(ctx: TurnContext, steps: int) -> tuple[FinishReason, str] | None:
@@ -113,14 +127,15 @@ class AgentKernel:
         ctx.transcript.append(message)
         ctx.sink.emit(MessageAdded(message=message, turn=ctx.turn))
 
-    async def _call_tool(self, ctx: TurnContext, call: ToolCall) -> ToolResult:
+    async def _call_tool(self, ctx: TurnContext, call: ToolCall, outcome: TurnOutcome) -> ToolResult:
         """Run one call and append its result; an interrupt still leaves the call answered."""
+        outcome.tool_calls += 1
         tool = ctx.tools.get(call.name)
         subject = tool.subject(_safe_args(call)) if tool else ""
         ctx.sink.emit(ToolStarted(call=call, subject=subject))
         started = time.monotonic()
         try:
-            result = await ctx.interrupt.race(ctx.tools.execute(call, ctx.tool_context))
+            result = await ctx.interrupt.race(self._permitted_call(ctx, call, subject, outcome))
         except Interrupted:
             result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
         elapsed = time.monotonic() - started
@@ -128,6 +143,21 @@ class AgentKernel:
         ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,
                                    summary=result.summary, duration_s=round(elapsed, 3)))
         return result
+
+    @staticmethod
+    async def _permitted_call(ctx: TurnContext, call: ToolCall, subject: str,
+                              outcome: TurnOutcome) -> ToolResult:
+        tool = ctx.tools.get(call.name)
+        if tool is not None and ctx.permissions is not None:
+            decision = await ctx.permissions.decide(call.name, tool.kind, subject)
+            if not decision.allowed:
+                outcome.denials += 1
+                ctx.sink.emit(PermissionDenied(tool=call.name, subject=subject, reason=decision.reason,
+                                               tool_use_id=call.id))
+                return ToolResult(f"permission denied: {decision.reason}. Do not retry this call; "
+                                  "find another way or explain what you need.", is_error=True,
+                                  summary="permission denied")
+        return await ctx.tools.execute(call, ctx.tool_context)
 
 
 def _safe_args(call: ToolCall) -> dict:

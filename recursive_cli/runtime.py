@@ -12,6 +12,7 @@ from .events import (ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome
 from .messages import Message, Usage
+from .permissions import AskHook, PermissionPolicy
 from .providers.base import ChatProvider, ProviderError, RetryNotice
 from .tools.base import TodoItem, ToolContext, ToolRegistry
 
@@ -21,12 +22,14 @@ class AgentRuntime:
 
     def __init__(self, *, provider: ChatProvider, tools: ToolRegistry, tool_context: ToolContext,
                  system_prompt: str, budget: Budget | None = None, sink: EventSink | None = None,
-                 session_id: str = "", kernel: AgentKernel | None = None) -> None:
+                 session_id: str = "", kernel: AgentKernel | None = None,
+                 permissions: PermissionPolicy | None = None) -> None:
         self.provider = provider
         self.tools = tools
         self.tool_context = tool_context
         self.budget = budget or Budget()
         self.session_id = session_id
+        self.permissions = permissions or PermissionPolicy()
         self._sink: EventSink = sink or NullSink()
         self._kernel = kernel or AgentKernel()
         self._transcript: list[Message] = [Message.system(system_prompt)]
@@ -71,7 +74,7 @@ class AgentRuntime:
         model = self.provider.model
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
-                           interrupt=self._interrupt, turn=self._turn,
+                           interrupt=self._interrupt, turn=self._turn, permissions=self.permissions,
                            price=lambda usage: cost_usd(model, usage), retry=self._on_retry)
 
     def _on_retry(self, notice: RetryNotice) -> None:
@@ -113,6 +116,10 @@ class AgentRuntime:
     @property
     def interrupt_token(self) -> InterruptToken:
         return self._interrupt
+
+    def set_permission_hook(self, hook: AskHook | None) -> None:
+        """Who answers `ask`-mode questions; None denies them (headless)."""
+        self.permissions.ask = hook
 
     def current_todos(self) -> list[TodoItem]:
         return list(self.tool_context.todos)

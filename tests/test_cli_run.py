@@ -210,3 +210,46 @@ def test_version_and_help_do_not_import_sdks() -> None:
         code = probe.replace("'{arg}'", ", ".join(repr(a) for a in arg.split()))
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
         assert "LOADED []" in proc.stderr, (arg, proc.stderr)
+
+
+def test_read_only_denies_writes_and_exits_6(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"tool_calls": [call("write_file", path="a.txt", content="x")]},
+                               {"text": "I could not write the file."}])
+    proc = run_cli("run", "x", "-C", str(workspace), "--permission-mode", "read-only",
+                   "-o", "stream-json", *args)
+    assert proc.returncode == 6, proc.stderr
+    lines = json_lines(proc.stdout)
+    denied = [line for line in lines if line.get("subtype") == "permission_denied"]
+    assert denied and denied[0]["tool_name"] == "write_file"
+    assert lines[-1]["subtype"] == "error_permission"
+    assert not (workspace / "a.txt").exists()
+
+
+def test_headless_ask_denies_at_once_and_rules_refine(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [
+        {"tool_calls": [call("run_shell", command="git --version"), call("run_shell", command="touch x"),
+                        call("read_file", path="nothing")]},
+        {"text": "done"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "--permission-mode", "ask",
+                   "--allow", "run_shell(git *)", "-o", "stream-json", *args)
+    results = [line["message"]["content"][0] for line in json_lines(proc.stdout) if line["type"] == "user"]
+    assert "git version" in results[0]["content"]
+    assert "headless" in results[1]["content"] and not (workspace / "x").exists()
+    assert "permission denied" not in results[2]["content"]  # reading is allowed in ask mode
+    assert proc.returncode == 6
+
+
+def test_deny_rule_wins_over_allow(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="rm -rf build")]},
+                               {"tool_calls": [call("list_dir")]}, {"text": "ok"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "--allow", "run_shell", "--deny", "run_shell(rm *)",
+                   "-o", "stream-json", *args)
+    assert proc.returncode == 0  # the agent went on after the denial and finished
+    results = [line["message"]["content"][0] for line in json_lines(proc.stdout) if line["type"] == "user"]
+    assert "denied by rule --deny 'run_shell(rm *)'" in results[0]["content"]
+
+
+def test_bad_rule_is_a_clear_error(tmp_path: Path, workspace: Path) -> None:
+    proc = run_cli("run", "x", "-C", str(workspace), *scripted(tmp_path, [{"text": "no"}]),
+                   "--deny", "run shell(")
+    assert proc.returncode == 1 and "invalid permission rule" in proc.stderr

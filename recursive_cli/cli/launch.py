@@ -55,6 +55,10 @@ def launch(spec: Launch, work: Work) -> int:
                    .session_id(spec.session_id).sink(sink).build())
     except ConfigError as exc:
         return fail(str(exc))
+    if settings.permission_mode == "ask":
+        from .ask import terminal_ask_hook
+
+        runtime.set_permission_hook(terminal_ask_hook(runtime.permissions))
     result = asyncio.run(drive(runtime, work, settings))
     if settings.output_format == "text" and result.exit_code == 0 and result.result:
         sys.stdout.write(result.result.rstrip("\n") + "\n")

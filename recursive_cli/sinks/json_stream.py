@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..events import AgentEvent, ApiRetry, MessageAdded, RunFinished, RunStarted
+from ..events import AgentEvent, ApiRetry, MessageAdded, PermissionDenied, RunFinished, RunStarted
 from ..messages import Message
 
 SCHEMA_VERSION = 1
@@ -79,6 +79,10 @@ class StreamJsonSink:
                     "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
                     "error_status": event.error_status, "error": event.error,
                     "session_id": self.session_id}
+        if isinstance(event, PermissionDenied):
+            return {"type": "system", "subtype": "permission_denied", "tool_name": event.tool,
+                    "tool_use_id": event.tool_use_id, "subject": event.subject,
+                    "reason": event.reason, "session_id": self.session_id}
         if isinstance(event, RunFinished):
             return result_record(event)
         return None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,11 +109,8 @@ class BaseTool(Generic[A]):
     subject_field: ClassVar[str | None] = "path"
 
     def spec(self) -> ToolSpec:
-        schema = self.Args.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        return ToolSpec(self.name, self.description, schema)
+        """Name, description and the argument schema with `$ref`s inlined (some models ignore them)."""
+        return ToolSpec(self.name, self.description, inline_refs(self.Args.model_json_schema()))
 
     def subject(self, arguments: dict[str, Any]) -> str:
         value = arguments.get(self.subject_field or "", "")
@@ -130,6 +126,24 @@ class BaseTool(Generic[A]):
 
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every local `$ref` replaced by its definition and `$defs` dropped."""
+    defs = schema.get("$defs", {})
+
+    def expand(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return expand(defs[ref.split("/")[-1]])
+            return {k: expand(v) for k, v in node.items()
+                    if k != "$defs" and not (k == "title" and isinstance(v, str))}
+        if isinstance(node, list):
+            return [expand(item) for item in node]
+        return node
+
+    return expand(schema)
 
 
 def describe_validation(exc: ValidationError) -> str:
@@ -212,6 +226,3 @@ def first_line(text: str, limit: int = 80) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
-
-def monotonic() -> float:
-    return time.monotonic()

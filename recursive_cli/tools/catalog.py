@@ -14,7 +14,7 @@ from .web import WebFetchTool
 
 
 def core_tools() -> list[Tool]:
-    """Fresh instances of the core tools: files, patch, listing, search, shell, web, todo, memory."""
+    """Fresh instances of the core tools, in the order the model sees them."""
     return [
         ReadFileTool(), WriteFileTool(), EditFileTool(), ApplyPatchTool(),
         ListDirTool(), GlobTool(), SearchFilesTool(), RunShellTool(), WebFetchTool(),

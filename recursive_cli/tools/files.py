@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, Field
 
@@ -18,7 +20,8 @@ DIFF_LINE_LIMIT = 20_000  # above this, line counts come from lengths, not a rea
 class ReadArgs(BaseModel):
     path: str = Field(description="File to read, relative to the workspace.")
     offset: int | None = Field(None, ge=1, description="First line to show (1-based).")
-    limit: int | None = Field(None, ge=1, description=f"Most lines to show (default {DEFAULT_LINE_LIMIT}).")
+    limit: int | None = Field(None, ge=1,
+                              description=f"Most lines to show (default {DEFAULT_LINE_LIMIT}).")
 
 
 class ReadFileTool(BaseTool[ReadArgs]):
@@ -77,17 +80,30 @@ def numbered_lines(path: Path, first: int, limit: int, budget: int) -> tuple[lis
     used = 0
     number = 0
     with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(bounded_lines(handle, MAX_LINE_CHARS + 1), start=1):
             if number < first:
                 continue
             if len(out) >= limit:
                 return out, number - 1, True
-            line = number_line(number, raw.rstrip("\r\n"))
+            line = number_line(number, raw)
             if out and used + len(line) > budget:
                 return out, number - 1, True
             out.append(line)
             used += len(line) + 1
     return out, (first + len(out) - 1) if out else number, False
+
+
+def bounded_lines(handle: TextIO, keep: int) -> Iterator[str]:
+    """The handle's lines without their line ending, each cut to `keep` characters.
+
+    The rest of a longer line is read and dropped in pieces, so a huge file with no
+    newline never sits in memory whole.
+    """
+    while piece := handle.readline(keep):
+        if not piece.endswith(("\n", "\r")):
+            while (rest := handle.readline(keep)) and not rest.endswith(("\n", "\r")):
+                pass
+        yield piece.rstrip("\r\n")
 
 
 def number_line(number: int, text: str) -> str:
@@ -122,14 +138,16 @@ class WriteFileTool(BaseTool[WriteArgs]):
         write_text(path, args.content)
         lines = count_lines(args.content)
         if old is None:
-            return ToolResult(f"created {shown} ({lines} lines)", summary=f"new file, +{lines} lines")
+            return ToolResult(f"created {shown} ({lines} lines)",
+                              summary=f"new file, +{lines} lines")
         added, removed = line_delta(old, args.content)
         return ToolResult(f"wrote {shown} ({lines} lines)", summary=f"+{added} −{removed}")
 
 
 class EditArgs(BaseModel):
     path: str = Field(description="File to edit, relative to the workspace.")
-    old_string: str = Field(description="Exact text to replace, including whitespace and indentation.")
+    old_string: str = Field(
+        description="Exact text to replace, including whitespace and indentation.")
     new_string: str = Field(description="Text to put in its place.")
     replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
 

@@ -27,7 +27,8 @@ UNEXPANDED_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".t
 
 class ListArgs(BaseModel):
     path: str = Field(".", description="Directory to list, relative to the workspace.")
-    depth: int = Field(2, ge=1, le=10, description="How many levels deep to go (1 = only its entries).")
+    depth: int = Field(2, ge=1, le=10,
+                       description="How many levels deep to go (1 = only its entries).")
 
 
 class ListDirTool(BaseTool[ListArgs]):
@@ -45,7 +46,8 @@ class ListDirTool(BaseTool[ListArgs]):
         root = ctx.sandbox.resolve(args.path)
         shown = ctx.sandbox.display(root)
         if not root.is_dir():
-            raise ToolError(f"{shown} is not a directory" if root.exists() else f"{shown} does not exist")
+            problem = "is not a directory" if root.exists() else "does not exist"
+            raise ToolError(f"{shown} {problem}")
         lines, full = await asyncio.to_thread(tree_lines, root, args.depth, MAX_LIST_ENTRIES)
         if not lines:
             return ToolResult(f"{shown}/ is empty", summary="empty")
@@ -95,7 +97,8 @@ def entry_label(entry: os.DirEntry[str]) -> str:
 
 class GlobArgs(BaseModel):
     pattern: str = Field(description="Glob such as `**/*.py`, `src/*.ts` or `**/test_*.{py,txt}`.")
-    path: str = Field(".", description="Directory the pattern is relative to (default: the workspace).")
+    path: str = Field(
+        ".", description="Directory the pattern is relative to (default: the workspace).")
 
 
 class GlobTool(BaseTool[GlobArgs]):
@@ -161,7 +164,8 @@ def project_files(base: Path) -> list[str]:
 
 def git_files(base: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files per git, or None outside a work tree."""
-    command = ["git", "-C", str(base), "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    command = ["git", "-C", str(base), "ls-files", "-z", "--cached", "--others",
+               "--exclude-standard"]
     try:
         done = subprocess.run(command, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
                               stdin=subprocess.DEVNULL, check=False)

@@ -7,7 +7,6 @@ atomically on every write so a crash never leaves half a file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import tempfile
 from datetime import datetime, timezone
@@ -92,7 +91,8 @@ class RememberTool(BaseTool[RememberArgs]):
 
 
 class RecallArgs(BaseModel):
-    query: str | None = Field(None, description="Text to look for in keys and values; omit to list everything.")
+    query: str | None = Field(
+        None, description="Text to look for in keys and values; omit to list everything.")
 
 
 class RecallTool(BaseTool[RecallArgs]):

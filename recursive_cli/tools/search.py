@@ -31,9 +31,11 @@ BINARY_PROBE_BYTES = 8192
 class SearchArgs(BaseModel):
     pattern: str = Field(description="Regular expression to look for in each line.")
     path: str = Field(".", description="File or directory to search (default: the workspace).")
-    glob: str | None = Field(None, description="Only files matching this glob, e.g. `*.py` or `src/**/*.ts`.")
+    glob: str | None = Field(
+        None, description="Only files matching this glob, e.g. `*.py` or `src/**/*.ts`.")
     case_insensitive: bool = Field(False, description="Ignore letter case.")
-    max_results: int = Field(DEFAULT_MAX_RESULTS, ge=1, le=2000, description="Most matching lines to return.")
+    max_results: int = Field(DEFAULT_MAX_RESULTS, ge=1, le=2000,
+                             description="Most matching lines to return.")
 
 
 @dataclass
@@ -72,7 +74,8 @@ class SearchFilesTool(BaseTool[SearchArgs]):
 def render(hits: Hits, args: SearchArgs, display: Callable[[Path], str], base: Path) -> ToolResult:
     """The result the model sees: matching lines plus a note when the search stopped early."""
     if not hits.matches:
-        return ToolResult(f"no matches for {args.pattern!r} in {display(base)}", summary="0 matches")
+        return ToolResult(f"no matches for {args.pattern!r} in {display(base)}",
+                          summary="0 matches")
     text = "\n".join(f"{display(path)}:{rest}" for path, rest in hits.matches)
     if hits.stopped:
         text += f"\n[{hits.stopped}]"
@@ -94,7 +97,8 @@ def cap_note(max_results: int) -> str:
 
 
 def timeout_note() -> str:
-    return f"search stopped after {SEARCH_SECONDS:.0f} s; results are incomplete — narrow the path"
+    return (f"search stopped after {SEARCH_SECONDS:.0f} s; results are incomplete — "
+            "narrow the path")
 
 
 # --- ripgrep ---------------------------------------------------------------------------
@@ -119,12 +123,16 @@ async def ripgrep_search(rg: str, args: SearchArgs, base: Path) -> Hits:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=1 << 20)
     errors = asyncio.ensure_future(proc.stderr.read())  # type: ignore[union-attr]
     hits = Hits()
+    read_all = False
     try:
         await asyncio.wait_for(collect_rg(proc, args.max_results, hits), SEARCH_SECONDS)
+        read_all = not hits.stopped
     except asyncio.TimeoutError:
         hits.stopped = timeout_note()
     finally:
-        if proc.returncode is None:
+        # Kill only when stopping early: Popen.kill() polls, and reaping an rg that already
+        # exited would steal its status from asyncio's child watcher.
+        if not read_all and proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
         await proc.wait()

@@ -24,12 +24,13 @@ DRAIN_SECONDS = 1.0
 RESULT_RESERVE = 300  # characters kept free for the status lines after the output
 # Pagers would wait for a terminal that is not there; the run's own API key stays private.
 ENV_OVERRIDES = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
-ENV_HIDDEN = ("RECURSIVE_API_KEY",)
+ENV_HIDDEN = ("RECURSIVE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
 class ShellArgs(BaseModel):
     command: str = Field(description="Shell command line, run with bash -c in the workspace.")
-    timeout_seconds: float | None = Field(None, gt=0, description="Kill the command after this many seconds (default 120).")
+    timeout_seconds: float | None = Field(
+        None, gt=0, description="Kill the command after this many seconds (default 120).")
 
 
 @dataclass

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..providers.base import ToolSpec
 from .base import BaseTool, TodoItem, ToolContext, ToolResult
 
 MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
@@ -19,7 +18,8 @@ class TodoEntry(BaseModel):
 
 
 class TodoArgs(BaseModel):
-    todos: list[TodoEntry] = Field(description="The complete task list; it replaces the previous one.")
+    todos: list[TodoEntry] = Field(
+        description="The complete task list; it replaces the previous one.")
 
 
 class TodoWriteTool(BaseTool[TodoArgs]):
@@ -34,11 +34,6 @@ class TodoWriteTool(BaseTool[TodoArgs]):
     Args = TodoArgs
     subject_field = None
 
-    def spec(self) -> ToolSpec:
-        """The schema with the item type written out inline: some models ignore `$ref`."""
-        spec = super().spec()
-        return ToolSpec(spec.name, spec.description, inline_refs(spec.parameters))
-
     async def run(self, args: TodoArgs, ctx: ToolContext) -> ToolResult:
         # Replace in place: whoever shows the list may hold a reference to it.
         ctx.todos[:] = [TodoItem(entry.content, entry.status) for entry in args.todos]
@@ -51,21 +46,3 @@ def render_todos(todos: list[TodoItem]) -> str:
     if not todos:
         return "(the todo list is empty)"
     return "\n".join(f"{MARKS[item.status]} {item.content}" for item in todos)
-
-
-def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with every local `$ref` replaced by its definition and `$defs` dropped."""
-    defs = schema.get("$defs", {})
-
-    def expand(node: Any) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            if ref.startswith("#/$defs/"):
-                return expand(defs[ref.split("/")[-1]])
-            return {k: expand(v) for k, v in node.items()
-                    if k != "$defs" and not (k == "title" and isinstance(v, str))}
-        if isinstance(node, list):
-            return [expand(item) for item in node]
-        return node
-
-    return expand(schema)

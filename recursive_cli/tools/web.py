@@ -26,13 +26,16 @@ if TYPE_CHECKING:
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_REDIRECTS = 5
 TIMEOUT_SECONDS = 30.0
-HEADERS = {"User-Agent": "recursive-cli (web_fetch)", "Accept": "text/html, text/*;q=0.9, */*;q=0.5"}
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "+json", "+xml")
+HEADERS = {"User-Agent": "recursive-cli (web_fetch)",
+           "Accept": "text/html, text/*;q=0.9, */*;q=0.5"}
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript",
+              "+json", "+xml")
 
 
 class FetchArgs(BaseModel):
     url: str = Field(description="Full http:// or https:// URL.")
-    max_bytes: int = Field(DEFAULT_MAX_BYTES, ge=1, le=20_000_000, description="Most bytes of the body to download.")
+    max_bytes: int = Field(DEFAULT_MAX_BYTES, ge=1, le=20_000_000,
+                           description="Most bytes of the body to download.")
 
 
 @dataclass(frozen=True)
@@ -115,9 +118,13 @@ async def check_url(url: str, allow_private: bool) -> None:
     host = parts.hostname
     if not host:
         raise ToolError(f"{url!r} names no host")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        raise ToolError(f"{url!r} has an invalid port") from exc
     if allow_private:
         return
-    for address in await resolve_host(host, parts.port or (443 if parts.scheme == "https" else 80)):
+    for address in await resolve_host(host, port):
         if is_blocked(address):
             raise ToolError(f"refusing to fetch {url}: {host} resolves to {address}, a private, "
                             "loopback or otherwise non-public address")
@@ -155,7 +162,8 @@ def page_text(page: Page) -> str:
     """The body as text: HTML converted, other text decoded, binary refused."""
     kind = page.content_type.split(";", 1)[0].strip().lower()
     text = decode(page.body, page.encoding)
-    if "html" in kind or (not kind and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))):
+    sniffed_html = text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+    if "html" in kind or (not kind and sniffed_html):
         return html_to_text(text, page.url)
     if (kind and not any(marker in kind for marker in TEXT_TYPES)) or "\x00" in text[:8192]:
         raise ToolError(f"{page.url} returned binary content ({kind or 'unknown type'}, "

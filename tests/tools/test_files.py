@@ -118,3 +118,11 @@ def test_edit_file_keeps_crlf_line_endings(call, workspace: Path) -> None:
     result = call("edit_file", path="w.txt", old_string="one\ntwo", new_string="1\n2")
     assert not result.is_error, result.content
     assert (workspace / "w.txt").read_bytes() == b"1\r\n2\r\nthree\r\n"
+
+
+def test_read_file_with_one_enormous_line(call, workspace: Path) -> None:
+    (workspace / "min.js").write_text("a" * 3_000_000 + "\nsecond\n")
+    result = call("read_file", path="min.js")
+    lines = result.content.splitlines()
+    assert lines[0].startswith("     1\taaaa") and "cut at 2000" in lines[0]
+    assert lines[1] == "     2\tsecond"

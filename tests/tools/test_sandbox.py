@@ -83,7 +83,8 @@ def test_writes_into_git_dir_are_refused_but_reads_are_not(workspace: Path) -> N
 def test_extra_roots_are_allowed(workspace: Path, outside: Path) -> None:
     sandbox = WorkspaceSandbox(workspace, [outside])
     assert sandbox.resolve(str(outside / "secret.txt")) == outside.resolve() / "secret.txt"
-    assert sandbox.display(outside.resolve() / "secret.txt") == (outside.resolve() / "secret.txt").as_posix()
+    secret = outside.resolve() / "secret.txt"
+    assert sandbox.display(secret) == secret.as_posix()
     with pytest.raises(ToolError):
         sandbox.resolve(str(outside.parent))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -32,14 +33,16 @@ def test_search_glob_and_case(call, git_repo: Path, backend: str) -> None:
 
 
 def test_search_in_one_file_and_path(call, git_repo: Path, backend: str) -> None:
-    assert call("search_files", pattern="needle", path="notes.txt").content == "notes.txt:1:a needle here"
+    one_file = call("search_files", pattern="needle", path="notes.txt")
+    assert one_file.content == "notes.txt:1:a needle here"
     assert call("search_files", pattern="needle", path="src").content.startswith("src/app.py:2:")
 
 
 def test_search_caps_results(call, workspace: Path, backend: str) -> None:
     (workspace / "many.txt").write_text("hit\n" * 500)
     result = call("search_files", pattern="hit")
-    assert len([line for line in result.content.splitlines() if line.startswith("many.txt:")]) == 100
+    hits = [line for line in result.content.splitlines() if line.startswith("many.txt:")]
+    assert len(hits) == 100
     assert "max_results=100" in result.content
     result = call("search_files", pattern="hit", max_results=5)
     assert result.content.count("many.txt:") == 5
@@ -60,9 +63,8 @@ def test_search_invalid_regex_is_an_error(call, workspace: Path, backend: str) -
     assert "regular expression" in result.content or "regex" in result.content
 
 
-def test_search_skips_fifos_and_symlinks_out(call, workspace: Path, tmp_path: Path, backend: str) -> None:
-    import os
-
+def test_search_skips_fifos_and_symlinks_out(call, workspace: Path, tmp_path: Path,
+                                             backend: str) -> None:
     os.mkfifo(workspace / "pipe")
     (tmp_path / "secret.txt").write_text("hit\n")
     (workspace / "link.txt").symlink_to(tmp_path / "secret.txt")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import time
 from pathlib import Path
@@ -87,8 +86,8 @@ def test_group_is_tracked_while_running(ctx: ToolContext) -> None:
 
 def test_cancel_kills_the_group_and_propagates(ctx: ToolContext) -> None:
     async def scenario() -> int:
-        task = asyncio.ensure_future(
-            RunShellTool().run(ShellArgs(command="sleep 100 & echo $! > child.pid; sleep 100"), ctx))
+        command = "sleep 100 & echo $! > child.pid; sleep 100"
+        task = asyncio.ensure_future(RunShellTool().run(ShellArgs(command=command), ctx))
         await asyncio.sleep(0.5)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -114,3 +114,8 @@ def test_html_to_text_handles_entities_and_nesting() -> None:
     text = html_to_text("<div><p>a &amp; b</p><script><!-- x --></script><p>c</p></div>",
                         "https://e.org/")
     assert text == "a & b\n\nc"
+
+
+def test_bad_urls_are_error_results(call) -> None:
+    for url in ("http://example.com:99999999/", "http:///nohost", "not a url"):
+        assert call("web_fetch", url=url).is_error

@@ -1,0 +1,122 @@
+"""Shared pieces of the bench scripts: the instant server as a process, timed children, tables."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+PYTHON = sys.executable
+RECURSIVE = str(Path(PYTHON).with_name("recursive"))
+
+
+@dataclass
+class ChildRun:
+    """One finished child process: wall seconds, CPU seconds (user+sys, its children included), peak RSS."""
+
+    wall: float
+    cpu: float
+    maxrss_mb: float
+    returncode: int
+
+
+def run_child(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None) -> ChildRun:
+    """Run `argv` with output discarded; time it and read its rusage with `wait4`."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
+    return ChildRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode)
+
+
+class ServerProcess:
+    """`instant_server.py` in its own process, so its CPU is not charged to the client."""
+
+    def __init__(self, steps: int) -> None:
+        self._proc = subprocess.Popen([PYTHON, str(BENCH / "instant_server.py"), "--steps", str(steps)],
+                                      stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        self.port = int(self._proc.stdout.readline())
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def get(self, path: str) -> bytes:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}") as response:
+            return bytes(response.read())
+
+    def stats(self) -> dict[str, Any]:
+        """`arrivals`: perf_counter seconds at which each chat request arrived; `sizes`: their bytes."""
+        return dict(json.loads(self.get("/stats")))
+
+    def arrivals(self) -> list[float]:
+        return list(self.stats()["arrivals"])
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._proc.terminate()
+        self._proc.wait()
+
+
+def agent_env(home: str) -> dict[str, str]:
+    """The environment for a `recursive run` under test: a throwaway home, a dummy key."""
+    return {**os.environ, "RECURSIVE_HOME": home, "RECURSIVE_API_KEY": "x"}
+
+
+def agent_argv(base_url: str, max_steps: int, workspace: str, extra: Sequence[str] = ()) -> list[str]:
+    """`recursive run` against the instant server."""
+    return [RECURSIVE, "run", "--provider", "openai", "--api-base", base_url, "--max-steps", str(max_steps),
+            "-C", workspace, *extra, "run true until told to stop"]
+
+
+def scratch_dir(prefix: str) -> str:
+    """A fresh temporary directory (left for the OS to clean)."""
+    return tempfile.mkdtemp(prefix=f"recursive-bench-{prefix}-")
+
+
+def step_intervals(arrivals: Sequence[float]) -> list[float]:
+    """Seconds between consecutive requests: interval i is step i+1 (tool run + next request)."""
+    return [b - a for a, b in zip(arrivals, arrivals[1:])]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain left-aligned text table; floats get 3 significant decimals."""
+    cells = [[_cell(v) for v in row] for row in [headers, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
+    return str(value)
+
+
+def write_json(path: str | None, results: Any) -> None:
+    """Write `results` (dataclasses allowed) as JSON when a path was given."""
+    if not path:
+        return
+    def plain(value: Any) -> Any:
+        return asdict(value) if hasattr(value, "__dataclass_fields__") else value
+    Path(path).write_text(json.dumps(results, default=plain, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,191 @@
+"""Loading a session: parse `transcript.jsonl` leniently and rebuild the conversation exactly.
+
+Loading is one linear pass over the lines. A torn last line (the writer was killed mid-write)
+is ignored and other corrupt lines are skipped, each with a warning; only a missing transcript
+or one from a newer schema is an error. `repair_orphans` then answers every tool call that
+never got a result, so the provider never sees an unpaired call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..kernel import INTERRUPTED_RESULT
+from ..messages import Message, ToolCall
+from .meta import SessionMeta, newer_schema_message, read_meta
+from .records import (SCHEMA_VERSION, MessageRecord, RepairRecord, SessionHeader, SessionReadError,
+                      SessionSchemaError, TranscriptRecord, TurnStartRecord, now_iso, parse_record)
+from .writer import TRANSCRIPT_FILE
+
+MAX_LINE_WARNINGS = 10
+
+
+@dataclass
+class LoadedSession:
+    """A session read back from disk."""
+
+    folder: Path
+    meta: SessionMeta
+    messages: list[Message]  # the conversation without the system prompt, repairs in place
+    turns: int  # how many turns were started; the next turn is turns + 1
+    warnings: list[str] = field(default_factory=list)
+    records: list[TranscriptRecord] = field(default_factory=list)  # every valid line, in order
+
+    @property
+    def transcript_path(self) -> Path:
+        return self.folder / TRANSCRIPT_FILE
+
+
+def load_session(folder: Path) -> LoadedSession:
+    """Read the session in `folder`; SessionReadError if it has no transcript or meta.json."""
+    path = folder / TRANSCRIPT_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionReadError(f"session {folder.name} has no transcript ({path})") from None
+    except OSError as exc:
+        raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from None
+    records, warnings = parse_transcript(data, folder.name)
+    meta = read_meta(folder)
+    messages, turns = _conversation(records, warnings)
+    return LoadedSession(folder, meta, messages, turns, warnings, records)
+
+
+def parse_transcript(data: bytes, session_id: str) -> tuple[list[TranscriptRecord], list[str]]:
+    """The valid records of a transcript and one warning per problem; raises on a newer schema."""
+    lines = data.split(b"\n")
+    _check_schema(lines[0], session_id)
+    last = _last_nonblank(lines)
+    records: list[TranscriptRecord] = []
+    corrupt: list[str] = []
+    warnings: list[str] = []
+    for index, line in enumerate(lines):
+        if _blank(line):
+            continue
+        try:
+            records.append(parse_record(line))
+        except ValueError as exc:
+            if index == last:
+                warnings.append(f"ignored a torn last line in {TRANSCRIPT_FILE} ({len(line)} bytes): "
+                                "the run that wrote it stopped mid-write")
+            else:
+                corrupt.append(f"line {index + 1} of {TRANSCRIPT_FILE} is corrupt and was skipped "
+                               f"({_short(exc)})")
+    if records and not isinstance(records[0], SessionHeader):
+        warnings.insert(0, f"{TRANSCRIPT_FILE} does not start with a session header")
+    return records, _capped(corrupt) + warnings
+
+
+def _check_schema(first_line: bytes, session_id: str) -> None:
+    """Refuse a transcript whose header says it was written by a newer schema."""
+    try:
+        header = json.loads(first_line)
+    except ValueError:
+        return
+    if isinstance(header, dict) and header.get("type") == "session":
+        version = header.get("schema_version")
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise SessionSchemaError(newer_schema_message(str(header.get("id") or session_id), version))
+
+
+def _blank(line: bytes) -> bool:
+    return not line or line.isspace()
+
+
+def _last_nonblank(lines: list[bytes]) -> int:
+    index = len(lines) - 1
+    while index >= 0 and _blank(lines[index]):
+        index -= 1
+    return index
+
+
+def _short(exc: ValueError) -> str:
+    return str(exc).splitlines()[0][:120]
+
+
+def _capped(warnings: list[str]) -> list[str]:
+    if len(warnings) <= MAX_LINE_WARNINGS:
+        return warnings
+    more = len(warnings) - MAX_LINE_WARNINGS
+    return warnings[:MAX_LINE_WARNINGS] + [f"{more} more corrupt lines were skipped"]
+
+
+def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple[list[Message], int]:
+    """The messages in order with recorded repairs placed, and the number of turns started."""
+    messages: list[Message] = []
+    repairs: dict[str, str] = {}
+    turns = 0
+    for record in records:
+        if isinstance(record, MessageRecord):
+            if record.message.role != "system":  # the system prompt is rebuilt on resume
+                messages.append(record.message)
+        elif isinstance(record, TurnStartRecord):
+            turns += 1
+        elif isinstance(record, RepairRecord):
+            repairs[record.tool_call_id] = record.content
+
+    def recorded_repair(call: ToolCall) -> Message | None:
+        content = repairs.pop(call.id, None)
+        return None if content is None else Message.tool_result(call, content, is_error=True)
+
+    paired, _, dropped = pair_tool_results(messages, recorded_repair)
+    warnings.extend(f"dropped a tool result for unknown tool call {m.tool_call_id!r}" for m in dropped)
+    return paired, turns
+
+
+def pair_tool_results(messages: list[Message], fill: Callable[[ToolCall], Message | None]
+                      ) -> tuple[list[Message], list[Message], list[Message]]:
+    """Give each unanswered tool call `fill(call)` right after its message's existing results.
+
+    Returns (conversation, the messages `fill` added, the tool results dropped because no
+    open call of the assistant message before them has their id). One pass, linear.
+    """
+    out: list[Message] = []
+    added: list[Message] = []
+    dropped: list[Message] = []
+    pending: dict[str, ToolCall] = {}
+    for message in messages:
+        if message.role == "tool":
+            if pending.pop(message.tool_call_id or "", None) is None:
+                dropped.append(message)
+            else:
+                out.append(message)
+            continue
+        _close(pending, fill, out, added)
+        out.append(message)
+        if message.role == "assistant":
+            pending = {call.id: call for call in message.tool_calls}
+    _close(pending, fill, out, added)
+    return out, added, dropped
+
+
+def _close(pending: dict[str, ToolCall], fill: Callable[[ToolCall], Message | None],
+           out: list[Message], added: list[Message]) -> None:
+    """Answer the calls still open, in the order the model made them."""
+    for call in pending.values():
+        result = fill(call)
+        if result is not None:
+            out.append(result)
+            added.append(result)
+    pending.clear()
+
+
+def repair_orphans(messages: list[Message]) -> tuple[list[Message], list[Message]]:
+    """(the conversation with a synthetic error result for every unanswered call, those results).
+
+    Tool results with no matching call are dropped too; `load_session` warns about them.
+    """
+    def synthetic(call: ToolCall) -> Message:
+        return Message.tool_result(call, INTERRUPTED_RESULT, is_error=True)
+
+    repaired, added, _ = pair_tool_results(messages, synthetic)
+    return repaired, added
+
+
+def repair_record(message: Message, turn: int) -> RepairRecord:
+    """The `repair` record that stores a synthetic result from `repair_orphans`."""
+    return RepairRecord(turn=turn, tool_call_id=message.tool_call_id or "", content=message.content,
+                        time=now_iso())

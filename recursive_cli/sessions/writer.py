@@ -1,0 +1,221 @@
+"""The session writer: an event sink that appends each record to `transcript.jsonl` as it happens.
+
+Each record is one `os.write` of a whole line on an O_APPEND descriptor, so it is in the OS
+the moment the event is emitted (a `kill -9` cannot lose it); the file is fsynced and
+`meta.json` rewritten at every turn end and when the run finishes. Totals are kept in memory:
+nothing is ever re-read or re-serialised. Once a run is under way a failing write never
+raises: the first error is kept in `error` and reported once, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..events import AgentEvent, MessageAdded, RunFinished, TurnFinished, TurnStarted
+from .meta import SessionMeta, fsync_dir, make_title, write_meta
+from .records import (MessageRecord, SessionExistsError, SessionHeader, SessionWriteError,
+                      TurnEndRecord, TurnStartRecord, dump_record, now_iso)
+
+TRANSCRIPT_FILE = "transcript.jsonl"
+_INTERRUPTED_EXITS = (130, 143)
+
+
+def _stderr_warning(text: str) -> None:
+    print(f"recursive: warning: {text}", file=sys.stderr, flush=True)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+class JsonlSessionWriter:
+    """Appends a session's events to its transcript and keeps its meta.json current."""
+
+    def __init__(self, folder: Path, meta: SessionMeta, fd: int,
+                 warn: Callable[[str], None] | None = None) -> None:
+        self.folder = folder
+        self.path = folder / TRANSCRIPT_FILE
+        self.meta = meta
+        self.error: SessionWriteError | None = None
+        self._fd: int | None = fd
+        self._broken = False  # an append failed: later records would leave a gap, so stop
+        self._warn = warn or _stderr_warning
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            MessageAdded: self._on_message, TurnStarted: self._on_turn_started,
+            TurnFinished: self._on_turn_finished, RunFinished: self._on_run_finished,
+        }
+
+    @classmethod
+    def create(cls, folder: Path, meta: SessionMeta,
+               warn: Callable[[str], None] | None = None) -> JsonlSessionWriter:
+        """Start a new session in `folder`; refuses a folder that already holds a transcript."""
+        path = folder / TRANSCRIPT_FILE
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise SessionExistsError(f"session {meta.id} already exists ({folder})") from None
+        except OSError as exc:
+            raise SessionWriteError(f"cannot create session folder {folder}: {_reason(exc)}") from None
+        header = SessionHeader(id=meta.id, created=meta.created, workspace=meta.workspace)
+        try:
+            return cls._opened(folder, meta, fd, warn, dump_record(header))
+        except SessionWriteError:
+            with contextlib.suppress(OSError):
+                path.unlink()  # ours (O_EXCL): leave no half-made session behind
+            raise
+
+    @classmethod
+    def reopen(cls, folder: Path, meta: SessionMeta,
+               warn: Callable[[str], None] | None = None) -> JsonlSessionWriter:
+        """Append to an existing session (resume); its status becomes `running` again."""
+        path = folder / TRANSCRIPT_FILE
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            torn = _ends_without_newline(path)
+        except OSError as exc:
+            raise SessionWriteError(f"cannot reopen session transcript {path}: {_reason(exc)}") from None
+        meta.status, meta.finish_reason = "running", None
+        # A torn last line must not swallow the next record: end it, the reader reports it.
+        return cls._opened(folder, meta, fd, warn, b"\n" if torn else b"")
+
+    @classmethod
+    def _opened(cls, folder: Path, meta: SessionMeta, fd: int,
+                warn: Callable[[str], None] | None, first: bytes) -> JsonlSessionWriter:
+        """Write `first` and meta.json, raising SessionWriteError (and closing fd) on failure."""
+        writer = cls(folder, meta, fd, warn)
+        try:
+            writer._append(first)
+            os.fsync(fd)
+            fsync_dir(folder)
+            meta.updated = now_iso()
+            write_meta(folder, meta)
+        except OSError as exc:
+            os.close(fd)
+            raise SessionWriteError(f"cannot write session {folder}: {_reason(exc)}") from None
+        return writer
+
+    def emit(self, event: AgentEvent) -> None:
+        """Record the events that make up the session; others are ignored."""
+        handler = self._handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def write_record(self, record: BaseModel) -> None:
+        """Append any other record (repair, wakeup, goal_evaluation, ...) and flush it."""
+        self._write(dump_record(record))
+
+    def update_meta(self, **changes: Any) -> None:
+        """Set meta fields (e.g. `state` for loop and goal runs) and rewrite meta.json."""
+        for name, value in changes.items():
+            setattr(self.meta, name, value)
+        self._save_meta()
+
+    def sync(self) -> None:
+        """fsync the transcript and rewrite meta.json."""
+        self._fsync()
+        self._save_meta()
+
+    def close(self) -> None:
+        """fsync and close the transcript; safe to call twice."""
+        if self._fd is None:
+            return
+        self._fsync()
+        fd, self._fd = self._fd, None
+        try:
+            os.close(fd)
+        except OSError as exc:
+            self._failed(exc)
+
+    def __enter__(self) -> JsonlSessionWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _on_message(self, event: MessageAdded) -> None:
+        self.meta.messages += 1
+        self._write(dump_record(MessageRecord(turn=event.turn, message=event.message, time=now_iso())))
+
+    def _on_turn_started(self, event: TurnStarted) -> None:
+        self.meta.turns += 1
+        if not self.meta.title:
+            self.meta.title = make_title(event.prompt)
+        self._write(dump_record(TurnStartRecord(turn=event.turn, prompt=event.prompt, time=now_iso())))
+        self._save_meta()  # so `sessions list` shows the title and turn even if the run is killed
+
+    def _on_turn_finished(self, event: TurnFinished) -> None:
+        meta = self.meta
+        meta.steps += event.steps
+        meta.usage = meta.usage + event.usage
+        # The runtime's budget is seeded from meta on resume, so this is the session's total.
+        meta.cost_usd = event.cost_usd
+        meta.finish_reason = event.finish_reason.value
+        self._write(dump_record(TurnEndRecord(
+            turn=event.turn, finish_reason=event.finish_reason.value, steps=event.steps,
+            usage=event.usage, cost_usd=event.cost_usd, detail=event.detail, time=now_iso())))
+        self.sync()
+
+    def _on_run_finished(self, event: RunFinished) -> None:
+        if event.exit_code == 0:
+            self.meta.status = "completed"
+        elif event.exit_code in _INTERRUPTED_EXITS:
+            self.meta.status = "interrupted"
+        else:
+            self.meta.status = "failed"
+        self.meta.finish_reason = event.finish_reason
+        self.sync()
+
+    def _write(self, data: bytes) -> None:
+        if self._fd is None or self._broken:
+            return
+        try:
+            self._append(data)
+        except OSError as exc:
+            self._broken = True
+            self._failed(exc)
+
+    def _append(self, data: bytes) -> None:
+        assert self._fd is not None
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    def _fsync(self) -> None:
+        if self._fd is None or self._broken:
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            self._failed(exc)
+
+    def _save_meta(self) -> None:
+        self.meta.updated = now_iso()
+        try:
+            write_meta(self.folder, self.meta)
+        except OSError as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """Keep the first error and warn once; the run goes on without a complete session."""
+        if self.error is not None:
+            return
+        self.error = SessionWriteError(f"cannot write session {self.folder}: {_reason(exc)}")
+        self._warn(f"{self.error}; the run goes on but the session may not be resumable")
+
+
+def _ends_without_newline(path: Path) -> bool:
+    """True when the file's last byte is not a newline (a torn last line)."""
+    with path.open("rb") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        return handle.read(1) != b"\n"
