@@ -11,7 +11,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,16 @@ def scratch_dir(prefix: str) -> str:
     return tempfile.mkdtemp(prefix=f"recursive-bench-{prefix}-")
 
 
+def request_template(env: dict[str, str], workspace: str) -> Path:
+    """The first request body of a real run, for the raw loop to replay."""
+    with ServerProcess(1) as server:
+        run_child(agent_argv(server.base_url, 10, workspace), env=env)
+        body = json.loads(server.get("/first"))
+    path = Path(scratch_dir("template")) / "first.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    return path
+
+
 def step_intervals(arrivals: Sequence[float]) -> list[float]:
     """Seconds between consecutive requests: interval i is step i+1 (tool run + next request)."""
     return [b - a for a, b in zip(arrivals, arrivals[1:])]
@@ -114,9 +124,16 @@ def _cell(value: Any) -> str:
 
 
 def write_json(path: str | None, results: Any) -> None:
-    """Write `results` (dataclasses allowed) as JSON when a path was given."""
-    if not path:
-        return
-    def plain(value: Any) -> Any:
-        return asdict(value) if hasattr(value, "__dataclass_fields__") else value
-    Path(path).write_text(json.dumps(results, default=plain, indent=2) + "\n", encoding="utf-8")
+    """Write `results` as JSON when a path was given."""
+    if path:
+        Path(path).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+def machine() -> dict[str, str]:
+    """Where and when the figures were taken: cores, CPU model, Python, date, git commit."""
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "unknown")
+    commit = subprocess.run(["git", "-C", str(BENCH), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    return {"nproc": str(os.cpu_count()), "cpu": cpu, "python": sys.version.split()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "commit": commit or "unknown"}

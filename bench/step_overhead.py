@@ -10,6 +10,9 @@ step) each run `--steps` steps and once with 1 step, so:
     CPU/step  = (CPU of the N-step run − CPU of the 1-step run) / (N − 1)   (user+sys, children included)
     overhead  = ours − raw, per step;  peak RSS = max RSS of the N-step run
 
+Medians over `--repeats` rounds; the runs take turns within a round, so load from elsewhere
+on the machine lands on all of them alike.
+
 Targets (issue 9): overhead ≤ 2 ms/step with sessions and checkpoints off, ≤ 5 ms with them
 on; peak RSS ≤ 150 MB.
 
@@ -19,12 +22,10 @@ on; peak RSS ≤ 150 MB.
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from pathlib import Path
 
-from harness import (BENCH, PYTHON, ChildRun, ServerProcess, agent_argv, agent_env, median, run_child,
-                     scratch_dir, table, write_json)
+from harness import (BENCH, PYTHON, ChildRun, ServerProcess, agent_argv, agent_env, median, request_template,
+                     run_child, scratch_dir, table, write_json)
 
 CONFIGS = {"default": [], "--no-session": ["--no-session"],
            "--no-session --no-checkpoints": ["--no-session", "--no-checkpoints"]}
@@ -43,27 +44,45 @@ def timed(argv: list[str], steps: int, env: dict[str, str] | None = None) -> tup
     return run, per_step
 
 
-def measure(argv: list[str], steps: int, repeats: int, env: dict[str, str] | None = None) -> dict[str, float]:
-    """Wall and CPU ms per step (medians over repeats), whole-run wall and peak RSS."""
-    walls, cpus, totals, rss = [], [], [], []
-    for _ in range(repeats):
-        one, _ = timed(argv, 1, env)
-        run, wall = timed(argv, steps, env)
-        walls.append(wall * 1000)
-        cpus.append((run.cpu - one.cpu) / (steps - 1) * 1000)
-        totals.append(run.wall)
-        rss.append(run.maxrss_mb)
-    return {"wall_ms": median(walls), "cpu_ms": median(cpus), "run_s": median(totals), "rss_mb": max(rss)}
+def measure_once(argv: list[str], steps: int, env: dict[str, str] | None = None) -> dict[str, float]:
+    """Wall and CPU ms per step, whole-run seconds and peak RSS of one N-step run (and its 1-step twin)."""
+    one, _ = timed(argv, 1, env)
+    run, wall = timed(argv, steps, env)
+    return {"wall_ms": wall * 1000, "cpu_ms": (run.cpu - one.cpu) / (steps - 1) * 1000, "run_s": run.wall,
+            "rss_mb": run.maxrss_mb}
 
 
-def request_template(env: dict[str, str], workspace: str) -> Path:
-    """The first request body of a real run, for the raw loop to replay."""
-    with ServerProcess(1) as server:
-        run_child(agent_argv(server.base_url, 10, workspace), env=env)
-        body = json.loads(server.get("/first"))
-    path = Path(scratch_dir("template")) / "first.json"
-    path.write_text(json.dumps(body), encoding="utf-8")
-    return path
+def summarise(samples: list[dict[str, float]]) -> dict[str, float]:
+    """Medians over the repeats; peak RSS is the max."""
+    result = {key: median([s[key] for s in samples]) for key in samples[0]}
+    result["rss_mb"] = max(s["rss_mb"] for s in samples)
+    return result
+
+
+def add_overheads(results: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Add ours − raw and ours − (raw + bash) per step, wall and CPU, to each CLI configuration."""
+    raw, raw_shell = results["raw (httpx only)"], results["raw + bash -c true"]
+    for label in CONFIGS:
+        r = results[label]
+        r["over_raw_wall_ms"] = r["wall_ms"] - raw["wall_ms"]
+        r["over_raw_cpu_ms"] = r["cpu_ms"] - raw["cpu_ms"]
+        r["over_shell_wall_ms"] = r["wall_ms"] - raw_shell["wall_ms"]
+        r["over_shell_cpu_ms"] = r["cpu_ms"] - raw_shell["cpu_ms"]
+    return results
+
+
+def report(results: dict[str, dict[str, float]]) -> None:
+    """Print the table and the verdict on each target."""
+    keys = ["wall_ms", "cpu_ms", "over_raw_wall_ms", "over_raw_cpu_ms", "over_shell_wall_ms", "over_shell_cpu_ms",
+            "run_s", "rss_mb"]
+    print(table(["run", "wall ms/step", "CPU ms/step", "− raw wall", "− raw CPU", "− raw+sh wall",
+                 "− raw+sh CPU", "run s", "peak RSS MB"],
+                [[label, *(r.get(key, "") for key in keys)] for label, r in results.items()]))
+    for label, limit in LIMITS_MS.items():
+        over = results[label]["over_raw_wall_ms"]
+        print(f"target {label}: ours − raw ≤ {limit} ms/step: {over:.2f} ms — {'met' if over <= limit else 'MISSED'}")
+    rss = results["default"]["rss_mb"]
+    print(f"target peak RSS ≤ 150 MB: {rss:.0f} MB — {'met' if rss <= 150 else 'MISSED'}")
 
 
 def main() -> None:
@@ -75,30 +94,16 @@ def main() -> None:
     started = time.perf_counter()
     workspace, env = scratch_dir("workspace"), agent_env(scratch_dir("home"))
     template = request_template(env, workspace)
-    results: dict[str, dict[str, float]] = {}
-    for label, flags in RAW.items():
-        argv = [PYTHON, str(BENCH / "raw_loop.py"), "--base-url", "{base_url}", "--template", str(template), *flags]
-        results[label] = measure(argv, args.steps, args.repeats)
-    for label, flags in CONFIGS.items():
-        argv = agent_argv("{base_url}", args.steps + 10, workspace, flags)
-        results[label] = measure(argv, args.steps, args.repeats, env)
-    raw, raw_shell = results["raw (httpx only)"], results["raw + bash -c true"]
-    for label in CONFIGS:
-        r = results[label]
-        r["over_raw_wall_ms"] = r["wall_ms"] - raw["wall_ms"]
-        r["over_raw_cpu_ms"] = r["cpu_ms"] - raw["cpu_ms"]
-        r["over_shell_wall_ms"] = r["wall_ms"] - raw_shell["wall_ms"]
-        r["over_shell_cpu_ms"] = r["cpu_ms"] - raw_shell["cpu_ms"]
-    print(table(["run", "wall ms/step", "CPU ms/step", "− raw wall", "− raw CPU", "− raw+sh wall",
-                 "− raw+sh CPU", "run s", "peak RSS MB"],
-                [[label, r["wall_ms"], r["cpu_ms"], r.get("over_raw_wall_ms", ""), r.get("over_raw_cpu_ms", ""),
-                  r.get("over_shell_wall_ms", ""), r.get("over_shell_cpu_ms", ""), r["run_s"], r["rss_mb"]]
-                 for label, r in results.items()]))
-    for label, limit in LIMITS_MS.items():
-        over = results[label]["over_raw_wall_ms"]
-        print(f"target {label}: ours − raw ≤ {limit} ms/step: {over:.2f} ms — {'met' if over <= limit else 'MISSED'}")
-    rss = results["default"]["rss_mb"]
-    print(f"target peak RSS ≤ 150 MB: {rss:.0f} MB — {'met' if rss <= 150 else 'MISSED'}")
+    runs = {label: ([PYTHON, str(BENCH / "raw_loop.py"), "--base-url", "{base_url}", "--template", str(template),
+                     *flags], None) for label, flags in RAW.items()}
+    runs |= {label: (agent_argv("{base_url}", args.steps + 10, workspace, flags), env)
+             for label, flags in CONFIGS.items()}
+    samples: dict[str, list[dict[str, float]]] = {label: [] for label in runs}
+    for _ in range(args.repeats):  # round-robin, so a burst of load elsewhere hits every run alike
+        for label, (argv, run_env) in runs.items():
+            samples[label].append(measure_once(argv, args.steps, run_env))
+    results = {label: summarise(s) for label, s in samples.items()}
+    report(add_overheads(results))
     print(f"({args.steps} steps × {args.repeats} repeats, {time.perf_counter() - started:.0f} s)")
     write_json(args.json, {"steps": args.steps, "repeats": args.repeats, "results": results})
 

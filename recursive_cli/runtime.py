@@ -52,12 +52,17 @@ class AgentRuntime:
             outcome = await self._run_turn(self._queue.popleft())
         return outcome
 
-    async def _run_turn(self, text: str) -> TurnOutcome:
+    async def continue_turn(self) -> TurnOutcome:
+        """Pick an interrupted conversation up where it stopped, with no new user message."""
+        return await self._run_turn(None)
+
+    async def _run_turn(self, text: str | None) -> TurnOutcome:
         self._turn += 1
-        self._sink.emit(TurnStarted(turn=self._turn, prompt=text))
-        prompt = Message.user(text)
-        self._transcript.append(prompt)
-        self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
+        self._sink.emit(TurnStarted(turn=self._turn, prompt=text or ""))
+        if text is not None:
+            prompt = Message.user(text)
+            self._transcript.append(prompt)
+            self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
         try:
             outcome = await self._kernel.run(self._context())
         except ProviderError as exc:

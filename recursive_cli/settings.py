@@ -176,7 +176,13 @@ def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict
 
 
 def _api_key(merged: dict[str, Any], env: Mapping[str, str]) -> str | None:
-    fallback = "ANTHROPIC_API_KEY" if merged.get("provider") == "anthropic" else "OPENAI_API_KEY"
+    return api_key_for(str(merged.get("provider") or "openai"), env)
+
+
+def api_key_for(provider: str, env: Mapping[str, str] | None = None) -> str | None:
+    """`RECURSIVE_API_KEY`, else the provider's own variable."""
+    env = os.environ if env is None else env
+    fallback = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
     return env.get("RECURSIVE_API_KEY") or env.get(fallback) or None
 
 

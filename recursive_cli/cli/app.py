@@ -1,5 +1,7 @@
 """The `recursive` command: typer definitions only; each command imports its work lazily."""
 
+import enum
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -15,6 +17,12 @@ app = typer.Typer(
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+class ExportFormat(str, enum.Enum):
+    jsonl = "jsonl"
+    json = "json"
+    md = "md"
 
 
 def _version(value: bool) -> None:
@@ -49,6 +57,100 @@ def run(
     from .run_cmd import run_command
 
     raise typer.Exit(run_command(common, prompt or []))
+
+
+@app.command(epilog="""[b]Examples[/b]
+
+  recursive resume parser-1 "now add tests"
+
+  recursive resume --last
+
+  git diff | recursive resume 2026 "review what changed since"
+""")
+@with_common_options
+def resume(
+    words: Annotated[Optional[list[str]], typer.Argument(metavar="[SESSION] [PROMPT]...", help="Session id or unique prefix, then the prompt.", show_default=False)] = None,
+    last: Annotated[bool, typer.Option("--last", help="This workspace's latest session; all words are the prompt.")] = False,
+    *,
+    common: CommonOptions,
+) -> None:
+    """Continue a saved session; without PROMPT an interrupted run carries on."""
+    from .resume_cmd import resume_command
+
+    raise typer.Exit(resume_command(common, words or [], last))
+
+
+sessions_app = typer.Typer(help="Inspect and manage saved sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.command("list", epilog="""[b]Examples[/b]
+
+  recursive sessions list
+
+  recursive sessions list --all-workspaces --json | jq -r '.[].id'
+""")
+def sessions_list(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Sessions of every workspace.")] = False,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose sessions to list.")] = None,
+) -> None:
+    """List the sessions of this workspace, oldest first."""
+    from .sessions_cmd import list_command
+
+    raise typer.Exit(list_command(json_output, all_workspaces, workspace))
+
+
+@sessions_app.command("show", epilog="""[b]Examples[/b]
+
+  recursive sessions show parser-1
+""")
+def sessions_show(session: Annotated[str, typer.Argument(help="Session id or unique prefix.")]) -> None:
+    """Print a session's conversation, readable."""
+    from .sessions_cmd import show_command
+
+    raise typer.Exit(show_command(session))
+
+
+@sessions_app.command("export", epilog="""[b]Examples[/b]
+
+  recursive sessions export parser-1 --format md > parser-1.md
+
+  recursive sessions export parser-1 --format json | jq .meta
+""")
+def sessions_export(
+    session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="jsonl (the transcript as stored), json or md.")] = ExportFormat.jsonl,
+) -> None:
+    """Write a session to stdout as jsonl, json or Markdown."""
+    from .sessions_cmd import export_command
+
+    raise typer.Exit(export_command(session, fmt.value))
+
+
+@sessions_app.command("rm", epilog="""[b]Examples[/b]
+
+  recursive sessions rm parser-1
+""")
+def sessions_rm(sessions: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Session ids or unique prefixes.")]) -> None:
+    """Delete sessions (refused while a process is using one)."""
+    from .sessions_cmd import rm_command
+
+    raise typer.Exit(rm_command(sessions))
+
+
+@sessions_app.command("gc", epilog="""[b]Examples[/b]
+
+  recursive sessions gc --older-than 30d --dry-run
+""")
+def sessions_gc(
+    older_than: Annotated[str, typer.Option("--older-than", help="Age by last update, e.g. 30d, 12h.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be removed.")] = False,
+) -> None:
+    """Delete sessions not updated for the given time. Nothing else ever deletes one."""
+    from .sessions_cmd import gc_command
+
+    raise typer.Exit(gc_command(older_than, dry_run))
 
 
 @app.command(epilog="""[b]Examples[/b]

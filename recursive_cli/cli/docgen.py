@@ -18,13 +18,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal, NamedTuple, Protocol, get_args, get_origin, runtime_checkable
 
 try:
     from typer import _click as click
 except ImportError:  # a typer that uses the real click package
-    import click  # type: ignore[no-redef]
+    import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
+from .. import __version__
 from . import docgen_completions, docgen_man
 
 REGENERATE_COMMAND = docgen_man.REGENERATE_COMMAND
@@ -32,7 +33,7 @@ REGENERATE_COMMAND = docgen_man.REGENERATE_COMMAND
 ValueKind = Literal["none", "text", "choice", "file", "dir", "session"]
 """What a value is, for completion: a flag takes none; paths complete as files or dirs."""
 
-SESSION_ARGUMENTS = frozenset({"session", "session_id"})
+SESSION_ARGUMENTS = frozenset({"session", "session_id", "sessions", "session_ids"})
 # options.py declares plain `Path` (files and dirs both allowed); these names mean a folder.
 _DIR_NAMES = re.compile(r"(^|_)(dir|dirs|directory|workspace)$")
 _RICH_TAG = re.compile(r"(?<!\\)\[/?[a-z#][\w #.=-]*\]")
@@ -55,15 +56,27 @@ class OptionDoc:
 
 @dataclass(frozen=True)
 class ArgumentDoc:
-    """One positional argument of one command."""
+    """One positional argument of one command; a variadic one may hold several values."""
 
     name: str
-    metavar: str
+    usage: str
     kind: ValueKind
+    rest_kind: ValueKind
     choices: tuple[str, ...]
     help: str
     required: bool
     variadic: bool
+
+
+class Slot(NamedTuple):
+    """Positional values `first`..`last` (None: no end; from 0) that complete alike."""
+
+    first: int
+    last: int | None
+    kind: ValueKind
+    choices: tuple[str, ...]
+    label: str
+    required: bool
 
 
 @dataclass(frozen=True)
@@ -77,7 +90,6 @@ class CommandDoc:
     arguments: tuple[ArgumentDoc, ...]
     examples: tuple[str, ...]
     subcommands: tuple[CommandDoc, ...]
-    is_group: bool
 
     @property
     def name(self) -> str:
@@ -88,6 +100,18 @@ class CommandDoc:
     def key(self) -> str:
         """The subcommand words after the program name ("" for the program itself)."""
         return " ".join(self.path[1:])
+
+    def slots(self) -> list[Slot]:
+        """The positional values by kind: "[SESSION] [PROMPT]..." is a session, then text."""
+        slots: list[Slot] = []
+        for index, arg in enumerate(self.arguments):
+            labels = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", arg.usage) or [arg.name]]
+            whole = arg.variadic and arg.rest_kind == arg.kind
+            slots.append(Slot(index, None if whole else index, arg.kind, arg.choices, labels[0],
+                              arg.required))
+            if arg.variadic and not whole:
+                slots.append(Slot(index + 1, None, arg.rest_kind, arg.choices, labels[-1], False))
+        return slots
 
     def walk(self) -> Iterator[CommandDoc]:
         """This command, then every command below it, depth first in definition order."""
@@ -128,12 +152,17 @@ def _collect(command: click.Command, ctx: click.Context, path: tuple[str, ...]) 
         arguments=tuple(_argument(p) for p in params if p.param_type_name == "argument"),
         examples=examples_from_epilog(command.epilog or ""),
         subcommands=subcommands,
-        is_group=hasattr(command, "list_commands"),
     )
 
 
+@runtime_checkable
+class _Group(Protocol):
+    def list_commands(self, ctx: click.Context) -> list[str]: ...
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None: ...
+
+
 def _visible_subcommands(command: click.Command, ctx: click.Context) -> list[tuple[str, Any]]:
-    if not hasattr(command, "list_commands"):
+    if not isinstance(command, _Group):
         return []
     found = [(name, command.get_command(ctx, name)) for name in command.list_commands(ctx)]
     return [(name, sub) for name, sub in found if sub is not None and not sub.hidden]
@@ -145,23 +174,43 @@ def _option(param: click.Parameter, is_help: bool) -> OptionDoc:
     kind = _value_kind(param) if takes_value else "none"
     return OptionDoc(
         names=tuple(names), takes_value=takes_value, kind=kind, choices=_choices(param),
-        metavar=param.metavar or _metavar(param.name or "value", kind),
+        metavar=param.metavar or _metavar(names, param.name or "value", kind),
         help=clean_text(getattr(param, "help", None) or ""),
         panel=getattr(param, "rich_help_panel", None),
         repeatable=bool(param.multiple or getattr(param, "count", False)), is_help=is_help)
 
 
 def _argument(param: click.Parameter) -> ArgumentDoc:
+    """An argument; a metavar like "[SESSION] [PROMPT]..." tells its first and later values."""
     name = param.name or "arg"
-    kind: ValueKind = "session" if name in SESSION_ARGUMENTS else _value_kind(param)
+    variadic = param.nargs < 0
+    base = _session_or(name, _value_kind(param))
+    words = re.findall(r"[A-Za-z][\w-]*", param.metavar or "") or [name]
+    first, last = (_session_or(word, base) for word in (words[0], words[-1]))
     return ArgumentDoc(
-        name=name, metavar=param.metavar or name.upper(), kind=kind, choices=_choices(param),
+        name=name, usage=_argument_usage(param.metavar, name, param.required, variadic),
+        kind=first, rest_kind=last if variadic else first, choices=_choices(param),
         help=clean_text(getattr(param, "help", None) or ""), required=param.required,
-        variadic=param.nargs < 0)
+        variadic=variadic)
 
 
-def _metavar(name: str, kind: ValueKind) -> str:
-    return {"dir": "DIR", "file": "FILE"}.get(kind, name.upper())
+def _session_or(word: str, kind: ValueKind) -> ValueKind:
+    return "session" if word.lower().replace("-", "_") in SESSION_ARGUMENTS else kind
+
+
+def _argument_usage(metavar: str | None, name: str, required: bool, variadic: bool) -> str:
+    """The argument as in a usage line: SESSION, [PROMPT]... (a metavar with [ or ... is one)."""
+    if metavar and ("[" in metavar or "..." in metavar):
+        return metavar
+    text = (metavar or name.upper()) + ("..." if variadic else "")
+    return text if required else f"[{text}]"
+
+
+def _metavar(names: list[str], name: str, kind: ValueKind) -> str:
+    """DIR or FILE for paths, else the long option name: --output-format OUTPUT_FORMAT."""
+    longs = [n.lstrip("-") for n in names if n.startswith("--")]
+    default = (longs[0] if longs else name).replace("-", "_").upper()
+    return {"dir": "DIR", "file": "FILE"}.get(kind, default)
 
 
 def _value_kind(param: click.Parameter) -> ValueKind:
@@ -206,8 +255,13 @@ def _choices(param: click.Parameter) -> tuple[str, ...]:
 
 def clean_text(text: str) -> str:
     """Help text without rich markup tags, click's no-rewrap marks or common indentation."""
-    text = _RICH_TAG.sub("", inspect.cleandoc(text)).replace("\\[", "[").replace("\b", "")
+    text = inspect.cleandoc(strip_markup(text)).replace("\b", "")
     return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+
+def strip_markup(text: str) -> str:
+    """`text` without rich markup tags such as [b]...[/b]."""
+    return _RICH_TAG.sub("", text).replace("\\[", "[")
 
 
 def _first_paragraph(text: str) -> str:
@@ -216,7 +270,7 @@ def _first_paragraph(text: str) -> str:
 
 def examples_from_epilog(epilog: str) -> tuple[str, ...]:
     """The indented lines of an epilog: the convention for example command lines."""
-    lines = clean_text(epilog).splitlines()
+    lines = strip_markup(epilog).splitlines()
     return tuple(line.strip() for line in lines if line[:1].isspace() and line.strip())
 
 
@@ -250,12 +304,11 @@ def _read(path: Path) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Regenerate the man page and completions, or with --check report the stale ones."""
-    parser = argparse.ArgumentParser(prog=REGENERATE_COMMAND, description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=REGENERATE_COMMAND, description="Regenerate man/ and completions/ from the CLI.")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 and list the files that are out of date")
     args = parser.parse_args(argv)
-    from .. import __version__
-
     root = repository_root()
     outputs = render_outputs(collect(load_cli()), __version__)
     stale = stale_outputs(outputs, root)

@@ -6,10 +6,11 @@ Hand-written text marks code with `backticks` (rendered bold); everything is esc
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .docgen import ArgumentDoc, CommandDoc, OptionDoc
+    from .docgen import CommandDoc, OptionDoc
 
 DESCRIPTION = (
     "`recursive` is a command-line coding agent. It drives an LLM (any OpenAI-compatible "
@@ -71,6 +72,7 @@ EXIT_STATUS = (
     ("130, 143", "interrupted", "SIGINT or SIGTERM. The session is saved and can be resumed."),
 )
 
+# Every generated file names the command that regenerates it (docgen's `main`).
 REGENERATE_COMMAND = f"python -m {__package__}.docgen"
 SEE_ALSO = ("git(1)", "jq(1)", "bash(1)", "zsh(1)", "fish(1)")
 
@@ -86,13 +88,23 @@ def escape(text: str) -> str:
 
 
 def bold(text: str) -> str:
-    """Bold roff text."""
-    return f"\\fB{escape(text)}\\fR"
+    """Bold roff text (a name or code, so never hyphenated)."""
+    return f"\\fB{_unbroken(text)}\\fR"
 
 
 def italic(text: str) -> str:
-    """Italic roff text."""
-    return f"\\fI{escape(text)}\\fR"
+    """Italic roff text (a placeholder, so never hyphenated)."""
+    return f"\\fI{_unbroken(text)}\\fR"
+
+
+def _unbroken(text: str) -> str:
+    return " ".join("\\%" + escape(word) if word else "" for word in text.split(" "))
+
+
+def placeholder(text: str) -> str:
+    """A usage fragment such as `[SESSION] [PROMPT]...`: the uppercase words in italics."""
+    pieces = re.split(r"([A-Z][A-Z0-9_]*)", text)
+    return "".join(italic(p) if i % 2 else escape(p) for i, p in enumerate(pieces))
 
 
 def inline(text: str) -> str:
@@ -144,8 +156,9 @@ def _header(root: CommandDoc, version: str) -> list[str]:
 
 def _name(root: CommandDoc) -> list[str]:
     summary = root.summary.rstrip(".")
-    if summary[:1].isupper() and summary[1:2].islower():
-        summary = summary[0].lower() + summary[1:]
+    first = summary.split(" ", 1)[0]
+    if len(first) == 1 or first[1:].islower():  # "A coding agent" but not "LLM agent"
+        summary = summary[:1].lower() + summary[1:]
     return _section("NAME", [f"{escape(root.path[0])} \\- {escape(summary)}"])
 
 
@@ -165,16 +178,11 @@ def usage(command: CommandDoc) -> str:
     """The usage line: program and subcommand in bold, placeholders in italics."""
     pieces = [bold(command.name)]
     if any(not o.is_help for o in command.options):
-        pieces.append(f"[{italic('OPTIONS')}]")
-    pieces += [_argument_usage(a) for a in command.arguments]
+        pieces.append(placeholder("[OPTIONS]"))
+    pieces += [placeholder(a.usage) for a in command.arguments]
     if command.subcommands:
-        pieces.append(italic("COMMAND"))
+        pieces.append(placeholder("COMMAND"))
     return " ".join(pieces)
-
-
-def _argument_usage(argument: ArgumentDoc) -> str:
-    text = italic(argument.metavar) + ("..." if argument.variadic else "")
-    return text if argument.required else f"[{text}]"
 
 
 def _commands(root: CommandDoc, common: list[OptionDoc], users: list[CommandDoc]) -> list[str]:
@@ -192,7 +200,7 @@ def _command(command: CommandDoc, common: list[OptionDoc]) -> list[str]:
         lines += [".PP", f"Commands: {subs}."]
     if common:
         lines += [".PP", f"Also accepts the options under {bold('COMMON OPTIONS')}."]
-    lines += [x for a in command.arguments for x in _item(italic(a.metavar), a.help)]
+    lines += [x for a in command.arguments for x in _item(placeholder(a.usage), a.help)]
     own = [o for o in command.options if not o.is_help and o not in common]
     return lines + [x for o in own for x in _option(o)]
 
@@ -213,7 +221,7 @@ def _option(option: OptionDoc) -> list[str]:
     if option.choices:
         tag += " {" + "|".join(bold(c) for c in option.choices) + "}"
     elif option.takes_value:
-        tag += " " + italic(option.metavar)
+        tag += " " + placeholder(option.metavar)
     body = option.help
     if option.repeatable and "repeat" not in body.lower():
         body = f"{body} Repeatable.".strip()
@@ -236,12 +244,13 @@ def _common_options(root: CommandDoc, common: list[OptionDoc],
 
 
 def _panels(options: list[OptionDoc]) -> list[str]:
-    panels: dict[str, list[OptionDoc]] = {}
+    panels: dict[str, list[OptionDoc]] = {_GENERAL_PANEL: []}
     for option in options:
         panels.setdefault(option.panel or _GENERAL_PANEL, []).append(option)
     lines: list[str] = []
     for title, members in panels.items():
-        lines += [f'.SS "{escape(title)}"', *(x for o in members for x in _option(o))]
+        if members:
+            lines += [f'.SS "{escape(title)}"', *(x for o in members for x in _option(o))]
     return lines
 
 

@@ -14,6 +14,10 @@ from ..events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarte
 from ..kernel import TurnOutcome
 from ..results import make_result
 from ..runtime import AgentRuntime
+from ..sessions.binding import SessionBinding
+from ..sessions.lock import SessionLock
+from ..sessions.reader import LoadedSession
+from ..sessions.records import SessionError
 from ..settings import ConfigError, LoadedSettings, Settings
 from .errors import fail
 
@@ -22,11 +26,14 @@ Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
 @dataclass
 class Launch:
-    """What a command asks for: its settings, its mode and the session id to use."""
+    """What a command asks for: settings, mode, session id, and for `resume` the loaded session."""
 
     loaded: LoadedSettings
     mode: str
     session_id: str
+    title: str = ""
+    resumed: LoadedSession | None = None
+    lock: SessionLock | None = None  # held on the resumed session since it was loaded
 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
@@ -47,23 +54,45 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
 
 
 def launch(spec: Launch, work: Work) -> int:
-    """Build the runtime and run `work` on it; returns the process exit code."""
+    """Build the runtime, bind its session and run `work` on it; returns the process exit code."""
     settings = spec.loaded.settings
     sink = FanoutSink(output_sinks(settings, spec.session_id))
+    binding = None
     try:
         runtime = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
                    .session_id(spec.session_id).sink(sink).build())
-    except ConfigError as exc:
+        if not settings.no_session:
+            binding = _bind(spec, runtime, settings)
+            sink.sinks.insert(0, binding.writer)
+    except (ConfigError, SessionError) as exc:
+        if spec.lock is not None:
+            spec.lock.release()
         return fail(str(exc))
     if settings.permission_mode == "ask":
         from .ask import terminal_ask_hook
 
         runtime.set_permission_hook(terminal_ask_hook(runtime.permissions))
-    result = asyncio.run(drive(runtime, work, settings))
+    try:
+        result = asyncio.run(drive(runtime, work, settings))
+    finally:
+        if binding is not None:
+            binding.close()
+        elif spec.lock is not None:
+            spec.lock.release()
     if settings.output_format == "text" and result.exit_code == 0 and result.result:
         sys.stdout.write(result.result.rstrip("\n") + "\n")
         sys.stdout.flush()
     return result.exit_code
+
+
+def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBinding:
+    from ..sessions.binding import create_session, reopen_session, session_meta
+    from ..sessions.store import SessionStore
+
+    if spec.resumed is not None and spec.lock is not None:
+        return reopen_session(spec.resumed, spec.lock, runtime)
+    folder = SessionStore(spec.loaded.home).folder(spec.session_id)
+    return create_session(folder, session_meta(runtime, settings, spec.mode, spec.title))
 
 
 async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFinished:

@@ -23,4 +23,4 @@ def run_command(common: CommonOptions, words: list[str]) -> int:
     problem = check_session_id(session_id)
     if problem:
         return fail(problem, EXIT_USAGE)
-    return launch(Launch(loaded, "run", session_id), lambda runtime: runtime.run(prompt))
+    return launch(Launch(loaded, "run", session_id, title=prompt), lambda runtime: runtime.run(prompt))

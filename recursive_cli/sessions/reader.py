@@ -8,16 +8,20 @@ never got a result, so the provider never sees an unpaired call.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..kernel import INTERRUPTED_RESULT
-from ..messages import Message, ToolCall
-from .meta import SessionMeta, newer_schema_message, read_meta
+from ..messages import Message, ToolCall, Usage
+from ..pricing import cost_usd
+from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
 from .records import (SCHEMA_VERSION, MessageRecord, RepairRecord, SessionHeader, SessionReadError,
-                      SessionSchemaError, TranscriptRecord, TurnStartRecord, now_iso, parse_record)
+                      SessionSchemaError, TranscriptRecord, TurnEndRecord, TurnStartRecord, now_iso,
+                      parse_record)
 from .writer import TRANSCRIPT_FILE
 
 MAX_LINE_WARNINGS = 10
@@ -48,10 +52,37 @@ def load_session(folder: Path) -> LoadedSession:
         raise SessionReadError(f"session {folder.name} has no transcript ({path})") from None
     except OSError as exc:
         raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from None
-    records, warnings = parse_transcript(data, folder.name)
-    meta = read_meta(folder)
-    messages, turns = _conversation(records, warnings)
+    with _gc_paused():
+        records, warnings = parse_transcript(data, folder.name)
+        meta = _meta_or_rebuilt(folder, records, warnings)
+        messages, turns = _conversation(records, warnings)
+        if meta.status == "running":  # killed, or still running: meta may lag the transcript
+            _catch_up(meta, records)
     return LoadedSession(folder, meta, messages, turns, warnings, records)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while records are built: its full collections would rescan every
+    record made so far, making big loads superlinear (bench/session_load.py: 100k messages
+    took twice as long with it on)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _meta_or_rebuilt(folder: Path, records: list[TranscriptRecord], warnings: list[str]) -> SessionMeta:
+    """meta.json, or — when a crash came between the transcript's header and it — one rebuilt
+    from the header (the settings then come from the resuming command)."""
+    if (folder / META_FILE).exists() or not records or not isinstance(records[0], SessionHeader):
+        return read_meta(folder)
+    header = records[0]
+    warnings.append(f"session {header.id} has no {META_FILE}; rebuilt it from the transcript")
+    return SessionMeta(id=header.id, workspace=header.workspace, created=header.created)
 
 
 def parse_transcript(data: bytes, session_id: str) -> tuple[list[TranscriptRecord], list[str]]:
@@ -118,14 +149,22 @@ def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple
     messages: list[Message] = []
     repairs: dict[str, str] = {}
     turns = 0
+    unsaved: TurnStartRecord | None = None  # a started turn whose prompt message is not seen yet
     for record in records:
-        if isinstance(record, MessageRecord):
-            if record.message.role != "system":  # the system prompt is rebuilt on resume
-                messages.append(record.message)
+        if isinstance(record, MessageRecord) and record.message.role != "system":
+            # (the system prompt is never kept: it is rebuilt on resume)
+            if unsaved is not None and record.message.role != "user":
+                messages.append(_lost_prompt(unsaved, warnings))
+            unsaved = None
+            messages.append(record.message)
         elif isinstance(record, TurnStartRecord):
-            turns += 1
+            if unsaved is not None:
+                messages.append(_lost_prompt(unsaved, warnings))
+            unsaved, turns = record, turns + 1
         elif isinstance(record, RepairRecord):
             repairs[record.tool_call_id] = record.content
+    if unsaved is not None:
+        messages.append(_lost_prompt(unsaved, warnings))
 
     def recorded_repair(call: ToolCall) -> Message | None:
         content = repairs.pop(call.id, None)
@@ -134,6 +173,39 @@ def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple
     paired, _, dropped = pair_tool_results(messages, recorded_repair)
     warnings.extend(f"dropped a tool result for unknown tool call {m.tool_call_id!r}" for m in dropped)
     return paired, turns
+
+
+def _lost_prompt(start: TurnStartRecord, warnings: list[str]) -> Message:
+    """The user message of a turn killed between its `turn_start` record and its prompt's record."""
+    warnings.append(f"restored the prompt of turn {start.turn} from its turn_start record")
+    return Message.user(start.prompt)
+
+
+def _catch_up(meta: SessionMeta, records: list[TranscriptRecord]) -> None:
+    """Add what a run killed mid-turn did after its last turn end to meta's totals.
+
+    Meta totals are saved at turn ends only, so the steps after the last `turn_end` record
+    are missing; they must still count (toward --max-cost above all) when the session resumes.
+    """
+    turns = messages = tail_steps = 0
+    tail_usage = Usage()
+    total_cost: float | None = meta.cost_usd if meta.steps else 0.0  # 0.0: nothing spent yet
+    for record in records:
+        if isinstance(record, MessageRecord):
+            messages += 1
+            if record.message.role == "assistant":
+                tail_steps += 1
+                tail_usage = tail_usage + (record.message.usage or Usage())
+        elif isinstance(record, TurnStartRecord):
+            turns += 1
+        elif isinstance(record, TurnEndRecord):
+            tail_steps, tail_usage, total_cost = 0, Usage(), record.cost_usd
+    meta.turns, meta.messages = max(meta.turns, turns), max(meta.messages, messages)
+    if tail_steps:
+        tail_cost = cost_usd(meta.model, tail_usage)
+        meta.steps += tail_steps
+        meta.usage = meta.usage + tail_usage
+        meta.cost_usd = None if total_cost is None or tail_cost is None else total_cost + tail_cost
 
 
 def pair_tool_results(messages: list[Message], fill: Callable[[ToolCall], Message | None]

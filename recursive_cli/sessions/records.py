@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -156,11 +156,11 @@ def dump_record(record: BaseModel) -> bytes:
 def parse_record(line: bytes | str) -> TranscriptRecord:
     """The record on one line; raises ValueError when it is not a valid record."""
     try:
-        return _KNOWN.validate_json(line)
+        return cast(TranscriptRecord, _KNOWN.validate_json(line))
     except ValidationError:
         pass
     data = json.loads(line)  # slow path: escaped surrogates, or a type this version does not know
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ValueError("not a JSON object with a string 'type'")
     model = _BY_TYPE.get(data["type"], ExtraRecord)
-    return model.model_validate(data)  # type: ignore[return-value]
+    return cast(TranscriptRecord, model.model_validate(data))

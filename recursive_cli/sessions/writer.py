@@ -78,8 +78,8 @@ class JsonlSessionWriter:
         """Append to an existing session (resume); its status becomes `running` again."""
         path = folder / TRANSCRIPT_FILE
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
             torn = _ends_without_newline(path)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
             raise SessionWriteError(f"cannot reopen session transcript {path}: {_reason(exc)}") from None
         meta.status, meta.finish_reason = "running", None

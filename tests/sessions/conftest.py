@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from recursive_cli.sessions.writer import JsonlSessionWriter
 
 @pytest.fixture
 def store(isolated_home: Path) -> SessionStore:
-    return SessionStore(Path(os.environ["RECURSIVE_HOME"]))
+    return SessionStore(isolated_home)
 
 
 def make_meta(session_id: str = "s1", workspace: str = "/ws", **fields: object) -> SessionMeta:

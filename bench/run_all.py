@@ -1,0 +1,62 @@
+"""Run every bench script in sequence with modest defaults and print one summary.
+
+    python bench/run_all.py [--out DIR] [--quick]
+
+Each script's JSON goes to DIR (default: a fresh temp folder); takes about five minutes
+(`--quick`: under two, with fewer runs and a 1,000-step growth session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from harness import BENCH, PYTHON, machine, scratch_dir
+
+
+def run(script: str, out: Path, *args: str) -> dict:
+    """Run one bench script (its table goes to our stdout) and load the JSON it wrote."""
+    path = out / f"{Path(script).stem}.json"
+    print(f"\n== {script} {' '.join(args)}", flush=True)
+    subprocess.run([PYTHON, str(BENCH / script), "--json", str(path), *args], check=True)
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def summary(startup: dict, steps: dict, growth: dict) -> list[str]:
+    """One line per headline figure."""
+    lines = [f"{label}: {t['ratio']:.2f}× {t['baseline']} (target ≤ {t['limit']}×)"
+             for label, t in startup["targets"].items()]
+    raw = steps["results"]["raw (httpx only)"]
+    for label in ("default", "--no-session", "--no-session --no-checkpoints"):
+        r = steps["results"][label]
+        lines.append(f"{label}: {r['wall_ms']:.2f} ms/step wall, {r['cpu_ms']:.2f} ms CPU; "
+                     f"− raw {r['over_raw_wall_ms']:.2f} ms (raw {raw['wall_ms']:.2f}); peak RSS {r['rss_mb']:.0f} MB")
+    ours, base = growth["runs"]["recursive run"], growth["runs"]["raw"]
+    lines.append("growth, ours − raw ms/step: " + ", ".join(
+        f"step {m}: {ours[str(m)]['ms_per_step'] - base[str(m)]['ms_per_step']:.1f}" for m in growth["marks"]))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="folder for the JSON results")
+    parser.add_argument("--quick", action="store_true", help="fewer runs, shorter sessions")
+    args = parser.parse_args()
+    out = Path(args.out or scratch_dir("results"))
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    startup = run("startup.py", out, "--runs", "10" if args.quick else "15")
+    steps = run("step_overhead.py", out, "--repeats", "1" if args.quick else "3")
+    growth = run("growth.py", out, "--marks", "10,100,500,1000" if args.quick else "10,100,500,1000,2500,5000")
+    info = machine()
+    (out / "machine.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    print(f"\n== summary ({info['nproc']} × {info['cpu']}, Python {info['python']}, {info['date']}, "
+          f"commit {info['commit']}; {time.perf_counter() - started:.0f} s; JSON in {out})")
+    print("\n".join(summary(startup, steps, growth)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+# bash completion for recursive, generated from the CLI definition by
+# `python -m recursive_cli.cli.docgen`: do not edit.
+# Install: source it, or copy it to ~/.local/share/bash-completion/completions/recursive.
+
+# Is $1 a command path?
+__recursive_is_command() {
+    case "$1" in
+        run|resume|tools|sessions|"sessions list"|"sessions show"|"sessions export"|"sessions rm"|"sessions gc") return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+# REPLY = the options of command $1
+__recursive_options() {
+    case "$1" in
+        "") REPLY="--version -h --help" ;;
+        run) REPLY="-m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        resume) REPLY="--last -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        tools) REPLY="--json -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        sessions|"sessions show"|"sessions rm") REPLY="-h --help" ;;
+        "sessions list") REPLY="--json --all-workspaces -C --workspace -h --help" ;;
+        "sessions export") REPLY="-f --format -h --help" ;;
+        "sessions gc") REPLY="--older-than --dry-run -h --help" ;;
+        *) REPLY="" ;;
+    esac
+}
+
+# REPLY = the options of $1 that take a value
+__recursive_value_options() {
+    case "$1" in
+        run|resume|tools) REPLY="-m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
+        "sessions list") REPLY="-C --workspace" ;;
+        "sessions export") REPLY="-f --format" ;;
+        "sessions gc") REPLY="--older-than" ;;
+        *) REPLY="" ;;
+    esac
+}
+
+# Complete the value of option $2 of command $1.
+__recursive_complete_value() {
+    case "$1:$2" in
+        run:--provider|resume:--provider|tools:--provider) __recursive_words 'openai anthropic scripted' ;;
+        run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|"sessions list":-C|"sessions list":--workspace) __recursive_dirs ;;
+        run:-o|run:--output-format|resume:-o|resume:--output-format|tools:-o|tools:--output-format) __recursive_words 'text json stream-json' ;;
+        run:--permission-mode|resume:--permission-mode|tools:--permission-mode) __recursive_words 'auto accept-edits read-only ask' ;;
+        run:--script|resume:--script|tools:--script) __recursive_files ;;
+        "sessions export":-f|"sessions export":--format) __recursive_words 'jsonl json md' ;;
+    esac
+}
+
+# Complete positional argument $2 of command $1.
+__recursive_complete_argument() {
+    case "$1" in
+        "") [[ $2 == 0 ]] && __recursive_words 'run resume tools sessions' ;;
+        resume|"sessions show"|"sessions export") case "$2" in 0) __recursive_session_ids ;; esac ;;
+        sessions) [[ $2 == 0 ]] && __recursive_words 'list show export rm gc' ;;
+        "sessions rm") case "$2" in *) __recursive_session_ids ;; esac ;;
+    esac
+}
+
+__recursive_words() {
+    local IFS=$' \t\n'
+    COMPREPLY=($(compgen -W "$1" -- "$cur"))
+}
+
+__recursive_files() {
+    local IFS=$'\n'
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -f -- "$cur"))
+}
+
+__recursive_dirs() {
+    local IFS=$'\n'
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -d -- "$cur"))
+}
+
+__recursive_session_ids() {
+    local dir ids=()
+    for dir in "${RECURSIVE_HOME:-$HOME/.recursive}"/sessions/*/; do
+        [[ -d $dir ]] || continue
+        dir=${dir%/}
+        ids+=("${dir##*/}")
+    done
+    __recursive_words "${ids[*]}"
+}
+
+_recursive() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local path="" nargs=0 skip=0 word i REPLY
+    for (( i = 1; i < COMP_CWORD; i++ )); do
+        word=${COMP_WORDS[i]}
+        if (( skip )); then
+            [[ $word == "=" ]] || skip=0
+            continue
+        fi
+        if [[ $word == -* ]]; then
+            __recursive_value_options "$path"
+            [[ " $REPLY " == *" $word "* ]] && skip=1
+        elif (( nargs == 0 )) && __recursive_is_command "${path:+$path }$word"; then
+            path=${path:+$path }$word
+        else
+            (( nargs++ ))
+        fi
+    done
+    COMPREPLY=()
+    if [[ $prev == "=" && COMP_CWORD -gt 1 ]]; then
+        prev=${COMP_WORDS[COMP_CWORD-2]}
+    fi
+    __recursive_value_options "$path"
+    if [[ $prev == -* && " $REPLY " == *" $prev "* ]]; then
+        __recursive_complete_value "$path" "$prev"
+    elif [[ $cur == -* ]]; then
+        __recursive_options "$path"
+        __recursive_words "$REPLY"
+    else
+        __recursive_complete_argument "$path" "$nargs"
+    fi
+}
+
+complete -F _recursive recursive

@@ -1,0 +1,110 @@
+# fish completion for recursive, generated from the CLI definition by
+# `python -m recursive_cli.cli.docgen`: do not edit.
+# Install: copy it to ~/.config/fish/completions/recursive.fish.
+
+function __recursive_session_ids --description 'Print the ids of the saved sessions'
+    set -l home $RECURSIVE_HOME
+    test -n "$home"; or set home $HOME/.recursive
+    for dir in $home/sessions/*/
+        string replace -r '.*/([^/]+)/$' '$1' -- $dir
+    end
+end
+
+function __recursive_state --description 'Print the command path typed so far, then its count of arguments'
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l path ''
+    set -l nargs 0
+    set -l skip 0
+    for token in $tokens
+        if test $skip = 1
+            set skip 0
+        else if string match -q -- '-*' $token
+            contains -- $token (__recursive_value_options $path); and set skip 1
+        else if test $nargs = 0; and __recursive_is_command (string trim -- "$path $token")
+            set path (string trim -- "$path $token")
+        else
+            set nargs (math $nargs + 1)
+        end
+    end
+    printf '%s\n' $path $nargs
+end
+
+function __recursive_at --description 'True when the command path typed so far is one of the arguments'
+    set -l state (__recursive_state)
+    contains -- "$state[1]" $argv
+end
+
+function __recursive_arg --description 'True when completing argument FIRST[..LAST] (from 0) of PATH'
+    set -l state (__recursive_state)
+    test "$state[1]" = "$argv[1]"; and test $state[2] -ge $argv[2]
+    and begin
+        test (count $argv) -lt 3; or test $state[2] -le $argv[3]
+    end
+end
+
+function __recursive_is_command --description 'True when the argument is a command path'
+    switch $argv[1]
+        case run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc"
+            return 0
+    end
+    return 1
+end
+
+function __recursive_value_options --description 'Print the options of PATH that take a value'
+    switch $argv[1]
+        case run resume tools
+            printf '%s\n' -- -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+        case "sessions list"
+            printf '%s\n' -- -C --workspace
+        case "sessions export"
+            printf '%s\n' -- -f --format
+        case "sessions gc"
+            printf '%s\n' -- --older-than
+    end
+end
+
+complete -c recursive -f
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'run' -d 'Run one turn of the agent on PROMPT and print the answer.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'resume' -d 'Continue a saved session; without PROMPT an interrupted run carries on.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools the agent would get with these options. Needs no API key.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
+complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout as jsonl, json or Markdown.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'rm' -d 'Delete sessions (refused while a process is using one).'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete sessions not updated for the given time. Nothing else ever deletes one.'
+complete -c recursive -n '__recursive_arg "sessions show" 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg "sessions export" 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg "sessions rm" 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at run resume tools' -s m -l model -x -d 'Model name (default: the provider\'s).'
+complete -c recursive -n '__recursive_at run resume tools' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
+complete -c recursive -n '__recursive_at run resume tools' -l api-base -x -d 'Base URL of the API.'
+complete -c recursive -n '__recursive_at run resume tools' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
+complete -c recursive -n '__recursive_at run resume tools' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools' -l max-steps -x -d 'LLM calls per turn (default 100).'
+complete -c recursive -n '__recursive_at run resume tools' -l max-cost -x -d 'USD for the whole session.'
+complete -c recursive -n '__recursive_at run resume tools' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at run resume tools' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c recursive -n '__recursive_at run resume tools' -l session-id -x -d 'Id for the new session.'
+complete -c recursive -n '__recursive_at run resume tools' -l no-session -d 'Keep nothing on disk.'
+complete -c recursive -n '__recursive_at run resume tools' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
+complete -c recursive -n '__recursive_at run resume tools' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\'; deny wins.'
+complete -c recursive -n '__recursive_at run resume tools' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools' -s q -l quiet -d 'Less on stderr.'
+complete -c recursive -n '__recursive_at run resume tools' -s v -l verbose -d 'More on stderr.'
+complete -c recursive -n '__recursive_at run resume tools' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
+complete -c recursive -n '__recursive_at tools "sessions list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
+complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
+complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored), json or md.'
+complete -c recursive -n '__recursive_at "sessions gc"' -l older-than -x -d 'Age by last update, e.g. 30d, 12h.'
+complete -c recursive -n '__recursive_at "sessions gc"' -l dry-run -d 'Only list what would be removed.'

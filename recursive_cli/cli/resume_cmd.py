@@ -1,0 +1,73 @@
+"""`recursive resume`: continue a saved session with its own settings (SPEC §5)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..runtime import AgentRuntime
+from ..sessions.lock import acquire_lock
+from ..sessions.reader import LoadedSession, load_session
+from ..sessions.records import SessionError
+from ..sessions.resume import pick_session, restore_settings
+from ..sessions.store import SessionStore
+from ..settings import ConfigError, LoadedSettings, load_settings
+from .errors import fail
+from .launch import Launch, Work, launch
+from .options import CommonOptions
+from .prompt_input import read_prompt
+
+CONTINUE = "Continue."
+
+
+def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
+    """Resume SESSION (or this workspace's latest) with PROMPT, or carry on where it stopped."""
+    try:
+        loaded = load_settings(common.as_flags())
+    except ConfigError as exc:
+        return fail(str(exc))
+    ref, prompt_words = (None, words) if last or not words else (words[0], words[1:])
+    store = SessionStore(loaded.home)
+    workspace = (common.workspace or Path.cwd()).expanduser().resolve()
+    try:
+        session_id = pick_session(store, ref, workspace)
+        lock = acquire_lock(store.folder(session_id), session_id)
+    except SessionError as exc:
+        return fail(str(exc))
+    if lock.warning:
+        _warn(lock.warning)
+    try:
+        session = load_session(store.folder(session_id))
+    except SessionError as exc:
+        lock.release()
+        return fail(str(exc))
+    for warning in session.warnings:
+        _warn(warning)
+    settings, notes = restore_settings(loaded, session.meta)
+    for note in notes:
+        sys.stderr.write(note + "\n")
+    if not settings.workspace.is_dir():
+        lock.release()
+        return fail(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
+                    "(pass -C DIR to resume it in another folder)")
+    restored = LoadedSettings(settings, loaded.sources, loaded.home)
+    work = _work(read_prompt(prompt_words), session)
+    return launch(Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock), work)
+
+
+def _work(prompt: str, session: LoadedSession) -> Work:
+    """A new prompt; else continue an unfinished turn; else "Continue."."""
+    if prompt:
+        return lambda runtime: runtime.run(prompt)
+    last = session.messages[-1] if session.messages else None
+    if last is not None and (last.role in ("user", "tool") or last.tool_calls):
+
+        async def carry_on(runtime: AgentRuntime):  # type: ignore[no-untyped-def]
+            return await runtime.continue_turn()
+
+        return carry_on
+    return lambda runtime: runtime.run(CONTINUE)
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"warning: {text}\n")

@@ -1,0 +1,77 @@
+"""Tie one command's runtime to its session on disk: create or reopen, lock, record, release."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..runtime import AgentRuntime
+from ..settings import Settings
+from .lock import SessionLock, acquire_lock
+from .meta import SessionBudgets, SessionMeta, make_title
+from .reader import LoadedSession, repair_orphans, repair_record
+from .writer import JsonlSessionWriter
+
+
+@dataclass
+class SessionBinding:
+    """The open session of this process: its writer (an event sink) and its lock."""
+
+    writer: JsonlSessionWriter
+    lock: SessionLock
+
+    def close(self) -> None:
+        """fsync, close and give the lock back; safe to call twice."""
+        try:
+            self.writer.close()
+        finally:
+            self.lock.release()
+
+
+def session_meta(runtime: AgentRuntime, settings: Settings, mode: str, prompt: str) -> SessionMeta:
+    """The meta.json of a new session started with these settings."""
+    return SessionMeta(
+        id=runtime.session_id, workspace=str(runtime.workspace), mode=mode,  # type: ignore[arg-type]
+        model=runtime.provider.model, provider=runtime.provider.name, api_base=settings.api_base,
+        script=str(settings.script.resolve()) if settings.script else None,
+        budgets=SessionBudgets(max_cost=settings.max_cost, max_steps=settings.max_steps,
+                               max_duration=settings.max_duration),
+        permission_mode=settings.permission_mode, allow=list(settings.allow),
+        deny=list(settings.deny), title=make_title(prompt))
+
+
+def create_session(folder: Path, meta: SessionMeta) -> SessionBinding:
+    """Make the session folder, its transcript and its lock; SessionError when that fails."""
+    writer = JsonlSessionWriter.create(folder, meta)
+    try:
+        lock = acquire_lock(folder, meta.id)
+    except BaseException:
+        writer.close()
+        raise
+    return SessionBinding(writer, lock)
+
+
+def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: AgentRuntime) -> SessionBinding:
+    """Put a loaded conversation back into `runtime` and append to its transcript from here on.
+
+    Tool calls left unanswered by a crash get a synthetic error result, recorded as `repair`.
+    """
+    writer = JsonlSessionWriter.reopen(loaded.folder, loaded.meta)
+    messages, synthetic = repair_orphans(loaded.messages)
+    for message in synthetic:
+        writer.write_record(repair_record(message, loaded.turns))
+    runtime.set_transcript(runtime.transcript()[:1] + messages)
+    runtime.set_turn_index(loaded.turns)
+    runtime.budget.spent_cost = loaded.meta.cost_usd or 0.0
+    runtime.budget.cost_known = loaded.meta.cost_usd is not None or loaded.meta.steps == 0
+    runtime.budget.usage = loaded.meta.usage
+    _skip_replayed_replies(runtime, messages)
+    return SessionBinding(writer, lock)
+
+
+def _skip_replayed_replies(runtime: AgentRuntime, messages: list) -> None:
+    """A scripted provider continues after the replies the session already holds."""
+    from ..providers.scripted import ScriptedProvider
+
+    if isinstance(runtime.provider, ScriptedProvider):
+        runtime.provider.consumed = sum(1 for m in messages if m.role == "assistant")

@@ -1,0 +1,267 @@
+"""Sessions through the real CLI: crash safety, resume, locking, settings, export and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from clitools import json_lines, run_cli, write_script
+from fakeserver import FakeLLMServer
+
+KEY = {"RECURSIVE_API_KEY": "sk-test"}
+
+
+def shell_step(i: int) -> dict:
+    return {"tool_calls": [{"name": "run_shell", "arguments": {"command": f"sleep 0.05; echo step {i}"}}]}
+
+
+def transcript_records(home: Path, session_id: str) -> list[dict]:
+    lines = (home / "sessions" / session_id / "transcript.jsonl").read_text().splitlines()
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pass  # a torn last line after kill -9
+    return records
+
+
+def unanswered_calls(messages: list[dict]) -> list[str]:
+    """Tool-call ids of an OpenAI request body that have no tool message after them."""
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    calls = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    return [c for c in calls if c not in answered]
+
+
+def test_kill_9_at_random_points_then_resume(workspace: Path, isolated_home: Path) -> None:
+    rng = random.Random(1234)
+    for trial in range(6):
+        session_id = f"crash-{trial}"
+        with FakeLLMServer([shell_step(i) for i in range(12)] + [{"text": "never reached"}]) as server:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "recursive_cli", "run", "work", "-C", str(workspace),
+                 "--api-base", server.openai_base_url, "--session-id", session_id],
+                env={**os.environ, **KEY}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            transcript = isolated_home / "sessions" / session_id / "transcript.jsonl"
+            deadline = time.monotonic() + 20
+            while not transcript.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.0, 1.0))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        on_disk = [r["message"] for r in transcript_records(isolated_home, session_id) if r["type"] == "message"]
+        results_on_disk = {m["tool_call_id"]: m["content"] for m in on_disk if m["role"] == "tool"}
+        with FakeLLMServer([{"text": "resumed fine"}]) as server:
+            resumed = run_cli("resume", session_id, "-C", str(workspace), "--api-base",
+                              server.openai_base_url, env=KEY)
+            assert resumed.returncode == 0, (trial, resumed.stderr)
+            assert resumed.stdout == "resumed fine\n"
+            messages = server.requests[0].body["messages"]
+        assert unanswered_calls(messages) == [], trial
+        sent = {m["tool_call_id"]: m["content"] for m in messages if m["role"] == "tool"}
+        for call_id, content in results_on_disk.items():
+            assert sent[call_id] == content, (trial, call_id)
+        assert messages[0]["role"] == "system" and messages[1] == {"role": "user", "content": "work"}
+
+
+def test_resume_continues_the_same_conversation(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    with FakeLLMServer([shell_step(1), {"text": "first answer"}]) as server:
+        first = run_cli("run", "start", "-C", str(workspace), "--api-base", server.openai_base_url,
+                        "--session-id", "conv-1", "-m", "gpt-4o", env=KEY)
+        earlier = server.requests[-1].body["messages"]
+    assert first.returncode == 0
+    with FakeLLMServer([{"text": "second answer"}]) as server:
+        second = run_cli("resume", "conv", "now add tests", "--api-base", server.openai_base_url,
+                         "-o", "stream-json", env=KEY)
+        body = server.requests[0].body
+    assert second.returncode == 0, second.stderr
+    assert body["model"] == "gpt-4o"  # restored, not the default
+    assert body["messages"][1:] == earlier[1:] + [{"role": "assistant", "content": "first answer"},
+                                                 {"role": "user", "content": "now add tests"}]
+    result = json_lines(second.stdout)[-1]
+    assert result["num_turns"] == 2 and result["session_id"] == "conv-1"
+    meta = json.loads((isolated_home / "sessions" / "conv-1" / "meta.json").read_text())
+    assert meta["turns"] == 2 and meta["status"] == "completed"
+    turn_starts = [r["turn"] for r in transcript_records(isolated_home, "conv-1") if r["type"] == "turn_start"]
+    assert turn_starts == [1, 2]
+
+
+def test_resume_last_without_prompt_says_continue(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "one"}, {"text": "two"}])
+    assert run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script)).returncode == 0
+    proc = run_cli("resume", "--last", "-C", str(workspace), "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"] == "two"
+
+
+def test_resume_restores_permissions_and_says_when_flags_widen(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"text": "read only"},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}]},
+        {"text": "could not"},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "x"}}]},
+        {"text": "wrote it"},
+    ])
+    base = ["-C", str(workspace)]
+    assert run_cli("run", "look", *base, "--provider", "scripted", "--script", str(script),
+                   "--permission-mode", "read-only", "--session-id", "perm-1").returncode == 0
+    kept = run_cli("resume", "perm-1", "write a", *base, env={"RECURSIVE_PROVIDER": "openai"})
+    assert kept.returncode == 6 and not (workspace / "a.txt").exists()
+    assert "note:" not in kept.stderr
+    widened = run_cli("resume", "perm-1", "write b", *base, "--permission-mode", "auto")
+    assert widened.returncode == 0, widened.stderr
+    assert "note: --permission-mode given: permissions change from read-only to auto" in widened.stderr
+    assert (workspace / "b.txt").exists()
+
+
+def test_two_processes_on_one_session(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": "sleep 5"}}]}, {"text": "done"}])
+    first = subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "slow", "-C", str(workspace),
+                              "--provider", "scripted", "--script", str(script), "--session-id", "busy-1",
+                              "-o", "stream-json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             stdin=subprocess.DEVNULL, text=True)
+    assert first.stdout is not None
+    for line in first.stdout:
+        if '"tool_use"' in line:
+            break
+    second = run_cli("resume", "busy-1", "hello", "-C", str(workspace))
+    first.send_signal(signal.SIGINT)
+    first.communicate(timeout=20)
+    assert second.returncode == 1
+    assert f"session busy-1 is in use by pid {first.pid}" in second.stderr
+
+
+def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "one"}, {"text": "two"}])
+    run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+            "--session-id", "torn-1")
+    path = isolated_home / "sessions" / "torn-1" / "transcript.jsonl"
+    with path.open("a") as handle:
+        handle.write('{"type":"message","turn":2,"message":{"role":"assis')
+    proc = run_cli("resume", "torn-1", "again", "-C", str(workspace), "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" in proc.stderr and "last line" in proc.stderr
+    assert json.loads(proc.stdout)["result"] == "two"
+
+
+def test_export_formats(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo exported"}}]}, {"text": "the end"}])
+    run_cli("run", "export me", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+            "--session-id", "exp-1")
+    jsonl = run_cli("sessions", "export", "exp-1", "--format", "jsonl")
+    assert jsonl.stdout == (isolated_home / "sessions" / "exp-1" / "transcript.jsonl").read_text()
+    document = json.loads(run_cli("sessions", "export", "exp-1", "--format", "json").stdout)
+    assert document["meta"]["id"] == "exp-1"
+    assert [m["role"] for m in document["messages"]] == ["user", "assistant", "tool", "assistant"]
+    markdown = run_cli("sessions", "export", "exp-1", "--format", "md").stdout
+    assert "export me" in markdown and "echo exported" in markdown and "the end" in markdown
+    shown = run_cli("sessions", "show", "exp-1").stdout
+    assert "export me" in shown and "the end" in shown
+    listed = json.loads(run_cli("sessions", "list", "--json", "-C", str(workspace)).stdout)
+    assert [s["id"] for s in listed] == ["exp-1"] and listed[0]["title"] == "export me"
+
+
+def test_session_id_taken_and_no_session(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "a"}, {"text": "b"}])
+    args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
+    assert run_cli("run", "x", *args, "--session-id", "mine").returncode == 0
+    again = run_cli("run", "x", *args, "--session-id", "mine")
+    assert again.returncode == 1 and "already exists" in again.stderr
+    before = sorted(p.name for p in (isolated_home / "sessions").iterdir())
+    assert run_cli("run", "x", *args, "--no-session").returncode == 0
+    assert sorted(p.name for p in (isolated_home / "sessions").iterdir()) == before
+
+
+def test_max_cost_is_summed_over_resumes(tmp_path: Path, workspace: Path) -> None:
+    usage = {"input_tokens": 100_000, "output_tokens": 0}  # $0.25 each at gpt-4o prices
+    script = write_script(tmp_path / "s.json", [{"text": "a", "usage": usage}, {"text": "b", "usage": usage},
+                                                {"text": "c", "usage": usage}])
+    args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script), "-m", "gpt-4o"]
+    assert run_cli("run", "x", *args, "--max-cost", "0.5", "--session-id", "cost-1").returncode == 0
+    assert run_cli("resume", "cost-1", "y", "-C", str(workspace)).returncode == 0
+    third = run_cli("resume", "cost-1", "z", "-C", str(workspace), "-o", "json")
+    assert third.returncode == 3, third.stderr
+    assert json.loads(third.stdout)["total_cost_usd"] == pytest.approx(0.5)
+
+
+def test_bad_session_references(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "a"}])
+    for sid in ("abc-1", "abc-2"):
+        run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                "--session-id", sid)
+    unknown = run_cli("resume", "zzz", "-C", str(workspace))
+    assert unknown.returncode == 1 and "no session matches 'zzz'" in unknown.stderr
+    ambiguous = run_cli("resume", "abc", "-C", str(workspace))
+    assert ambiguous.returncode == 1 and "abc-1" in ambiguous.stderr and "abc-2" in ambiguous.stderr
+    header = isolated_home / "sessions" / "abc-1" / "transcript.jsonl"
+    lines = header.read_text().splitlines()
+    lines[0] = lines[0].replace('"schema_version":1', '"schema_version":2')
+    header.write_text("\n".join(lines) + "\n")
+    newer = run_cli("resume", "abc-1", "-C", str(workspace))
+    assert newer.returncode == 1 and "newer version of recursive" in newer.stderr
+    moved = tmp_path / "moved"
+    workspace.rename(moved)
+    gone = run_cli("resume", "abc-2", "hi")
+    assert gone.returncode == 1 and "no longer exists" in gone.stderr
+    for proc in (unknown, ambiguous, newer, gone):
+        assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_read_only_home(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    isolated_home.chmod(0o500)
+    script = write_script(tmp_path / "s.json", [{"text": "a"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    isolated_home.chmod(0o700)
+    assert proc.returncode == 1 and "cannot create session folder" in proc.stderr
+
+
+def test_gc_and_rm(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "a"}, {"text": "b"}])
+    for sid in ("old-1", "new-1"):
+        run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                "--session-id", sid)
+    meta_path = isolated_home / "sessions" / "old-1" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["updated"] = "2020-01-01T00:00:00+00:00"
+    meta_path.write_text(json.dumps(meta))
+    dry = run_cli("sessions", "gc", "--older-than", "30d", "--dry-run")
+    assert "would remove old-1" in dry.stdout and meta_path.exists()
+    real = run_cli("sessions", "gc", "--older-than", "30d")
+    assert "removed old-1" in real.stdout and not meta_path.exists()
+    assert (isolated_home / "sessions" / "new-1").exists()
+    assert run_cli("sessions", "rm", "new-1").returncode == 0
+    assert not (isolated_home / "sessions" / "new-1").exists()
+    bad = run_cli("sessions", "gc", "--older-than", "soon")
+    assert bad.returncode == 2 and "invalid duration" in bad.stderr
+
+
+def test_unwritable_home_is_one_clear_line(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "sessions").write_text("not a folder")  # works as root too, unlike chmod
+    script = write_script(tmp_path / "s.json", [{"text": "a"}])
+    proc = run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: cannot create session folder") and proc.stderr.count("\n") == 1
+    assert (isolated_home / "sessions").read_text() == "not a folder"
+
+
+def test_crash_before_meta_json_still_resumes(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "a"}, {"text": "b"}])
+    args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
+    assert run_cli("run", "x", *args, "--session-id", "early-1").returncode == 0
+    (isolated_home / "sessions" / "early-1" / "meta.json").unlink()
+    proc = run_cli("resume", "early-1", "again", *args)
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuilt it from the transcript" in proc.stderr and proc.stdout == "b\n"
