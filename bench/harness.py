@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -84,9 +86,15 @@ def agent_argv(base_url: str, max_steps: int, workspace: str, extra: Sequence[st
             "-C", workspace, *extra, "run true until told to stop"]
 
 
+_scratch_root: list[str] = []
+
+
 def scratch_dir(prefix: str) -> str:
-    """A fresh temporary directory (left for the OS to clean)."""
-    return tempfile.mkdtemp(prefix=f"recursive-bench-{prefix}-")
+    """A fresh temporary directory, removed with all the others when this process exits."""
+    if not _scratch_root:
+        _scratch_root.append(tempfile.mkdtemp(prefix="recursive-bench-"))
+        atexit.register(shutil.rmtree, _scratch_root[0], ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{prefix}-", dir=_scratch_root[0])
 
 
 def request_template(env: dict[str, str], workspace: str) -> Path:

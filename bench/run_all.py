@@ -2,8 +2,8 @@
 
     python bench/run_all.py [--out DIR] [--quick]
 
-Each script's JSON goes to DIR (default: a fresh temp folder); takes about five minutes
-(`--quick`: under two, with fewer runs and a 1,000-step growth session).
+Each script's JSON goes to DIR (default: a fresh temp folder); takes 3–4 minutes
+(`--quick`: about one, with fewer runs and a 1,000-step growth session).
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
-from harness import BENCH, PYTHON, machine, scratch_dir
+from harness import BENCH, PYTHON, machine
 
 
 def run(script: str, out: Path, *args: str) -> dict:
@@ -45,7 +46,7 @@ def main() -> None:
     parser.add_argument("--out", help="folder for the JSON results")
     parser.add_argument("--quick", action="store_true", help="fewer runs, shorter sessions")
     args = parser.parse_args()
-    out = Path(args.out or scratch_dir("results"))
+    out = Path(args.out or tempfile.mkdtemp(prefix="recursive-bench-results-"))
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     startup = run("startup.py", out, "--runs", "10" if args.quick else "15")

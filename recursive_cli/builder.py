@@ -69,9 +69,11 @@ class AgentRuntimeBuilder:
 
         permissions = PermissionPolicy(s.permission_mode, s.allow, s.deny)
         budget = Budget(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration)
-        return AgentRuntime(provider=provider, tools=tools, tool_context=context, system_prompt=prompt,
-                            budget=budget, sink=self._sink, session_id=self._session_id,
-                            permissions=permissions)
+        runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
+                               system_prompt=prompt, budget=budget, sink=self._sink,
+                               session_id=self._session_id, permissions=permissions)
+        runtime.mode = self._mode
+        return runtime
 
     def _make_provider(self) -> ChatProvider:
         from .providers import make_provider

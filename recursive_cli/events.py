@@ -96,6 +96,20 @@ class ApiRetry(BaseModel):
     error: str
 
 
+class Notice(BaseModel):
+    """An event of a driver or feature (loop, goal, checkpoints, compaction…), one shape for all.
+
+    Stream-json prints it as `{"type":"system","subtype":<subtype>,…data}`; the session records
+    it as `{"type":<subtype>,…data}` when `record` is set; the terminal prints `text` if any.
+    """
+
+    type: Literal["notice"] = "notice"
+    subtype: str
+    data: dict[str, Any] = {}
+    text: str = ""
+    record: bool = True
+
+
 class TurnFinished(BaseModel):
     type: Literal["turn_finished"] = "turn_finished"
     turn: int
@@ -126,7 +140,7 @@ class RunFinished(BaseModel):
 
 
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ToolStarted
-              | ToolFinished | PermissionDenied | ApiRetry | TurnFinished | RunFinished)
+              | ToolFinished | PermissionDenied | ApiRetry | Notice | TurnFinished | RunFinished)
 
 
 class EventSink(Protocol):

@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Protocol
 
 from .budget import Budget
-from .events import (ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded, NullSink,
-                     TurnFinished, TurnStarted)
+from .events import (AgentEvent, ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded,
+                     NullSink, TurnFinished, TurnStarted)
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome
 from .messages import Message, Usage
 from .permissions import AskHook, PermissionPolicy
 from .providers.base import ChatProvider, ProviderError, RetryNotice
 from .tools.base import TodoItem, ToolContext, ToolRegistry
+
+
+class TurnObserver(Protocol):
+    """Something that acts around every turn (checkpoints snapshot the workspace here)."""
+
+    async def before_turn(self, runtime: AgentRuntime, turn: int) -> None: ...
+
+    async def after_turn(self, runtime: AgentRuntime, turn: int, outcome: TurnOutcome) -> None: ...
 
 
 class AgentRuntime:
@@ -36,6 +46,10 @@ class AgentRuntime:
         self._queue: collections.deque[str] = collections.deque()
         self._interrupt = InterruptToken()
         self._turn = 0
+        self._observers: list[TurnObserver] = []
+        self._save_state: Callable[[dict[str, Any]], None] = lambda state: None
+        self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
+        self.mode = "run"
         self.total_steps = 0
         self.started = time.monotonic()
 
@@ -58,6 +72,8 @@ class AgentRuntime:
 
     async def _run_turn(self, text: str | None) -> TurnOutcome:
         self._turn += 1
+        for observer in self._observers:
+            await observer.before_turn(self, self._turn)
         self._sink.emit(TurnStarted(turn=self._turn, prompt=text or ""))
         if text is not None:
             prompt = Message.user(text)
@@ -68,6 +84,8 @@ class AgentRuntime:
         except ProviderError as exc:
             outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=exc.reason)
         self.total_steps += outcome.steps
+        for observer in self._observers:
+            await observer.after_turn(self, self._turn, outcome)
         self._sink.emit(TurnFinished(turn=self._turn, finish_reason=outcome.finish_reason,
                                      steps=outcome.steps, usage=outcome.usage,
                                      cost_usd=self.budget.total_cost, detail=outcome.detail))
@@ -86,6 +104,25 @@ class AgentRuntime:
         self._sink.emit(ApiRetry(attempt=notice.attempt, max_retries=notice.max_retries,
                                  retry_delay_ms=int(notice.delay_seconds * 1000),
                                  error_status=notice.status, error=notice.reason))
+
+    def emit(self, event: AgentEvent) -> None:
+        """Send an event to the run's sinks (drivers and features report through this)."""
+        self._sink.emit(event)
+
+    def add_turn_observer(self, observer: TurnObserver) -> None:
+        self._observers.append(observer)
+
+    def set_state_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
+        """Where `save_state` persists `state` (the session's meta.json)."""
+        self._save_state = save
+
+    def save_state(self, key: str, value: Any) -> None:
+        """Set `state[key]` and persist the whole state at once (None removes the key)."""
+        if value is None:
+            self.state.pop(key, None)
+        else:
+            self.state[key] = value
+        self._save_state(dict(self.state))
 
     def enqueue(self, text: str) -> None:
         """Queue a message to run as a turn after the current one (FIFO)."""

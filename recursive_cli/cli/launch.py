@@ -92,15 +92,14 @@ def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBin
     if spec.resumed is not None and spec.lock is not None:
         return reopen_session(spec.resumed, spec.lock, runtime)
     folder = SessionStore(spec.loaded.home).folder(spec.session_id)
-    return create_session(folder, session_meta(runtime, settings, spec.mode, spec.title))
+    return create_session(folder, session_meta(runtime, settings, spec.mode, spec.title), runtime)
 
 
 async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFinished:
     """Run `work` with signal handling; always emits and returns the final result."""
     loop = asyncio.get_running_loop()
     _install_signals(loop, runtime)
-    sink = _sink_of(runtime)
-    sink.emit(RunStarted(session_id=runtime.session_id, cwd=str(runtime.workspace),
+    runtime.emit(RunStarted(session_id=runtime.session_id, cwd=str(runtime.workspace),
                          model=runtime.provider.model, provider=runtime.provider.name,
                          tools=runtime.tools.names(), permission_mode=settings.permission_mode))
     try:
@@ -118,12 +117,8 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFin
         session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
         duration_ms=int((time.monotonic() - runtime.started) * 1000), usage=runtime.usage,
         cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal)
-    sink.emit(result)
+    runtime.emit(result)
     return result
-
-
-def _sink_of(runtime: AgentRuntime) -> EventSink:
-    return runtime._sink  # noqa: SLF001 — the driver emits run-level events through the same sink
 
 
 def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> None:

@@ -18,6 +18,8 @@ from .options import CommonOptions
 from .prompt_input import read_prompt
 
 CONTINUE = "Continue."
+# Each module has `resume_work(session: LoadedSession, prompt: str) -> Work`.
+DRIVER_MODULES = {"loop": ".loop_cmd", "goal": ".goal_cmd"}
 
 
 def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
@@ -56,7 +58,13 @@ def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
 
 
 def _work(prompt: str, session: LoadedSession) -> Work:
-    """A new prompt; else continue an unfinished turn; else "Continue."."""
+    """Loop and goal sessions go back to their driver; a run gets the new prompt, or continues
+    an unfinished turn, or gets "Continue."."""
+    if session.meta.mode in DRIVER_MODULES:
+        import importlib
+
+        driver = importlib.import_module(DRIVER_MODULES[session.meta.mode], __package__)
+        return driver.resume_work(session, prompt)
     if prompt:
         return lambda runtime: runtime.run(prompt)
     last = session.messages[-1] if session.messages else None

@@ -40,7 +40,7 @@ def session_meta(runtime: AgentRuntime, settings: Settings, mode: str, prompt: s
         deny=list(settings.deny), title=make_title(prompt))
 
 
-def create_session(folder: Path, meta: SessionMeta) -> SessionBinding:
+def create_session(folder: Path, meta: SessionMeta, runtime: AgentRuntime) -> SessionBinding:
     """Make the session folder, its transcript and its lock; SessionError when that fails."""
     writer = JsonlSessionWriter.create(folder, meta)
     try:
@@ -48,6 +48,7 @@ def create_session(folder: Path, meta: SessionMeta) -> SessionBinding:
     except BaseException:
         writer.close()
         raise
+    runtime.set_state_saver(lambda state: writer.update_meta(state=state))
     return SessionBinding(writer, lock)
 
 
@@ -66,6 +67,8 @@ def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: AgentRunti
     runtime.budget.cost_known = loaded.meta.cost_usd is not None or loaded.meta.steps == 0
     runtime.budget.usage = loaded.meta.usage
     _skip_replayed_replies(runtime, messages)
+    runtime.state = dict(loaded.meta.state)
+    runtime.set_state_saver(lambda state: writer.update_meta(state=state))
     return SessionBinding(writer, lock)
 
 

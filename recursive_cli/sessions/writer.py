@@ -10,6 +10,7 @@ raises: the first error is kept in `error` and reported once, and the run goes o
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import AgentEvent, MessageAdded, RunFinished, TurnFinished, TurnStarted
+from ..events import AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted
 from .meta import SessionMeta, fsync_dir, make_title, write_meta
 from .records import (MessageRecord, SessionExistsError, SessionHeader, SessionWriteError,
                       TurnEndRecord, TurnStartRecord, dump_record, now_iso)
@@ -50,6 +51,7 @@ class JsonlSessionWriter:
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, TurnStarted: self._on_turn_started,
             TurnFinished: self._on_turn_finished, RunFinished: self._on_run_finished,
+            Notice: self._on_notice,
         }
 
     @classmethod
@@ -139,6 +141,11 @@ class JsonlSessionWriter:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def _on_notice(self, event: Notice) -> None:
+        if event.record:
+            self._write(json.dumps({"type": event.subtype, **event.data, "time": now_iso()},
+                                   ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
 
     def _on_message(self, event: MessageAdded) -> None:
         self.meta.messages += 1

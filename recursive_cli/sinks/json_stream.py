@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..events import AgentEvent, ApiRetry, MessageAdded, PermissionDenied, RunFinished, RunStarted
+from ..events import (AgentEvent, ApiRetry, MessageAdded, Notice, PermissionDenied, RunFinished,
+                      RunStarted)
 from ..messages import Message
 
 SCHEMA_VERSION = 1
@@ -83,6 +84,9 @@ class StreamJsonSink:
             return {"type": "system", "subtype": "permission_denied", "tool_name": event.tool,
                     "tool_use_id": event.tool_use_id, "subject": event.subject,
                     "reason": event.reason, "session_id": self.session_id}
+        if isinstance(event, Notice):
+            return {"type": "system", "subtype": event.subtype, **event.data,
+                    "session_id": self.session_id}
         if isinstance(event, RunFinished):
             return result_record(event)
         return None

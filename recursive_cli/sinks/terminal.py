@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from ..events import (AgentEvent, ApiRetry, ModelRequest, PermissionDenied, RunFinished, TextDelta,
-                      ToolFinished, ToolStarted, TurnFinished)
+from ..events import (AgentEvent, ApiRetry, ModelRequest, Notice, PermissionDenied, RunFinished,
+                      TextDelta, ToolFinished, ToolStarted, TurnFinished)
 
 
 def summary_line(event: RunFinished) -> str:
@@ -49,6 +49,8 @@ class PlainTerminalSink:
             return None
         if isinstance(event, ToolFinished):
             return tool_line(event)
+        if isinstance(event, Notice):
+            return event.text or None
         if isinstance(event, PermissionDenied):
             return f"✗ denied {event.tool} {event.subject}: {event.reason}"
         if isinstance(event, ApiRetry):
