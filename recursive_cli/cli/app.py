@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .. import __version__
+from . import checkpoints_app, goal_app, loop_app
 from .options import CommonOptions, with_common_options
 
 app = typer.Typer(
@@ -169,6 +170,10 @@ def tools(
     from .tools_cmd import tools_command
 
     raise typer.Exit(tools_command(common, json_output))
+
+
+for _module in (loop_app, goal_app, checkpoints_app):
+    _module.register(app)
 
 
 def main() -> None:
