@@ -132,28 +132,43 @@ def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
     return {name: env[var] for name, var in ENV_VARS.items() if env.get(var)}
 
 
+def _file_layer(label: str, path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """A config file's values and, per key, `label path:line` for error messages and `config show`."""
+    values = read_config_file(path)
+    if not values:
+        return values, {}
+    text = path.read_text(encoding="utf-8")
+    where = {}
+    for key in values:
+        line = _line_of(text, key) if key in text else _line_of(text, key.replace("_", "-"))
+        where[key] = f"{label} {path}:{line}"
+    return values, where
+
+
 def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> LoadedSettings:
     """Merge every source; raises ConfigError naming the bad file, variable or flag."""
     env = os.environ if env is None else env
     home = recursive_home(env)
-    layers: list[tuple[str, dict[str, Any]]] = [("user config", read_config_file(home / "config.toml"))]
+    user = _file_layer("user config", home / "config.toml")
     env_values = _env_values(env)
     given_flags = {k: v for k, v in flags.items() if v is not None and v != [] and v is not False}
     workspace = Path(given_flags.get("workspace") or env_values.get("workspace")
-                     or layers[0][1].get("workspace") or Path.cwd()).expanduser()
-    layers.append(("project config", read_config_file(workspace / ".recursive" / "config.toml")))
-    layers += [("env", env_values), ("flag", given_flags)]
+                     or user[0].get("workspace") or Path.cwd()).expanduser()
+    project = _file_layer("project config", workspace / ".recursive" / "config.toml")
+    layers = [user, project, (env_values, {k: f"env {ENV_VARS[k]}" for k in env_values}),
+              (given_flags, {k: "flag" for k in given_flags})]
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
-    for source, values in layers:
-        for key, value in values.items():
-            merged[key] = value
-            sources[key] = source
+    for values, where in layers:
+        merged.update(values)
+        sources.update(where)
     for key in ("max_duration",):
         if isinstance(merged.get(key), str):
             merged[key] = _duration(merged[key], key, sources[key])
     merged["api_base"] = merged.get("api_base") or _fallback_base(merged, env, sources)
     merged["api_key"] = _api_key(merged, env)
+    if merged["api_key"]:
+        sources["api_key"] = "env " + next(var for var in _key_vars(merged) if env.get(var))
     try:
         settings = Settings(**merged)
     except ValidationError as exc:
@@ -173,6 +188,11 @@ def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict
     if env.get(var):
         sources["api_base"] = f"env {var}"
     return env.get(var) or None
+
+
+def _key_vars(merged: dict[str, Any]) -> tuple[str, str]:
+    fallback = "ANTHROPIC_API_KEY" if merged.get("provider") == "anthropic" else "OPENAI_API_KEY"
+    return ("RECURSIVE_API_KEY", fallback)
 
 
 def _api_key(merged: dict[str, Any], env: Mapping[str, str]) -> str | None:

@@ -172,6 +172,44 @@ def tools(
     raise typer.Exit(tools_command(common, json_output))
 
 
+config_app = typer.Typer(help="Show the effective settings and the config files.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show", epilog="""[b]Examples[/b]
+
+  recursive config show
+
+  recursive config show --provider anthropic --json | jq .model
+""")
+@with_common_options
+def config_show(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable settings.")] = False,
+    *,
+    common: CommonOptions,
+) -> None:
+    """Effective settings and where each came from (default, config file, env, flag); keys masked."""
+    from .config_cmd import show_command
+
+    raise typer.Exit(show_command(common, json_output))
+
+
+@config_app.command("path", epilog="""[b]Examples[/b]
+
+  recursive config path
+
+  $EDITOR "$(recursive config path | head -1 | cut -f2)"
+""")
+def config_path(
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose project config to show.")] = None,
+) -> None:
+    """The config files that are read, lowest precedence first, and whether they exist."""
+    from .config_cmd import path_command
+    from .options import CommonOptions as _Common
+
+    raise typer.Exit(path_command(_Common(workspace=workspace)))
+
+
 for _module in (loop_app, goal_app, checkpoints_app):
     _module.register(app)
 

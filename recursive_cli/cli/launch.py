@@ -80,9 +80,20 @@ def launch(spec: Launch, work: Work) -> int:
         elif spec.lock is not None:
             spec.lock.release()
     if settings.output_format == "text" and result.exit_code == 0 and result.result:
-        sys.stdout.write(result.result.rstrip("\n") + "\n")
-        sys.stdout.flush()
+        print_answer(result.result)
     return result.exit_code
+
+
+def print_answer(text: str) -> None:
+    """The answer on stdout: rendered Markdown on a terminal, the plain text when piped."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+        return
+    sys.stdout.write(text.rstrip("\n") + "\n")
+    sys.stdout.flush()
 
 
 def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBinding:

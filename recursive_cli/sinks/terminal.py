@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..events import (AgentEvent, ApiRetry, ModelRequest, Notice, PermissionDenied, RunFinished,
+from ..events import (AgentEvent, ApiRetry, MessageAdded, ModelRequest, Notice, PermissionDenied, RunFinished,
                       TextDelta, ToolFinished, ToolStarted, TurnFinished)
 
 
@@ -61,6 +63,19 @@ class PlainTerminalSink:
         return None
 
 
+class _SpinnerText:
+    """The spinner's label, re-rendered on every refresh: what is happening, for how long, tokens so far."""
+
+    def __init__(self, label: str, tokens: Callable[[], int]) -> None:
+        self.label = label
+        self.started = time.monotonic()
+        self.tokens = tokens
+
+    def __rich__(self) -> str:
+        elapsed = time.monotonic() - self.started
+        return f"{self.label} · {elapsed:.0f} s · {self.tokens():,} tokens"
+
+
 class RichTerminalSink(PlainTerminalSink):
     """On a TTY: a spinner with elapsed time while the model works, streamed text, compact tool lines."""
 
@@ -71,13 +86,18 @@ class RichTerminalSink(PlainTerminalSink):
         self._console = Console(file=err, stderr=True, highlight=False)
         self._status: Any = None
         self._streaming = False
-        self._since = time.monotonic()
+        self._tokens = 0
 
     def emit(self, event: AgentEvent) -> None:
         if self._quiet and not isinstance(event, RunFinished):
             return
+        if isinstance(event, MessageAdded) and event.message.usage is not None:
+            self._tokens += event.message.usage.input_tokens + event.message.usage.output_tokens
         if isinstance(event, ModelRequest):
             self._spin(f"thinking (step {event.step})")
+        elif isinstance(event, ToolFinished) and event.call.name == "todo_write":
+            self._stop_spinner()
+            self._todo_panel(event)
         elif isinstance(event, TextDelta):
             self._stop_spinner()
             self._streaming = True
@@ -95,9 +115,21 @@ class RichTerminalSink(PlainTerminalSink):
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()
-        self._since = time.monotonic()
-        self._status = self._console.status(text, spinner="dots")
+        self._status = self._console.status(_SpinnerText(text, lambda: self._tokens), spinner="dots")
         self._status.start()
+
+    def _todo_panel(self, event: ToolFinished) -> None:
+        from rich.panel import Panel
+
+        from ..tools.todo import MARKS as TODO_MARKS
+
+        try:
+            todos = json.loads(event.call.arguments).get("todos", [])
+            lines = [f"{TODO_MARKS.get(t.get('status'), '[ ]')} {t.get('content', '')}" for t in todos]
+        except (ValueError, AttributeError):
+            return
+        self._console.print(Panel("\n".join(lines) or "(empty)", title="todo", expand=False),
+                            markup=False)
 
     def _stop_spinner(self) -> None:
         if self._status is not None:
