@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc"
+        case run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path"
             return 0
     end
     return 1
@@ -53,9 +53,9 @@ end
 
 function __recursive_value_options --description 'Print the options of PATH that take a value'
     switch $argv[1]
-        case run resume tools
+        case run resume tools "config show"
             printf '%s\n' -- -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
-        case "sessions list"
+        case "sessions list" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
             printf '%s\n' -- -f --format
@@ -69,6 +69,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'run' -d 'Run one turn of t
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'resume' -d 'Continue a saved session; without PROMPT an interrupted run carries on.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools the agent would get with these options. Needs no API key.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
@@ -78,29 +79,31 @@ complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete sessi
 complete -c recursive -n '__recursive_arg "sessions show" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions export" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions rm" 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg config 0 0' -a 'show' -d 'Effective settings and where each came from (default, config file, env, flag); keys masked.'
+complete -c recursive -n '__recursive_arg config 0 0' -a 'path' -d 'The config files that are read, lowest precedence first, and whether they exist.'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc"' -s h -l help -d 'Show this message and exit.'
-complete -c recursive -n '__recursive_at run resume tools' -s m -l model -x -d 'Model name (default: the provider\'s).'
-complete -c recursive -n '__recursive_at run resume tools' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools' -l api-base -x -d 'Base URL of the API.'
-complete -c recursive -n '__recursive_at run resume tools' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
-complete -c recursive -n '__recursive_at run resume tools' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools' -l max-steps -x -d 'LLM calls per turn (default 100).'
-complete -c recursive -n '__recursive_at run resume tools' -l max-cost -x -d 'USD for the whole session.'
-complete -c recursive -n '__recursive_at run resume tools' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
-complete -c recursive -n '__recursive_at run resume tools' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
-complete -c recursive -n '__recursive_at run resume tools' -l session-id -x -d 'Id for the new session.'
-complete -c recursive -n '__recursive_at run resume tools' -l no-session -d 'Keep nothing on disk.'
-complete -c recursive -n '__recursive_at run resume tools' -l no-checkpoints -d 'No workspace snapshots.'
-complete -c recursive -n '__recursive_at run resume tools' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
-complete -c recursive -n '__recursive_at run resume tools' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\'; deny wins.'
-complete -c recursive -n '__recursive_at run resume tools' -l system-prompt -x -d 'Replace the built-in system prompt.'
-complete -c recursive -n '__recursive_at run resume tools' -l append-system-prompt -x -d 'Extend the system prompt.'
-complete -c recursive -n '__recursive_at run resume tools' -l no-stream -d 'Ask the provider for whole responses.'
-complete -c recursive -n '__recursive_at run resume tools' -s q -l quiet -d 'Less on stderr.'
-complete -c recursive -n '__recursive_at run resume tools' -s v -l verbose -d 'More on stderr.'
-complete -c recursive -n '__recursive_at run resume tools' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at "" run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -s m -l model -x -d 'Model name (default: the provider\'s).'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l api-base -x -d 'Base URL of the API.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l max-steps -x -d 'LLM calls per turn (default 100).'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l max-cost -x -d 'USD for the whole session.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l session-id -x -d 'Id for the new session.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l no-session -d 'Keep nothing on disk.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\'; deny wins.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -s q -l quiet -d 'Less on stderr.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -s v -l verbose -d 'More on stderr.'
+complete -c recursive -n '__recursive_at run resume tools "config show"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
 complete -c recursive -n '__recursive_at tools "sessions list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
@@ -108,3 +111,5 @@ complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -
 complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored), json or md.'
 complete -c recursive -n '__recursive_at "sessions gc"' -l older-than -x -d 'Age by last update, e.g. 30d, 12h.'
 complete -c recursive -n '__recursive_at "sessions gc"' -l dry-run -d 'Only list what would be removed.'
+complete -c recursive -n '__recursive_at "config show"' -l json -d 'Machine-readable settings.'
+complete -c recursive -n '__recursive_at "config path"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose project config to show.'
