@@ -136,10 +136,12 @@ class AgentRuntime:
         return list(self._transcript)
 
     def set_transcript(self, messages: list[Message]) -> None:
-        self._transcript[:] = messages
+        """Replace the conversation. A new list object, so caches keyed on the old one start over."""
+        self._transcript = list(messages)
 
     def truncate_transcript(self, n: int) -> None:
-        del self._transcript[n:]
+        """Keep the first `n` messages (the system prompt is message 0)."""
+        self._transcript = self._transcript[:n]
 
     def set_event_sink(self, sink: EventSink) -> None:
         self._sink = sink

@@ -31,6 +31,7 @@ from anthropic import (
 from ..messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import call_with_retries, http_error, one_line
+from .wire_cache import WirePrefix
 
 WIRE_KEY = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
@@ -72,6 +73,7 @@ class AnthropicProvider:
         self._tail = b',"stream":true}' if stream else b"}"
         self._tool_specs: tuple[ToolSpec, ...] = ()
         self._tools_json = b"[]"
+        self._prefix: WirePrefix[Wire] = WirePrefix(WIRE_KEY, encode_message)
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        hooks: ProviderHooks) -> Completion:
@@ -85,7 +87,7 @@ class AnthropicProvider:
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body, spliced from each message's cached blocks."""
-        wires = [m.wire(WIRE_KEY, encode_message) for m in messages]
+        wires = self._prefix.wires(messages)
         system = [blocks for role, blocks in wires if role == "system"]
         turns = [wire for wire in wires if wire[0] != "system"]
         parts = [self._head]

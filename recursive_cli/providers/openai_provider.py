@@ -30,6 +30,7 @@ from openai import (
 from ..messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import call_with_retries, http_error, one_line
+from .wire_cache import WirePrefix
 
 WIRE_KEY = "openai"
 DEFAULT_TIMEOUT = 600.0
@@ -58,6 +59,7 @@ class OpenAIProvider:
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
         self._tool_specs: tuple[ToolSpec, ...] = ()
         self._tools_json = b"[]"
+        self._prefix: WirePrefix[bytes] = WirePrefix(WIRE_KEY, encode_message)
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        hooks: ProviderHooks) -> Completion:
@@ -72,7 +74,7 @@ class OpenAIProvider:
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body; each message is serialised once and reused on later steps."""
         parts = [self._head, b',"messages":[',
-                 b",".join([m.wire(WIRE_KEY, encode_message) for m in messages]), b"]"]
+                 b",".join(self._prefix.wires(messages)), b"]"]
         if tools:
             parts += [b',"tools":', self._encoded_tools(tools)]
         parts.append(self._tail)
