@@ -105,6 +105,8 @@ def sessions_list(
 @sessions_app.command("show", epilog="""[b]Examples[/b]
 
   recursive sessions show parser-1
+
+  recursive sessions show "$(recursive sessions list --json | jq -r '.[-1].id')" | less
 """)
 def sessions_show(session: Annotated[str, typer.Argument(help="Session id or unique prefix.")]) -> None:
     """Print a session's conversation, readable."""
@@ -132,6 +134,8 @@ def sessions_export(
 @sessions_app.command("rm", epilog="""[b]Examples[/b]
 
   recursive sessions rm parser-1
+
+  recursive sessions rm 20261129-2041 20261129-2107
 """)
 def sessions_rm(sessions: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Session ids or unique prefixes.")]) -> None:
     """Delete sessions (refused while a process is using one)."""
@@ -143,6 +147,8 @@ def sessions_rm(sessions: Annotated[list[str], typer.Argument(metavar="SESSION..
 @sessions_app.command("gc", epilog="""[b]Examples[/b]
 
   recursive sessions gc --older-than 30d --dry-run
+
+  recursive sessions gc --older-than 90d
 """)
 def sessions_gc(
     older_than: Annotated[str, typer.Option("--older-than", help="Age by last update, e.g. 30d, 12h.")],
@@ -198,7 +204,7 @@ def config_show(
 
   recursive config path
 
-  $EDITOR "$(recursive config path | head -1 | cut -f2)"
+  recursive config path -C ~/src/project
 """)
 def config_path(
     workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose project config to show.")] = None,
