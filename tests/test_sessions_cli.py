@@ -265,3 +265,21 @@ def test_crash_before_meta_json_still_resumes(tmp_path: Path, workspace: Path, i
     proc = run_cli("resume", "early-1", "again", *args)
     assert proc.returncode == 0, proc.stderr
     assert "rebuilt it from the transcript" in proc.stderr and proc.stdout == "b\n"
+
+
+def test_crash_before_the_first_turn_keeps_the_prompt(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "did it"}])
+    args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
+    assert run_cli("run", "the very first prompt", *args, "--session-id", "pre-1").returncode == 0
+    folder = isolated_home / "sessions" / "pre-1"
+    header = (folder / "transcript.jsonl").read_text().splitlines()[0]
+    (folder / "transcript.jsonl").write_text(header + "\n")  # as if killed before turn 1 began
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["status"] = "running"
+    (folder / "meta.json").write_text(json.dumps(meta))
+    with FakeLLMServer([{"text": "resumed"}]) as server:
+        proc = run_cli("resume", "pre-1", *args[:2], "--provider", "openai", "--api-base",
+                       server.openai_base_url, env=KEY)
+        sent = server.requests[0].body["messages"]
+    assert proc.returncode == 0, proc.stderr
+    assert sent[1:] == [{"role": "user", "content": "the very first prompt"}]

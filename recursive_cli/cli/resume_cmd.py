@@ -65,6 +65,8 @@ def _work(prompt: str, session: LoadedSession) -> Work:
 
         driver = importlib.import_module(DRIVER_MODULES[session.meta.mode], __package__)
         return driver.resume_work(session, prompt)
+    if not prompt and not session.messages:  # it died before its first turn began
+        prompt = str(session.meta.state.get("first_prompt") or "")
     if prompt:
         return lambda runtime: runtime.run(prompt)
     last = session.messages[-1] if session.messages else None

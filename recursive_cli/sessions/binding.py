@@ -37,7 +37,8 @@ def session_meta(runtime: AgentRuntime, settings: Settings, mode: str, prompt: s
         budgets=SessionBudgets(max_cost=settings.max_cost, max_steps=settings.max_steps,
                                max_duration=settings.max_duration),
         permission_mode=settings.permission_mode, allow=list(settings.allow),
-        deny=list(settings.deny), title=make_title(prompt))
+        deny=list(settings.deny), title=make_title(prompt),
+        state={"first_prompt": prompt} if prompt else {})  # in case of a crash before turn 1 starts
 
 
 def create_session(folder: Path, meta: SessionMeta, runtime: AgentRuntime) -> SessionBinding:
