@@ -18,7 +18,7 @@ def make_provider(settings: Settings) -> ChatProvider:
 
     model = settings.effective_model
     if settings.provider == "scripted":
-        from .scripted import ScriptError, ScriptedProvider, load_script
+        from .scripted import ScriptedProvider, ScriptError, load_script
 
         if settings.script is None:
             raise ConfigError("the scripted provider needs --script FILE (or RECURSIVE_SCRIPT)")

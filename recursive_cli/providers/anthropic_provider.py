@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import httpx2
 from anthropic import (
     AnthropicError,
     APIConnectionError,
@@ -30,7 +29,8 @@ from anthropic import (
 
 from ..messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
-from .retry import call_with_retries, http_error, one_line
+from .retry import http_error, one_line
+from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed
 from .wire_cache import WirePrefix
 
 WIRE_KEY = "anthropic"
@@ -53,37 +53,25 @@ Blocks = tuple[bytes, ...]
 Wire = tuple[str, Blocks]
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """A ChatProvider for Anthropic's Messages API."""
 
     name = "anthropic"
+    path = PATH
+    errors = SdkErrors(AnthropicError, APIStatusError, APITimeoutError, APIConnectionError)
+    stream_cls = AsyncStream
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = DEFAULT_MAX_TOKENS, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.model = model
-        self.stream = stream
-        self._api_key = api_key
-        self._client = AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-        if not _has_credentials(self._client):
+        client = AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        if not _has_credentials(client):
             raise ProviderError("no API key for the anthropic provider: "
                                 "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
-        self._url = str(self._client.base_url).rstrip("/")
+        super().__init__(model, stream, client, api_key)
         tokens = str(int(max_tokens or DEFAULT_MAX_TOKENS)).encode()
-        self._head = b'{"model":' + _dumps(model) + b',"max_tokens":' + tokens
+        self._head = b'{"model":' + dumps(model) + b',"max_tokens":' + tokens
         self._tail = b',"stream":true}' if stream else b"}"
-        self._tool_specs: tuple[ToolSpec, ...] = ()
-        self._tools_json = b"[]"
         self._prefix: WirePrefix[Wire] = WirePrefix(WIRE_KEY, encode_message)
-
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
-                       hooks: ProviderHooks) -> Completion:
-        """Ask the model for its next message, retrying transient failures."""
-        body = self.request_body(messages, tools)
-        return await call_with_retries(lambda: self._attempt(body, hooks), hooks)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.close()
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body, spliced from each message's cached blocks."""
@@ -94,45 +82,17 @@ class AnthropicProvider:
         if system:
             parts += [b',"system":', _block_list(tuple(b for blocks in system for b in blocks), cache=True)]
         if tools:
-            parts += [b',"tools":', self._encoded_tools(tools)]
+            parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
         parts += [b',"messages":', _grouped_messages(turns), self._tail]
         return b"".join(parts)
 
-    def _encoded_tools(self, tools: Sequence[ToolSpec]) -> bytes:
-        specs = tuple(tools)
-        if specs != self._tool_specs:  # tuple equality checks identity first: cheap when unchanged
-            self._tools_json = _dumps([tool_wire(spec) for spec in specs])
-            self._tool_specs = specs
-        return self._tools_json
+    def new_stream(self) -> _StreamState:
+        return _StreamState(self._url)
 
-    # -- one attempt ---------------------------------------------------------------------------
-
-    async def _attempt(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        try:
-            if self.stream:
-                return await self._streamed(body, hooks)
-            return await self._whole(body, hooks)
-        except ProviderError as err:
-            raise self._redacted(err) from None
-        except (AnthropicError, httpx2.HTTPError, json.JSONDecodeError) as err:
-            raise self._redacted(self._provider_error(err)) from None  # SDK messages may echo the key
-
-    async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        stream = await self._client.post(PATH, cast_to=object, content=body, stream=True,
-                                         stream_cls=AsyncStream[object])
-        state = _StreamState(self._url)
-        try:
-            async for event in stream:
-                state.add(event, hooks)
-        finally:
-            await stream.close()
-        return state.completion()
-
-    async def _whole(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        data = await self._client.post(PATH, cast_to=object, content=body)
+    def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
         content = data.get("content") if isinstance(data, dict) else None
         if not isinstance(data, dict) or not isinstance(content, list):
-            raise _malformed(self._url, "no content in the response")
+            raise malformed(self._url, "no content in the response")
         content = [block for block in content if isinstance(block, dict)]
         text = "".join(b.get("text") or "" for b in content if b.get("type") == "text")
         if text:
@@ -141,22 +101,7 @@ class AnthropicProvider:
                       for b in content if b.get("type") == "tool_use")
         return _completion(text, calls, data.get("stop_reason"), _usage(data.get("usage"), {}))
 
-    # -- errors ----------------------------------------------------------------------------------
-
-    def _provider_error(self, err: Exception) -> ProviderError:
-        if isinstance(err, APIStatusError):
-            return self._status_error(err)
-        if isinstance(err, APITimeoutError):
-            return ProviderError(f"request to {self._url} timed out", retryable=True)
-        if isinstance(err, (APIConnectionError, httpx2.HTTPError)):
-            cause = err.__cause__ if isinstance(err, APIConnectionError) and err.__cause__ else err
-            detail = one_line(str(cause)) or type(cause).__name__
-            return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
-        if isinstance(err, json.JSONDecodeError):
-            return _malformed(self._url, f"invalid JSON ({err.msg})")
-        return ProviderError(f"anthropic client error: {one_line(str(err))}")
-
-    def _status_error(self, err: APIStatusError) -> ProviderError:
+    def status_error(self, err: APIStatusError) -> ProviderError:
         kind, message = _error_fields(err.body)
         if err.status_code >= 400:
             return http_error(err.status_code, self._url, message or err.message, err.response.headers)
@@ -165,12 +110,6 @@ class AnthropicProvider:
         if message:
             reason += f" ({one_line(message)})"
         return ProviderError(reason, status=status, retryable=status is not None)
-
-    def _redacted(self, err: ProviderError) -> ProviderError:
-        if not self._api_key or self._api_key not in err.reason:
-            return err
-        return ProviderError(err.reason.replace(self._api_key, "***"), status=err.status,
-                             retryable=err.retryable, retry_after=err.retry_after)
 
 
 class _StreamState:
@@ -186,17 +125,17 @@ class _StreamState:
     def add(self, event: object, hooks: ProviderHooks) -> None:
         """Fold one event in, passing text deltas to `hooks.on_text`."""
         if not isinstance(event, dict):
-            raise _malformed(self.url, "a stream event is not a JSON object")
+            raise malformed(self.url, "a stream event is not a JSON object")
         kind = event.get("type")
         if kind == "message_start":
-            self.start_usage = _dict(_dict(event.get("message")).get("usage"))
+            self.start_usage = as_dict(as_dict(event.get("message")).get("usage"))
         elif kind == "content_block_start":
-            self._start_block(event.get("index", len(self.blocks)), _dict(event.get("content_block")), hooks)
+            self._start_block(event.get("index", len(self.blocks)), as_dict(event.get("content_block")), hooks)
         elif kind == "content_block_delta":
-            self._add_delta(self.blocks.get(event.get("index", -1)), _dict(event.get("delta")), hooks)
+            self._add_delta(self.blocks.get(event.get("index", -1)), as_dict(event.get("delta")), hooks)
         elif kind == "message_delta":
-            self.stop = _dict(event.get("delta")).get("stop_reason") or self.stop
-            self.end_usage = _dict(event.get("usage"))
+            self.stop = as_dict(event.get("delta")).get("stop_reason") or self.stop
+            self.end_usage = as_dict(event.get("usage"))
 
     def _start_block(self, index: int, block: dict[str, Any], hooks: ProviderHooks) -> None:
         if block.get("type") == "text":
@@ -220,7 +159,7 @@ class _StreamState:
     def completion(self) -> Completion:
         """The finished message; raises a retryable error if the stream stopped early."""
         if self.stop is None:
-            raise _malformed(self.url, "the stream ended without a stop_reason")
+            raise malformed(self.url, "the stream ended without a stop_reason")
         blocks = [self.blocks[i] for i in sorted(self.blocks)]
         text = "".join("".join(b["parts"]) for b in blocks if b["type"] == "text")
         calls = tuple(_tool_call(b["id"], b["name"], "".join(b["parts"]) or "{}")
@@ -234,7 +173,7 @@ class _StreamState:
 def encode_message(message: Message) -> Wire:
     """A message's Anthropic role and its content blocks as JSON, ready to splice into a body."""
     role = {"tool": "user"}.get(message.role, message.role)
-    return role, tuple(_dumps(block) for block in message_blocks(message))
+    return role, tuple(dumps(block) for block in message_blocks(message))
 
 
 def message_blocks(message: Message) -> list[dict[str, Any]]:
@@ -297,9 +236,6 @@ def _mark_last(items: list[Any]) -> list[tuple[bool, Any]]:
     return [(i == len(items) - 1, item) for i, item in enumerate(items)]
 
 
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
 
 def _has_credentials(client: AsyncAnthropic) -> bool:
     return bool(client.api_key or client.auth_token or client.credentials is not None)
@@ -326,7 +262,7 @@ def _usage(start: object, end: object) -> Usage:
     Our `input_tokens` is the whole prompt, as OpenAI counts it: Anthropic's uncached input
     plus cache reads plus cache writes.
     """
-    merged = {**_dict(start), **{k: v for k, v in _dict(end).items() if v is not None}}
+    merged = {**as_dict(start), **{k: v for k, v in as_dict(end).items() if v is not None}}
     uncached = int(merged.get("input_tokens") or 0)
     cache_read = int(merged.get("cache_read_input_tokens") or 0)
     cache_write = int(merged.get("cache_creation_input_tokens") or 0)
@@ -345,12 +281,3 @@ def _error_fields(body: object) -> tuple[str | None, str | None]:
     if isinstance(body, str) and body.strip():
         return None, body
     return None, None
-
-
-def _dict(value: object) -> dict[str, Any]:
-    """`value` when the server sent an object there, else an empty dict."""
-    return value if isinstance(value, dict) else {}
-
-
-def _malformed(url: str, detail: str) -> ProviderError:
-    return ProviderError(f"malformed response from {url}: {detail}", retryable=True)

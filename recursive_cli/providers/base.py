@@ -83,8 +83,12 @@ class NullHooks:
 class ChatProvider(Protocol):
     """A model behind some API. `messages` starts with the system message."""
 
-    name: str
     model: str
+
+    @property
+    def name(self) -> str:
+        """The provider's name as settings spell it (`openai`, `anthropic`, `scripted`)."""
+        ...
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        hooks: ProviderHooks) -> Completion:

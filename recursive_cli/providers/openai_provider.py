@@ -10,13 +10,11 @@ back plain dicts instead of building pydantic models for every chunk.
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import httpx2
 from openai import (
     APIConnectionError,
     APIError,
@@ -29,7 +27,8 @@ from openai import (
 
 from ..messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
-from .retry import call_with_retries, http_error, one_line
+from .retry import http_error, one_line
+from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed
 from .wire_cache import WirePrefix
 
 WIRE_KEY = "openai"
@@ -42,111 +41,55 @@ _FINISH: dict[str, StopKind] = {"stop": "end", "tool_calls": "tool_calls", "leng
                                 "content_filter": "content_filter"}
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider):
     """A ChatProvider for the Chat Completions API of OpenAI or any compatible server."""
 
     name = "openai"
+    path = PATH
+    errors = SdkErrors(OpenAIError, APIStatusError, APITimeoutError, APIConnectionError)
+    stream_cls = AsyncStream
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.model = model
-        self.stream = stream
-        self._api_key = _resolve_key(api_key, base_url)
-        self._client = AsyncOpenAI(api_key=self._api_key, base_url=base_url, max_retries=0,
-                                   timeout=timeout)
-        self._url = str(self._client.base_url).rstrip("/")
-        self._head = b'{"model":' + _dumps(model)
+        key = _resolve_key(api_key, base_url)
+        client = AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
+        super().__init__(model, stream, client, key)
+        self._head = b'{"model":' + dumps(model)
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
-        self._tool_specs: tuple[ToolSpec, ...] = ()
-        self._tools_json = b"[]"
         self._prefix: WirePrefix[bytes] = WirePrefix(WIRE_KEY, encode_message)
-
-    async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
-                       hooks: ProviderHooks) -> Completion:
-        """Ask the model for its next message, retrying transient failures."""
-        body = self.request_body(messages, tools)
-        return await call_with_retries(lambda: self._attempt(body, hooks), hooks)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.close()
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body; each message is serialised once and reused on later steps."""
-        parts = [self._head, b',"messages":[',
-                 b",".join(self._prefix.wires(messages)), b"]"]
+        parts = [self._head, b',"messages":[', b",".join(self._prefix.wires(messages)), b"]"]
         if tools:
-            parts += [b',"tools":', self._encoded_tools(tools)]
+            parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
         parts.append(self._tail)
         return b"".join(parts)
 
-    def _encoded_tools(self, tools: Sequence[ToolSpec]) -> bytes:
-        specs = tuple(tools)
-        if specs != self._tool_specs:  # tuple equality checks identity first: cheap when unchanged
-            self._tools_json = _dumps([tool_wire(spec) for spec in specs])
-            self._tool_specs = specs
-        return self._tools_json
+    def new_stream(self) -> _StreamState:
+        return _StreamState(self._url)
 
-    # -- one attempt ---------------------------------------------------------------------------
-
-    async def _attempt(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        try:
-            if self.stream:
-                return await self._streamed(body, hooks)
-            return await self._whole(body, hooks)
-        except ProviderError as err:
-            raise self._redacted(err) from None
-        except (OpenAIError, httpx2.HTTPError, json.JSONDecodeError) as err:
-            raise self._redacted(self._provider_error(err)) from None  # SDK messages may echo the key
-
-    async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        stream = await self._client.post(PATH, cast_to=object, content=body, stream=True,
-                                         stream_cls=AsyncStream[object])
-        state = _StreamState(self._url)
-        try:
-            async for chunk in stream:
-                state.add(chunk, hooks)
-        finally:
-            await stream.close()
-        return state.completion()
-
-    async def _whole(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        data = await self._client.post(PATH, cast_to=object, content=body)
+    def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(data, dict) or not choices or not isinstance(choices[0], dict):
-            raise _malformed(self._url, "no choices in the response")
-        message = _dict(choices[0].get("message"))
+            raise malformed(self._url, "no choices in the response")
+        message = as_dict(choices[0].get("message"))
         text = message.get("content") or ""
         if text:
             hooks.on_text(text)
-        calls = tuple(_tool_call(raw.get("id"), _dict(raw.get("function")))
+        calls = tuple(_tool_call(raw.get("id"), as_dict(raw.get("function")))
                       for raw in message.get("tool_calls") or () if isinstance(raw, dict))
         return _completion(text, calls, choices[0].get("finish_reason"), _usage(data.get("usage")))
 
-    # -- errors ----------------------------------------------------------------------------------
+    def status_error(self, err: APIStatusError) -> ProviderError:
+        return http_error(err.status_code, self._url, _server_message(err.body, err.message),
+                          err.response.headers)
 
-    def _provider_error(self, err: Exception) -> ProviderError:
-        if isinstance(err, APIStatusError):
-            return http_error(err.status_code, self._url, _server_message(err.body, err.message),
-                              err.response.headers)
-        if isinstance(err, APITimeoutError):
-            return ProviderError(f"request to {self._url} timed out", retryable=True)
-        if isinstance(err, (APIConnectionError, httpx2.HTTPError)):
-            cause = err.__cause__ if isinstance(err, APIConnectionError) and err.__cause__ else err
-            detail = one_line(str(cause)) or type(cause).__name__
-            return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
-        if isinstance(err, json.JSONDecodeError):
-            return _malformed(self._url, f"invalid JSON ({err.msg})")
+    def other_error(self, err: Exception) -> ProviderError:
         if isinstance(err, APIError):  # an error event inside the stream
             return ProviderError(f"error from {self._url} during the stream: {one_line(err.message)}",
                                  retryable=True)
-        return ProviderError(f"openai client error: {one_line(str(err))}")
-
-    def _redacted(self, err: ProviderError) -> ProviderError:
-        if not self._api_key or self._api_key not in err.reason:
-            return err
-        return ProviderError(err.reason.replace(self._api_key, "***"), status=err.status,
-                             retryable=err.retryable, retry_after=err.retry_after)
+        return super().other_error(err)
 
 
 class _StreamState:
@@ -162,7 +105,7 @@ class _StreamState:
     def add(self, chunk: object, hooks: ProviderHooks) -> None:
         """Fold one chunk in, passing text deltas to `hooks.on_text`."""
         if not isinstance(chunk, dict):
-            raise _malformed(self.url, "a stream chunk is not a JSON object")
+            raise malformed(self.url, "a stream chunk is not a JSON object")
         if chunk.get("usage"):
             self.usage = _usage(chunk["usage"])
         for choice in chunk.get("choices") or ():
@@ -170,7 +113,7 @@ class _StreamState:
                 self._add_choice(choice, hooks)
 
     def _add_choice(self, choice: dict[str, Any], hooks: ProviderHooks) -> None:
-        delta = _dict(choice.get("delta"))
+        delta = as_dict(choice.get("delta"))
         piece = delta.get("content")
         if piece:
             self.text.append(piece)
@@ -184,7 +127,7 @@ class _StreamState:
     def _add_call_fragment(self, fragment: dict[str, Any], position: int) -> None:
         """id and name arrive with a call's first fragment; argument text is appended."""
         call = self.calls.setdefault(fragment.get("index", position), {"id": None, "name": "", "args": []})
-        function = _dict(fragment.get("function"))
+        function = as_dict(fragment.get("function"))
         if fragment.get("id") and not call["id"]:
             call["id"] = fragment["id"]
         if function.get("name") and not call["name"]:
@@ -195,7 +138,7 @@ class _StreamState:
     def completion(self) -> Completion:
         """The finished completion; raises a retryable error if the stream stopped early."""
         if self.finish is None:
-            raise _malformed(self.url, "the stream ended without a finish_reason")
+            raise malformed(self.url, "the stream ended without a finish_reason")
         calls = tuple(_tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
                       for _, call in sorted(self.calls.items()))
         return _completion("".join(self.text), calls, self.finish, self.usage)
@@ -206,7 +149,7 @@ class _StreamState:
 
 def encode_message(message: Message) -> bytes:
     """A message's Chat Completions JSON, ready to splice into a request body."""
-    return _dumps(message_wire(message))
+    return dumps(message_wire(message))
 
 
 def message_wire(message: Message) -> dict[str, Any]:
@@ -238,9 +181,6 @@ def _body_tail(stream: bool, max_tokens: int | None, official: bool) -> bytes:
     return tail + b"}"
 
 
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
 
 def _resolve_key(api_key: str | None, base_url: str | None) -> str:
     key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -270,7 +210,7 @@ def _tool_call(call_id: str | None, function: dict[str, Any]) -> ToolCall:
 def _usage(raw: object) -> Usage:
     if not isinstance(raw, dict):
         return Usage()
-    details = _dict(raw.get("prompt_tokens_details"))
+    details = as_dict(raw.get("prompt_tokens_details"))
     return Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
                  output_tokens=int(raw.get("completion_tokens") or 0),
                  cache_read_tokens=int(details.get("cached_tokens") or 0))
@@ -286,12 +226,3 @@ def _server_message(body: object, fallback: str) -> str:
     if isinstance(body, str) and body.strip():
         return body
     return fallback
-
-
-def _dict(value: object) -> dict[str, Any]:
-    """`value` when the server sent an object there, else an empty dict."""
-    return value if isinstance(value, dict) else {}
-
-
-def _malformed(url: str, detail: str) -> ProviderError:
-    return ProviderError(f"malformed response from {url}: {detail}", retryable=True)
