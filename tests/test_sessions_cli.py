@@ -283,3 +283,15 @@ def test_crash_before_the_first_turn_keeps_the_prompt(tmp_path: Path, workspace:
         sent = server.requests[0].body["messages"]
     assert proc.returncode == 0, proc.stderr
     assert sent[1:] == [{"role": "user", "content": "the very first prompt"}]
+
+
+def test_crash_between_meta_and_transcript_keeps_the_prompt(tmp_path: Path, workspace: Path,
+                                                            isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "first"}, {"text": "second"}])
+    args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
+    assert run_cli("run", "keep me", *args, "--session-id", "gap-1").returncode == 0
+    (isolated_home / "sessions" / "gap-1" / "transcript.jsonl").unlink()
+    proc = run_cli("resume", "gap-1", *args, "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    exported = json.loads(run_cli("sessions", "export", "gap-1", "--format", "json").stdout)
+    assert [m["content"] for m in exported["messages"] if m["role"] == "user"] == ["keep me"]

@@ -49,6 +49,7 @@ def create_session(folder: Path, meta: SessionMeta, runtime: AgentRuntime) -> Se
     except BaseException:
         writer.close()
         raise
+    runtime.state = dict(meta.state)
     runtime.set_state_saver(lambda state: writer.update_meta(state=state))
     return SessionBinding(writer, lock)
 

@@ -49,7 +49,9 @@ def load_session(folder: Path) -> LoadedSession:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise SessionReadError(f"session {folder.name} has no transcript ({path})") from None
+        if not (folder / META_FILE).exists():
+            raise SessionReadError(f"session {folder.name} has no transcript ({path})") from None
+        data = b""  # it stopped between writing meta.json and the transcript: nothing said yet
     except OSError as exc:
         raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from None
     with _gc_paused():

@@ -20,12 +20,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..events import AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted
-from .meta import SessionMeta, fsync_dir, make_title, write_meta
+from .meta import META_FILE, SessionMeta, fsync_dir, make_title, write_meta
 from .records import (MessageRecord, SessionExistsError, SessionHeader, SessionWriteError,
                       TurnEndRecord, TurnStartRecord, dump_record, now_iso)
 
 TRANSCRIPT_FILE = "transcript.jsonl"
-_INTERRUPTED_EXITS = (130, 143)
+_INTERRUPTED_EXITS = (130, 141, 143)  # SIGINT, a closed stdout pipe, SIGTERM
 
 
 def _stderr_warning(text: str) -> None:
@@ -61,6 +61,10 @@ class JsonlSessionWriter:
         path = folder / TRANSCRIPT_FILE
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if path.exists() or (folder / META_FILE).exists():
+                raise FileExistsError(path)
+            # meta.json first: a crash right after still leaves the settings and the prompt.
+            write_meta(folder, meta)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             raise SessionExistsError(f"session {meta.id} already exists ({folder})") from None
@@ -80,8 +84,11 @@ class JsonlSessionWriter:
         """Append to an existing session (resume); its status becomes `running` again."""
         path = folder / TRANSCRIPT_FILE
         try:
-            torn = _ends_without_newline(path)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            torn = path.exists() and _ends_without_newline(path)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if os.fstat(fd).st_size == 0:  # a crash came between meta.json and the transcript
+                header = SessionHeader(id=meta.id, created=meta.created, workspace=meta.workspace)
+                os.write(fd, dump_record(header))
         except OSError as exc:
             raise SessionWriteError(f"cannot reopen session transcript {path}: {_reason(exc)}") from None
         meta.status, meta.finish_reason = "running", None
@@ -178,6 +185,9 @@ class JsonlSessionWriter:
         else:
             self.meta.status = "failed"
         self.meta.finish_reason = event.finish_reason
+        # The run's totals are the session's; they include requests made between turns
+        # (a goal's judge), which no turn_end counted.
+        self.meta.usage, self.meta.cost_usd = event.usage, event.total_cost_usd
         self.sync()
 
     def _write(self, data: bytes) -> None:
