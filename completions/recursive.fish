@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path"
+        case run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore"
             return 0
     end
     return 1
@@ -55,12 +55,18 @@ function __recursive_value_options --description 'Print the options of PATH that
     switch $argv[1]
         case run resume tools "config show"
             printf '%s\n' -- -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+        case loop
+            printf '%s\n' -- --max-iterations --max-context-tokens -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+        case goal
+            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "sessions list" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
             printf '%s\n' -- -f --format
         case "sessions gc"
             printf '%s\n' -- --older-than
+        case "checkpoints restore"
+            printf '%s\n' -- --turn
     end
 end
 
@@ -68,8 +74,11 @@ complete -c recursive -f
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'run' -d 'Run one turn of the agent on PROMPT and print the answer.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'resume' -d 'Continue a saved session; without PROMPT an interrupted run carries on.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools the agent would get with these options. Needs no API key.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomously: after each turn, sleep for the wakeup the agent scheduled or react to its finished background jobs, until it calls stop_loop or nothing is pending.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'goal' -d 'Run turns until the goal holds: every --check passes and the judge agrees --until holds.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace snapshots taken before and after every turn: list, diff, restore.'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
@@ -81,31 +90,44 @@ complete -c recursive -n '__recursive_arg "sessions export" 0 0' -x -a '(__recur
 complete -c recursive -n '__recursive_arg "sessions rm" 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg config 0 0' -a 'show' -d 'Effective settings and where each came from (default, config file, env, flag); keys masked.'
 complete -c recursive -n '__recursive_arg config 0 0' -a 'path' -d 'The config files that are read, lowest precedence first, and whether they exist.'
+complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'list' -d 'List a session\'s turns: time, files changed, prompt, and whether a restore undid them.'
+complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'diff' -d 'Show what TURN changed in the workspace, shell commands included, as a diff.'
+complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'restore' -d 'Put the workspace back as it was before turn N, and the conversation too.'
+complete -c recursive -n '__recursive_arg "checkpoints list" 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg "checkpoints diff" 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg "checkpoints restore" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path"' -s h -l help -d 'Show this message and exit.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -s m -l model -x -d 'Model name (default: the provider\'s).'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l api-base -x -d 'Base URL of the API.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l max-steps -x -d 'LLM calls per turn (default 100).'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l max-cost -x -d 'USD for the whole session.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l session-id -x -d 'Id for the new session.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l no-session -d 'Keep nothing on disk.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l no-checkpoints -d 'No workspace snapshots.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\'; deny wins.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l system-prompt -x -d 'Replace the built-in system prompt.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l append-system-prompt -x -d 'Extend the system prompt.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l no-stream -d 'Ask the provider for whole responses.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -s q -l quiet -d 'Less on stderr.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -s v -l verbose -d 'More on stderr.'
-complete -c recursive -n '__recursive_at run resume tools "config show"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s m -l model -x -d 'Model name (default: the provider\'s).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l api-base -x -d 'Base URL of the API.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-steps -x -d 'LLM calls per turn (default 100).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-cost -x -d 'USD for the whole session.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l session-id -x -d 'Id for the new session.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l no-session -d 'Keep nothing on disk.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\'; deny wins.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s q -l quiet -d 'Less on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s v -l verbose -d 'More on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
-complete -c recursive -n '__recursive_at tools "sessions list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop.'
+complete -c recursive -n '__recursive_at loop' -l max-context-tokens -x -d 'Compact the conversation as it nears this many tokens (default: the model\'s context window).'
+complete -c recursive -n '__recursive_at goal' -l until -x -d 'Condition a judge model must agree holds after a turn.'
+complete -c recursive -n '__recursive_at goal' -l check -x -d 'Shell command that must exit 0 after a turn (repeatable).'
+complete -c recursive -n '__recursive_at goal' -l judge-model -x -d 'Model for the judge (default: the run\'s model).'
+complete -c recursive -n '__recursive_at goal' -l max-turns -x -d 'Give up after this many turns (exit 4).'
+complete -c recursive -n '__recursive_at goal' -l check-timeout -x -d 'Kill a check after this long, e.g. 90, 90s, 5m.'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
 complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored), json or md.'
@@ -113,3 +135,6 @@ complete -c recursive -n '__recursive_at "sessions gc"' -l older-than -x -d 'Age
 complete -c recursive -n '__recursive_at "sessions gc"' -l dry-run -d 'Only list what would be removed.'
 complete -c recursive -n '__recursive_at "config show"' -l json -d 'Machine-readable settings.'
 complete -c recursive -n '__recursive_at "config path"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose project config to show.'
+complete -c recursive -n '__recursive_at "checkpoints restore"' -l turn -x -d 'Go back to before this turn.'
+complete -c recursive -n '__recursive_at "checkpoints restore"' -l dry-run -d 'Print the plan; change nothing.'
+complete -c recursive -n '__recursive_at "checkpoints restore"' -l force -d 'Overwrite files changed outside the session since its last checkpoint.'

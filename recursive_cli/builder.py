@@ -52,6 +52,7 @@ class AgentRuntimeBuilder:
 
     def build(self) -> AgentRuntime:
         """The runtime; raises ConfigError when the workspace or provider settings are unusable."""
+        from .loop.control import loop_control_for
         from .prompts import build_system_prompt
         from .tools.catalog import core_tools
         from .tools.sandbox import WorkspaceSandbox
@@ -59,8 +60,11 @@ class AgentRuntimeBuilder:
         s = self._settings
         workspace = check_workspace(s.workspace)
         tools = self._tools if self._tools is not None else ToolRegistry(core_tools())
+        loop = loop_control_for(self._mode, tools)  # loop mode: wakeup slot, jobs and their tools
         provider = self._provider or self._make_provider()
-        sandbox = WorkspaceSandbox(workspace, [check_workspace(p) for p in s.add_dir])
+        # RECURSIVE_HOME holds the sessions (this one's folder too): file tools never write there.
+        sandbox = WorkspaceSandbox(workspace, [check_workspace(p) for p in s.add_dir],
+                                   protected=[self._home])
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
                               allow_private_network=s.allow_private_network)
         prompt = build_system_prompt(workspace, tools.names(), self._mode, replace=s.system_prompt,
@@ -73,6 +77,8 @@ class AgentRuntimeBuilder:
                                system_prompt=prompt, budget=budget, sink=self._sink,
                                session_id=self._session_id, permissions=permissions)
         runtime.mode = self._mode
+        if loop is not None:
+            loop.attach(runtime)
         return runtime
 
     def _make_provider(self) -> ChatProvider:

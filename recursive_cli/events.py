@@ -21,11 +21,13 @@ class FinishReason(str, enum.Enum):
     MAX_STEPS = "max_steps"
     MAX_COST = "max_cost"
     MAX_DURATION = "max_duration"
+    MAX_ITERATIONS = "max_iterations"
     TRANSCRIPT_LIMIT = "transcript_limit"
     STUCK = "stuck"
     INTERRUPTED = "interrupted"
     PERMISSION_DENIED = "permission_denied"
     PROVIDER_ERROR = "provider_error"
+    GOAL_NOT_MET = "goal_not_met"
 
 
 class RunStarted(BaseModel):

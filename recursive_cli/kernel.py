@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from .budget import Budget
@@ -17,6 +17,10 @@ from .stuck import StuckDetector
 from .tools.base import ToolContext, ToolRegistry, ToolResult
 
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
+
+
+async def _no_preparation(ctx: TurnContext) -> None:
+    return None
 
 
 @dataclass
@@ -34,6 +38,8 @@ class TurnContext:
     permissions: PermissionPolicy | None = None
     price: Callable[[Usage], float | None] = lambda usage: None
     retry: Callable[[RetryNotice], None] = lambda notice: None
+    # Runs before every model call, e.g. to compact the transcript in place (compaction.py).
+    before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation
 
 
 @dataclass
@@ -77,11 +83,12 @@ class AgentKernel:
             if stop:
                 outcome.finish_reason, outcome.detail = stop
                 return outcome
+            await ctx.before_model_call(ctx)
             ctx.sink.emit(ModelRequest(step=outcome.steps + 1))
             try:
                 reply = await ctx.interrupt.race(ctx.provider.complete(ctx.transcript, specs, hooks))
             except Interrupted:
-                outcome.finish_reason = FinishReason.INTERRUPTED
+                outcome.finish_reason, outcome.detail = FinishReason.INTERRUPTED, "interrupted"
                 return outcome
             self._account(ctx, outcome, reply)
             self._append(ctx, reply.message)

@@ -20,8 +20,11 @@ You are recursive, a coding agent working in a user's workspace through tools.
 MODE_NOTES = {
     "run": "Mode: one task. Finish it in this turn.",
     "loop": ("Mode: autonomous loop. Use schedule_wakeup to look again later, run_background for long "
-             "commands, and stop_loop when the work is done."),
-    "goal": "Mode: goal. Keep working until the goal condition holds; checks are run after each turn.",
+             "commands, and stop_loop when the work is done. After your turn the loop goes on only "
+             "for a scheduled wakeup or a background job: a job's exit code and output tail come "
+             "back as a new turn. With neither pending, the loop ends."),
+    "goal": ("Mode: goal. Keep working until the goal of this run (stated at the end) holds; it is "
+             "verified after each of your turns."),
 }
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .budget import Budget
+from .compaction import Compaction, Compactor, context_window
 from .events import (AgentEvent, ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded,
                      NullSink, TurnFinished, TurnStarted)
 from .interrupt import InterruptToken
@@ -17,6 +18,11 @@ from .messages import Message, Usage
 from .permissions import AskHook, PermissionPolicy
 from .providers.base import ChatProvider, ProviderError, RetryNotice
 from .tools.base import TodoItem, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from .checkpoints.checkpointer import Checkpointer
+    from .drivers.goal_state import GoalState
+    from .loop import BackgroundJobManager, LoopControl, WakeupSlot
 
 
 class TurnObserver(Protocol):
@@ -47,9 +53,13 @@ class AgentRuntime:
         self._interrupt = InterruptToken()
         self._turn = 0
         self._observers: list[TurnObserver] = []
+        self._checkpointer: Checkpointer | None = None
         self._save_state: Callable[[dict[str, Any]], None] = lambda state: None
         self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
+        self.result_extra: dict[str, Any] = {}  # fields a driver adds to the final result line
         self.mode = "run"
+        self.loop: LoopControl | None = None  # wakeup slot and background jobs (loop mode)
+        self.compactor = Compactor(context_window(provider.model))  # keeps the context bounded
         self.total_steps = 0
         self.started = time.monotonic()
 
@@ -69,6 +79,26 @@ class AgentRuntime:
     async def continue_turn(self) -> TurnOutcome:
         """Pick an interrupted conversation up where it stopped, with no new user message."""
         return await self._run_turn(None)
+
+    async def run_event_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None,
+                             jobs: BackgroundJobManager | None = None, *,
+                             max_iterations: int = 100) -> TurnOutcome:
+        """Run `prompt`, then a turn per due wakeup and per finished background job (SPEC §6)."""
+        from .loop.driver import run_event_loop
+
+        return await run_event_loop(self, prompt, wakeup_slot, jobs, max_iterations=max_iterations)
+
+    async def run_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None, *,
+                       max_iterations: int = 100) -> TurnOutcome:
+        """`run_event_loop` with wakeups only: the agent gets no background job tools."""
+        from .loop.driver import run_event_loop
+
+        return await run_event_loop(self, prompt, wakeup_slot, max_iterations=max_iterations,
+                                    with_jobs=False)
+
+    async def compact_now(self) -> Compaction | None:
+        """Summarise the older part of the conversation now, whatever its size (None: nothing to do)."""
+        return await self.compactor.compact(self._context())
 
     async def _run_turn(self, text: str | None) -> TurnOutcome:
         self._turn += 1
@@ -98,7 +128,8 @@ class AgentRuntime:
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
                            interrupt=self._interrupt, turn=self._turn, permissions=self.permissions,
-                           price=lambda usage: cost_usd(model, usage), retry=self._on_retry)
+                           price=lambda usage: cost_usd(model, usage), retry=self._on_retry,
+                           before_model_call=self.compactor.maybe_compact)
 
     def _on_retry(self, notice: RetryNotice) -> None:
         self._sink.emit(ApiRetry(attempt=notice.attempt, max_retries=notice.max_retries,
@@ -111,6 +142,20 @@ class AgentRuntime:
 
     def add_turn_observer(self, observer: TurnObserver) -> None:
         self._observers.append(observer)
+
+    def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None) -> bool:
+        """Snapshot the workspace before and after every turn into a shadow git repository under
+        `home` (default: the tools' RECURSIVE_HOME) and add the checkpoint tools (SPEC §8).
+
+        False when git is missing: the first turn then says so once and the run goes on without.
+        """
+        from .checkpoints.observer import attach_checkpoints
+
+        self._checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id)
+        return self._checkpointer is not None
+
+    def checkpoints_enabled(self) -> bool:
+        return self._checkpointer is not None
 
     def set_state_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
         """Where `save_state` persists `state` (the session's meta.json)."""
@@ -167,6 +212,34 @@ class AgentRuntime:
 
     def current_todos(self) -> list[TodoItem]:
         return list(self.tool_context.todos)
+
+    async def run_goal_loop(self, prompt: str, until: str | None = None,
+                            checks: Sequence[str] | None = None, max_turns: int | None = None, *,
+                            check_timeout: float | None = None, judge: ChatProvider | None = None,
+                            judge_model: str | None = None) -> TurnOutcome:
+        """Turns on `prompt` until every check passes and the judge agrees `until` holds (SPEC §7);
+        what is not given comes from `set_goal`. `judge` defaults to the run's own provider."""
+        from .drivers.goal import run_goal_loop
+
+        return await run_goal_loop(self, prompt, until, checks, max_turns, check_timeout=check_timeout,
+                                   judge=judge, judge_model=judge_model)
+
+    def set_goal(self, condition: str | None, max_turns: int = 10, checks: Sequence[str] = ()) -> None:
+        """Set the goal the next `run_goal_loop` works toward when it is given none."""
+        from .drivers.goal import set_goal
+
+        set_goal(self, condition, max_turns, checks)
+
+    def current_goal(self) -> GoalState | None:
+        """The goal and its progress, or None."""
+        from .drivers.goal_state import load_goal
+
+        return load_goal(self)
+
+    def clear_goal(self) -> None:
+        from .drivers.goal_state import STATE_KEY
+
+        self.save_state(STATE_KEY, None)
 
     def turn_index(self) -> int:
         return self._turn

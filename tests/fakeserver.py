@@ -16,9 +16,11 @@ it in that endpoint's format, as server-sent events when the request body says
     {"text": "optional", "tool_calls": [{"name": "run_shell", "arguments": {...} | "raw json",
                                          "id": "optional"}]}
     {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}}}
+    {"error": {"status": 400, "message": "...", "code": "context_length_exceeded"}}  (OpenAI's error.code)
     {"drop": true}        close the connection without answering
     {"drop": "mid"}       send the status line and half of the body, then close
     {"malformed": true}   a broken SSE chunk (streaming) or a truncated JSON body
+    {"malformed": "utf8"} a stream chunk with a byte that is not UTF-8 inside valid JSON
     optional on any reply: "stop": "end" | "tool_calls" | "length" | "content_filter" | raw value,
     "usage": {"input_tokens": n, "output_tokens": n, "cache_read_tokens": n},
     "delay": seconds before answering
@@ -195,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "error" in reply:
             spec = reply["error"]
             self._send_error(int(spec.get("status", 500)), str(spec.get("message", "error")),
-                             dict(spec.get("headers", {})))
+                             dict(spec.get("headers", {})), code=spec.get("code"))
             return
         if streaming:
             self._send_stream(reply)
@@ -221,7 +223,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_stream(self, reply: dict[str, Any]) -> None:
         render = _openai_events if self._is_openai else _anthropic_events
         events = render(reply, self.fake)
-        if reply.get("malformed"):
+        if reply.get("malformed") == "utf8":
+            events = [*events[:1], _not_utf8_event(self._is_openai)]
+        elif reply.get("malformed"):
             events = [*events[:1], _broken_event(self._is_openai)]
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -237,8 +241,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_chunk(event)
         self._write_chunk("")
 
-    def _send_error(self, status: int, message: str, headers: dict[str, str]) -> None:
-        body = _openai_error(status, message) if self._is_openai else _anthropic_error(status, message)
+    def _send_error(self, status: int, message: str, headers: dict[str, str], *,
+                    code: str | None = None) -> None:
+        body = _openai_error(status, message, code) if self._is_openai else _anthropic_error(status, message)
         payload = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -248,8 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def _write_chunk(self, text: str) -> None:
-        data = text.encode()
+    def _write_chunk(self, text: str | bytes) -> None:
+        data = text if isinstance(text, bytes) else text.encode()
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
@@ -293,6 +298,12 @@ def _usage(reply: dict[str, Any]) -> dict[str, int]:
 def _sse(data: Any, event: str | None = None) -> str:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {json.dumps(data)}\n\n"
+
+
+def _not_utf8_event(openai: bool) -> bytes:
+    if openai:
+        return b'data: {"id": "chatcmpl-bad", "choices": [{"index": 0, "delta": {"content": "\xff"}}]}\n\n'
+    return b'event: ping\ndata: {"type": "ping", "note": "\xff"}\n\n'
 
 
 def _broken_event(openai: bool) -> str:
@@ -357,9 +368,9 @@ def _openai_events(reply: dict[str, Any], fake: FakeLLMServer) -> list[str]:
     return events
 
 
-def _openai_error(status: int, message: str) -> dict[str, Any]:
+def _openai_error(status: int, message: str, code: str | None = None) -> dict[str, Any]:
     kind = _OPENAI_ERROR_TYPES.get(status, "server_error")
-    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 # -- Anthropic Messages ----------------------------------------------------------------------------

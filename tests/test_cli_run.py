@@ -44,7 +44,9 @@ def test_stream_json_shapes(tmp_path: Path, workspace: Path) -> None:
                    "--session-id", "s-1", *args)
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
-    init, first, tool_result, final, result = lines
+    checkpoints = [line for line in lines if line.get("subtype") == "checkpoint"]  # tests/checkpoints
+    assert [line["phase"] for line in checkpoints] == ["before", "after"]
+    init, first, tool_result, final, result = [line for line in lines if line not in checkpoints]
     assert init["type"] == "system" and init["subtype"] == "init"
     assert init["schema_version"] == 1 and init["session_id"] == "s-1"
     assert init["cwd"] == str(workspace.resolve()) and "run_shell" in init["tools"]

@@ -44,6 +44,8 @@ ENVIRONMENT = (
     ("RECURSIVE_WORKSPACE", "Workspace root, as `--workspace`. Default: the current directory."),
     ("RECURSIVE_MAX_STEPS", "LLM calls per turn, as `--max-steps`. Default: 100."),
     ("RECURSIVE_SCRIPT", "Replies for the `scripted` provider, as `--script`."),
+    ("RECURSIVE_REQUEST_TIMEOUT", "Seconds one request to the model may take before it is "
+     "retried. Default: 600."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),
 )
 
@@ -70,6 +72,8 @@ EXIT_STATUS = (
     ("5", "error_stuck", "The agent repeated failing tool calls."),
     ("6", "error_permission", "A needed action was denied and the run could not go on."),
     ("130, 143", "interrupted", "SIGINT or SIGTERM. The session is saved and can be resumed."),
+    ("141", "interrupted", "The reader of standard output went away (`| head -1`): the run "
+     "stops quietly. The session is saved and can be resumed."),
 )
 
 # Every generated file names the command that regenerates it (docgen's `main`).

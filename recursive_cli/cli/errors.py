@@ -19,11 +19,18 @@ def fail(message: str, code: int = EXIT_ERROR) -> int:
 
 def run_app(app: Any) -> None:
     """Run the typer app; a closed stdout pipe exits quietly, an unexpected crash says so in one line."""
+    from . import stdio
+
+    stdio.install()
     try:
         app()
+    except SystemExit:
+        if stdio.pipe_broken():  # the reader went away: 141, as if SIGPIPE had ended us
+            sys.exit(stdio.EXIT_BROKEN_PIPE)
+        raise
     except BrokenPipeError:
         _silence_stdout()
-        sys.exit(141)
+        sys.exit(stdio.EXIT_BROKEN_PIPE)
     except KeyboardInterrupt:
         sys.exit(130)
 

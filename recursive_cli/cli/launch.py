@@ -56,6 +56,10 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
 def launch(spec: Launch, work: Work) -> int:
     """Build the runtime, bind its session and run `work` on it; returns the process exit code."""
     settings = spec.loaded.settings
+    if settings.verbose:
+        from ..diagnostics import enable_verbose
+
+        enable_verbose(sys.stderr)  # causes and tracebacks of failures, not only their one line
     sink = FanoutSink(output_sinks(settings, spec.session_id))
     binding = None
     try:
@@ -64,6 +68,8 @@ def launch(spec: Launch, work: Work) -> int:
         if not settings.no_session:
             binding = _bind(spec, runtime, settings)
             sink.sinks.insert(0, binding.writer)
+            if not settings.no_checkpoints:
+                runtime.enable_checkpoints(spec.loaded.home)
     except (ConfigError, SessionError) as exc:
         if spec.lock is not None:
             spec.lock.release()
@@ -72,6 +78,9 @@ def launch(spec: Launch, work: Work) -> int:
         from .ask import terminal_ask_hook
 
         runtime.set_permission_hook(terminal_ask_hook(runtime.permissions))
+    from .stdio import on_broken_pipe
+
+    on_broken_pipe(lambda: runtime.interrupt(signal.SIGPIPE))  # `| head -1`: stop, exit 141
     try:
         result = asyncio.run(drive(runtime, work, settings))
     finally:
@@ -120,15 +129,16 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFin
             traceback.print_exc()
         outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
         await runtime.aclose()
     result = make_result(
         reason=outcome.finish_reason, text=outcome.text, detail=outcome.detail,
         session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
         duration_ms=int((time.monotonic() - runtime.started) * 1000), usage=runtime.usage,
-        cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal)
+        cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
+        extra=runtime.result_extra)
     runtime.emit(result)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
+        loop.remove_signal_handler(signum)
     return result
 
 

@@ -1,7 +1,36 @@
 """Typer definitions of the `loop` command(s); registered on the main app by `register`."""
 
+from typing import Annotated, Optional
+
 import typer
+
+from .options import BUDGETS, CommonOptions, with_common_options
+
+EPILOG = """[b]Examples[/b]
+
+  recursive loop "keep the nightly benchmark green; investigate any regression" --max-iterations 50 --max-duration 8h --max-cost 5
+
+  recursive loop "run the full test suite in the background and fix what fails" -o stream-json
+
+  recursive resume nightly-1
+"""
 
 
 def register(app: typer.Typer) -> None:
-    """Add the `loop` command(s) to `app` (nothing yet)."""
+    """Add the `loop` command(s) to `app`."""
+    app.command(epilog=EPILOG)(loop)
+
+
+@with_common_options
+def loop(
+    prompt: Annotated[Optional[list[str]], typer.Argument(help="The task. '-' or none reads stdin.", show_default=False)] = None,
+    max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Turns for the whole loop.", rich_help_panel=BUDGETS)] = 100,
+    max_context_tokens: Annotated[Optional[int], typer.Option("--max-context-tokens", min=1000, help="Compact the conversation as it nears this many tokens (default: the model's context window).", rich_help_panel=BUDGETS, show_default=False)] = None,
+    *,
+    common: CommonOptions,
+) -> None:
+    """Work autonomously: after each turn, sleep for the wakeup the agent scheduled or react to
+    its finished background jobs, until it calls stop_loop or nothing is pending."""
+    from .loop_cmd import loop_command
+
+    raise typer.Exit(loop_command(common, prompt or [], max_iterations, max_context_tokens))

@@ -5,11 +5,16 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from .. import utf8
+
 
 def read_prompt(parts: list[str], stdin: TextIO | None = None) -> str:
-    """PROMPT words, with piped stdin alone (no PROMPT or `-`) or appended in a fenced block."""
+    """PROMPT words, with piped stdin alone (no PROMPT or `-`) or appended in a fenced block.
+
+    Bytes that are not UTF-8, in the words or on stdin, become U+FFFD.
+    """
     stdin = sys.stdin if stdin is None else stdin
-    prompt = " ".join(parts).strip()
+    prompt = utf8.scrub(" ".join(parts)).strip()
     piped = _read_piped(stdin)
     if prompt in ("", "-"):
         return piped.strip()
@@ -22,6 +27,9 @@ def _read_piped(stdin: TextIO) -> str:
     try:
         if stdin is None or stdin.closed or stdin.isatty():
             return ""
-        return stdin.read()
+        binary = getattr(stdin, "buffer", None)
+        if binary is None:
+            return utf8.scrub(stdin.read())
+        return utf8.decode(binary.read()).replace("\r\n", "\n").replace("\r", "\n")  # as text mode would
     except (OSError, ValueError):
         return ""

@@ -13,12 +13,17 @@ from .options import CommonOptions
 def tools_command(common: CommonOptions, as_json: bool) -> int:
     """Print the tool list (names and one-line descriptions, or JSON with schemas)."""
     try:
-        load_settings(common.as_flags())
+        settings = load_settings(common.as_flags()).settings
     except ConfigError as exc:
         return fail(str(exc))
     from ..tools.catalog import core_tools
 
     tools = core_tools()
+    if not (settings.no_session or settings.no_checkpoints):  # what launch adds (with git present)
+        from ..checkpoints.git import find_git
+        from ..tools.checkpoint_tools import checkpoint_tools
+
+        tools += checkpoint_tools() if find_git() else []
     if as_json:
         specs = [tool.spec() for tool in tools]
         data = [{"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs]

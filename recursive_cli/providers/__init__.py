@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import ChatProvider, ProviderError
+from .base import ChatProvider, ContextLengthError, ProviderError
 
 if TYPE_CHECKING:
     from ..settings import Settings
 
-__all__ = ["ChatProvider", "ProviderError", "make_provider"]
+__all__ = ["ChatProvider", "ContextLengthError", "ProviderError", "make_provider"]
 
 
 def make_provider(settings: Settings) -> ChatProvider:
@@ -30,11 +30,15 @@ def make_provider(settings: Settings) -> ChatProvider:
         fallback = "ANTHROPIC_API_KEY" if settings.provider == "anthropic" else "OPENAI_API_KEY"
         raise ConfigError(f"no API key for the {settings.provider} provider: set RECURSIVE_API_KEY "
                           f"(or {fallback})")
+    from .retry import request_timeout
+
     stream = not settings.no_stream
+    timeout = request_timeout()
     if settings.provider == "anthropic":
         from .anthropic_provider import AnthropicProvider
 
-        return AnthropicProvider(model, settings.api_key, settings.api_base, stream=stream)
+        return AnthropicProvider(model, settings.api_key, settings.api_base, stream=stream,
+                                 timeout=timeout)
     from .openai_provider import OpenAIProvider
 
-    return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream)
+    return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream, timeout=timeout)

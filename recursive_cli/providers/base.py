@@ -6,6 +6,8 @@ Exceptions::
       (retryable=True)       429, 5xx, 529, dropped connections, timeouts, malformed
                              responses — retried by `retry.py`
       (retryable=False)      400, 401, 403, 404 — fail at once
+      ContextLengthError     the request does not fit the model's context window (a 400
+                             saying so) — not retried as it is; compaction can make it fit
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ class ProviderError(Exception):
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+
+
+class ContextLengthError(ProviderError):
+    """The conversation is too long for the model's context window."""
 
 
 class ProviderHooks(Protocol):

@@ -83,7 +83,7 @@ class OpenAIProvider(SdkProvider):
 
     def status_error(self, err: APIStatusError) -> ProviderError:
         return http_error(err.status_code, self._url, _server_message(err.body, err.message),
-                          err.response.headers)
+                          err.response.headers, code=err.code if isinstance(err.code, str) else None)
 
     def other_error(self, err: Exception) -> ProviderError:
         if isinstance(err, APIError):  # an error event inside the stream

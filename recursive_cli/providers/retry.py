@@ -12,16 +12,20 @@ import asyncio
 import email.utils
 import os
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timezone
 from typing import TypeVar
 
-from .base import ProviderError, ProviderHooks, RetryNotice
+from .base import ContextLengthError, ProviderError, ProviderHooks, RetryNotice
 
 T = TypeVar("T")
 
 BASE_DELAY_ENV = "RECURSIVE_RETRY_BASE_DELAY"
+# Seconds one HTTP request may take (connect, each read, write); a stalled server is then retried.
+REQUEST_TIMEOUT_ENV = "RECURSIVE_REQUEST_TIMEOUT"
+DEFAULT_REQUEST_TIMEOUT = 600.0
 
 # 408/409: the server timed out or hit a lock; 429: rate limited; 5xx gateways; 529: overloaded.
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
@@ -34,6 +38,11 @@ _STATUS_CAUSES = {
     504: "gateway timeout", 529: "overloaded",
 }
 _MAX_MESSAGE_CHARS = 300
+# How servers say a request is over the context window: OpenAI (code context_length_exceeded,
+# "maximum context length"), Anthropic ("prompt is too long"), vLLM, llama.cpp ("context size").
+_CONTEXT_OVERFLOW = re.compile(r"context[ _](length|window|size)|prompt is too long|too many tokens",
+                               re.IGNORECASE)
+_CONTEXT_OVERFLOW_STATUSES = frozenset({400, 413, 422})
 
 
 async def call_with_retries(
@@ -79,6 +88,13 @@ def backoff_delay(attempt: int, base_delay: float, max_delay: float,
     return exponential * (1 - 0.25 * random.random())
 
 
+def request_timeout(default: float = DEFAULT_REQUEST_TIMEOUT) -> float:
+    """The request timeout in seconds: RECURSIVE_REQUEST_TIMEOUT when it is a positive number."""
+    raw = os.environ.get(REQUEST_TIMEOUT_ENV)
+    value = _float(raw) if raw else None
+    return value if value is not None and value > 0 else default
+
+
 def _base_delay_from_env(default: float) -> float:
     raw = os.environ.get(BASE_DELAY_ENV)
     if not raw:
@@ -91,11 +107,17 @@ def _base_delay_from_env(default: float) -> float:
 
 
 def http_error(status: int, url: str, server_message: str | None,
-               headers: Mapping[str, str] | None = None) -> ProviderError:
-    """A ProviderError for an HTTP error answer, e.g. `HTTP 401 from https://…/v1: invalid API key (…)`."""
+               headers: Mapping[str, str] | None = None, code: str | None = None) -> ProviderError:
+    """A ProviderError for an HTTP error answer, e.g. `HTTP 401 from https://…/v1: invalid API key (…)`.
+
+    `code` is the error code some APIs send beside the message (OpenAI's `error.code`).
+    """
     headers = headers or {}
-    reason = f"HTTP {status} from {url}: {_STATUS_CAUSES.get(status, 'error')}"
     message = one_line(server_message or "")
+    if status in _CONTEXT_OVERFLOW_STATUSES and _CONTEXT_OVERFLOW.search(f"{code or ''} {message}"):
+        return ContextLengthError(f"HTTP {status} from {url}: the conversation is too long for the "
+                                  f"model's context window ({message or code})", status=status)
+    reason = f"HTTP {status} from {url}: {_STATUS_CAUSES.get(status, 'error')}"
     if message:
         reason += f" ({message})"
     should_retry = (headers.get("x-should-retry") or "").lower()

@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Protocol
 
 import httpx2
 
+from .. import utf8
+from ..diagnostics import log_cause
 from ..messages import Message
 from .base import Completion, ProviderError, ProviderHooks, ToolSpec
 from .retry import call_with_retries, one_line
@@ -93,9 +95,12 @@ class SdkProvider:
             data = await self._client.post(self.path, cast_to=object, content=body)
             return self.parse_whole(data, hooks)
         except ProviderError as err:
+            log_cause(err.reason, err, self._api_key)
             raise self._redacted(err) from None
-        except (self.errors.base, httpx2.HTTPError, json.JSONDecodeError) as err:
-            raise self._redacted(self._provider_error(err)) from None  # SDK messages may echo the key
+        except (self.errors.base, httpx2.HTTPError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            error = self._redacted(self._provider_error(err))  # SDK messages may echo the key
+            log_cause(error.reason, err, self._api_key)  # the cause, shown with -v
+            raise error from None
 
     async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
         stream = await self._client.post(self.path, cast_to=object, content=body, stream=True,
@@ -119,6 +124,8 @@ class SdkProvider:
             return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
         if isinstance(err, json.JSONDecodeError):
             return malformed(self._url, f"invalid JSON ({err.msg})")
+        if isinstance(err, UnicodeDecodeError):
+            return malformed(self._url, f"bytes that are not UTF-8 ({one_line(str(err))})")
         return self.other_error(err)
 
     def other_error(self, err: Exception) -> ProviderError:
@@ -127,13 +134,13 @@ class SdkProvider:
     def _redacted(self, err: ProviderError) -> ProviderError:
         if not self._api_key or self._api_key not in err.reason:
             return err
-        return ProviderError(err.reason.replace(self._api_key, "***"), status=err.status,
-                             retryable=err.retryable, retry_after=err.retry_after)
+        return type(err)(err.reason.replace(self._api_key, "***"), status=err.status,
+                         retryable=err.retryable, retry_after=err.retry_after)
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON bytes, non-ASCII kept as it is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    """Compact JSON bytes, non-ASCII kept as it is (a lone surrogate becomes U+FFFD)."""
+    return utf8.encode(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def as_dict(value: object) -> dict[str, Any]:

@@ -67,7 +67,11 @@ def make_title(prompt: str) -> str:
 
 def write_meta(folder: Path, meta: SessionMeta) -> None:
     """Replace `folder/meta.json` atomically: a reader sees the old file or the new one, never half."""
-    write_atomic(folder / META_FILE, meta.model_dump_json(indent=2).encode() + b"\n")
+    try:
+        text = meta.model_dump_json(indent=2)
+    except ValueError:  # a lone surrogate (a path or prompt that was not UTF-8): JSON-escape it
+        text = json.dumps(meta.model_dump(), indent=2)
+    write_atomic(folder / META_FILE, text.encode() + b"\n")
 
 
 def read_meta(folder: Path) -> SessionMeta:

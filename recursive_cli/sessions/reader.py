@@ -15,13 +15,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..compaction import RECORD_TYPE as COMPACTION_RECORD
+from ..compaction import apply_record as apply_compaction_record
 from ..kernel import INTERRUPTED_RESULT
 from ..messages import Message, ToolCall, Usage
 from ..pricing import cost_usd
 from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
-from .records import (SCHEMA_VERSION, MessageRecord, RepairRecord, SessionHeader, SessionReadError,
-                      SessionSchemaError, TranscriptRecord, TurnEndRecord, TurnStartRecord, now_iso,
-                      parse_record)
+from .records import (SCHEMA_VERSION, ExtraRecord, MessageRecord, RepairRecord, SessionHeader,
+                      SessionReadError, SessionSchemaError, TranscriptRecord, TurnEndRecord,
+                      TurnStartRecord, now_iso, parse_record)
 from .writer import TRANSCRIPT_FILE
 
 MAX_LINE_WARNINGS = 10
@@ -150,9 +152,10 @@ def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple
     """The messages in order with recorded repairs placed, and the number of turns started."""
     messages: list[Message] = []
     repairs: dict[str, str] = {}
-    turns = 0
+    # Rewound turns count too: numbering goes on after a `checkpoints restore`.
+    turns = max((r.turn for r in records if isinstance(r, TurnStartRecord)), default=0)
     unsaved: TurnStartRecord | None = None  # a started turn whose prompt message is not seen yet
-    for record in records:
+    for record in _not_rewound(records):
         if isinstance(record, MessageRecord) and record.message.role != "system":
             # (the system prompt is never kept: it is rebuilt on resume)
             if unsaved is not None and record.message.role != "user":
@@ -162,9 +165,12 @@ def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple
         elif isinstance(record, TurnStartRecord):
             if unsaved is not None:
                 messages.append(_lost_prompt(unsaved, warnings))
-            unsaved, turns = record, turns + 1
+            # An empty prompt is a turn that carried on (resume with no prompt): none to restore.
+            unsaved = record if record.prompt else None
         elif isinstance(record, RepairRecord):
             repairs[record.tool_call_id] = record.content
+        elif isinstance(record, ExtraRecord) and record.type == COMPACTION_RECORD:
+            messages = _compacted(messages, repairs, record, warnings)
     if unsaved is not None:
         messages.append(_lost_prompt(unsaved, warnings))
 
@@ -175,6 +181,47 @@ def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple
     paired, _, dropped = pair_tool_results(messages, recorded_repair)
     warnings.extend(f"dropped a tool result for unknown tool call {m.tool_call_id!r}" for m in dropped)
     return paired, turns
+
+
+def _not_rewound(records: list[TranscriptRecord]) -> list[TranscriptRecord]:
+    """The records without the turns a `rewind` record took back: `{"type": "rewind", "turn": N}`
+    (written by `checkpoints restore`) drops every record of turns ≥ N written before it
+    (messages, turn starts, repairs, compactions)."""
+    kept: list[TranscriptRecord] = []
+    for record in records:
+        rewind_to = _turn_of(record) if record.type == "rewind" else None
+        if rewind_to is None:
+            kept.append(record)
+        else:
+            kept = [r for r in kept if (_turn_of(r) or 0) < rewind_to]
+    return kept
+
+
+def _turn_of(record: TranscriptRecord) -> int | None:
+    """The turn a record belongs to, when it says."""
+    if isinstance(record, ExtraRecord):
+        turn = record.fields().get("turn")
+        return turn if isinstance(turn, int) else None
+    return getattr(record, "turn", None)
+
+
+def _compacted(messages: list[Message], repairs: dict[str, str], record: ExtraRecord,
+               warnings: list[str]) -> list[Message]:
+    """The conversation after a `compaction` record: its summary, then the messages it kept.
+
+    The runtime compacted a conversation whose calls were all answered (repairs included), so
+    the repairs seen so far are put in place before the record's count is applied.
+    """
+    def recorded_repair(call: ToolCall) -> Message | None:
+        content = repairs.pop(call.id, None)
+        return None if content is None else Message.tool_result(call, content, is_error=True)
+
+    paired, _, _ = pair_tool_results(messages, recorded_repair)
+    try:
+        return apply_compaction_record(paired, record.fields())
+    except ValueError as exc:
+        warnings.append(f"ignored a compaction record: {exc}")
+        return paired
 
 
 def _lost_prompt(start: TurnStartRecord, warnings: list[str]) -> Message:

@@ -111,6 +111,10 @@ class SessionStore:
                 except SessionError:
                     continue
             chosen.append(meta)
+        if not dry_run:  # the workspace checkpoints of every removed session go too
+            from ..checkpoints.gc import prune_checkpoints
+
+            prune_checkpoints(self)
         return chosen
 
     @staticmethod

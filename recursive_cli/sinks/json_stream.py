@@ -10,6 +10,9 @@ from ..events import (AgentEvent, ApiRetry, MessageAdded, Notice, PermissionDeni
 from ..messages import Message
 
 SCHEMA_VERSION = 1
+# Characters that str.splitlines() and some JSON-lines readers take for line ends; JSON lets
+# them stand raw inside strings, so they are escaped to keep one record on one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def result_record(event: RunFinished) -> dict[str, Any]:
@@ -64,7 +67,7 @@ class StreamJsonSink:
     def emit(self, event: AgentEvent) -> None:
         record = self._record(event)
         if record is not None:
-            self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._out.write(json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS) + "\n")
             self._out.flush()
 
     def _record(self, event: AgentEvent) -> dict[str, Any] | None:

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..events import (AgentEvent, ApiRetry, MessageAdded, ModelRequest, Notice, PermissionDenied, RunFinished,
                       TextDelta, ToolFinished, ToolStarted, TurnFinished)
+
+
+# C0 and C1 control characters except tab and newline: a model can put escape sequences in a
+# path, a command or its text, and the terminal must show them, not obey them.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters shown as `\\x1b` instead of sent to the terminal."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match[0]):02x}", text)
 
 
 def summary_line(event: RunFinished) -> str:
@@ -39,12 +50,13 @@ class PlainTerminalSink:
     def emit(self, event: AgentEvent) -> None:
         line = self._line(event)
         if line is not None:
-            self._err.write(line + "\n")
+            self._err.write(printable(line) + "\n")
             self._err.flush()
 
     def _line(self, event: AgentEvent) -> str | None:
         if isinstance(event, RunFinished):
-            if event.is_error and event.error:
+            quiet_exit = event.exit_code == 141  # stdout's reader went away: end quietly, as on SIGPIPE
+            if event.is_error and event.error and not quiet_exit:
                 return f"error: {event.error}" + ("" if self._quiet else "\n" + summary_line(event))
             return None if self._quiet else summary_line(event)
         if self._quiet:
@@ -76,6 +88,21 @@ class _SpinnerText:
         return f"{self.label} · {elapsed:.0f} s · {self.tokens():,} tokens"
 
 
+class _WaitText:
+    """A wait's label with a live countdown to `until` (epoch seconds), or the time waited so far."""
+
+    def __init__(self, label: str, until: float | None) -> None:
+        self.label = label
+        self.until = until
+        self.started = time.monotonic()
+
+    def __rich__(self) -> str:
+        if self.until is None:
+            return f"{self.label} · {time.monotonic() - self.started:.0f} s"
+        left = max(0, int(-((time.time() - self.until) // 1)))  # whole seconds, rounded up
+        return f"{self.label} · {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d} left"
+
+
 class RichTerminalSink(PlainTerminalSink):
     """On a TTY: a spinner with elapsed time while the model works, streamed text, compact tool lines."""
 
@@ -101,17 +128,22 @@ class RichTerminalSink(PlainTerminalSink):
         elif isinstance(event, TextDelta):
             self._stop_spinner()
             self._streaming = True
-            self._console.print(event.text, end="", style="dim", markup=False)
+            self._console.print(printable(event.text), end="", style="dim", markup=False)
         elif isinstance(event, ToolStarted):
             self._end_stream()
-            self._spin(f"{event.call.name} {event.subject}"[:70])
+            self._spin(printable(f"{event.call.name} {event.subject}"[:70]))
+        elif isinstance(event, Notice) and "countdown_to" in event.data:  # a loop waiting
+            self._end_stream()
+            self._stop_spinner()
+            self._status = self._console.status(_WaitText(event.text, event.data["countdown_to"]))
+            self._status.start()
         else:
             self._end_stream()
             self._stop_spinner()
             line = self._line(event)
             if line is not None:
                 style = "red" if line.startswith(("✗", "error")) else "green" if line.startswith("✓") else "dim"
-                self._console.print(line, style=style, markup=False)
+                self._console.print(printable(line), style=style, markup=False)
 
     def _spin(self, text: str) -> None:
         self._stop_spinner()

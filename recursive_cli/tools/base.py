@@ -204,7 +204,7 @@ class ToolRegistry:
             return ToolResult(str(exc), is_error=True, summary=first_line(str(exc)))
         except Exception as exc:  # a tool bug must not end the run
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True,
-                              summary=type(exc).__name__)
+                              summary=first_line(f"{type(exc).__name__}: {exc}"))
         return ToolResult(cap_text(result.content, ctx.output_limit), result.is_error,
                           result.summary)
 

@@ -134,8 +134,9 @@ class WriteFileTool(BaseTool[WriteArgs]):
         if path.is_dir():
             raise ToolError(f"{shown} is a directory; give a file path")
         old = read_text(path, shown) if path.exists() else None
+        data = utf8_bytes(args.content)  # refused before anything is created
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, args.content)
+        path.write_bytes(data)
         lines = count_lines(args.content)
         if old is None:
             return ToolResult(f"created {shown} ({lines} lines)",
@@ -212,8 +213,16 @@ def read_text(path: Path, shown: str) -> str:
 
 def write_text(path: Path, text: str) -> None:
     """Write `text` as UTF-8 exactly as given (no newline translation)."""
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
+    path.write_bytes(utf8_bytes(text))
+
+
+def utf8_bytes(text: str) -> bytes:
+    """`text` as UTF-8; ToolError when it holds a lone surrogate (from a `\\ud800` JSON escape)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"the text holds a lone surrogate ({text[exc.start]!r} at character "
+                        f"{exc.start}), which is not valid Unicode; nothing was written") from None
 
 
 def lf(text: str) -> str:

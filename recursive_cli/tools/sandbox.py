@@ -2,32 +2,37 @@
 
 Every path is resolved with symlinks followed (`os.path.realpath`) before it is checked,
 so `..`, absolute paths and symlinks — to files or to directories, existing or not — that
-lead outside every root are refused. The check happens when a tool resolves a path; a
-process racing to swap a directory for a symlink in between is outside this threat model.
+lead outside every root are refused. Writes are also refused inside `.git/` and inside the
+protected folders (RECURSIVE_HOME, which holds the sessions, checkpoints and settings), even
+when a root contains them; and FIFOs, devices and sockets are refused outright, since opening
+one can block forever. The check happens when a tool resolves a path; a process racing to
+swap a directory for a symlink in between is outside this threat model.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .base import ToolError
+
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux; longer paths only produce OS errors
 
 
 class WorkspaceSandbox:
     """The `Sandbox` of a run: the workspace plus any extra roots the user allowed."""
 
-    def __init__(self, workspace: Path, extra_roots: Sequence[Path] = ()) -> None:
+    def __init__(self, workspace: Path, extra_roots: Sequence[Path] = (),
+                 protected: Sequence[Path] = ()) -> None:
         self.workspace = real_path(workspace)
         self.roots: tuple[Path, ...] = (self.workspace, *(real_path(r) for r in extra_roots))
+        self.protected: tuple[Path, ...] = tuple(real_path(p) for p in protected)
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """Absolute real path for `path`; raises ToolError when it leads outside the roots."""
-        if "\x00" in path:
-            raise ToolError("invalid path: it contains a NUL byte")
-        if not path.strip():
-            raise ToolError("invalid path: it is empty")
+        check_path_text(path)
         candidate = Path(os.path.expanduser(path))
         if not candidate.is_absolute():
             candidate = self.workspace / candidate
@@ -36,9 +41,19 @@ class WorkspaceSandbox:
         if root is None:
             raise ToolError(f"{path} is outside the workspace ({self.describe_roots()}); "
                             "file tools only work inside it")
-        if write and inside_git_dir(real.relative_to(root)):
-            raise ToolError(f"refusing to write {path}: files inside .git/ are managed by git")
+        if write:
+            self.check_writable(path, real, root)
+        refuse_special_file(path, real)
         return real
+
+    def check_writable(self, path: str, real: Path, root: Path) -> None:
+        """Raise ToolError when `real` lies inside `.git/` or a protected folder."""
+        if inside_git_dir(real.relative_to(root)):
+            raise ToolError(f"refusing to write {path}: files inside .git/ are managed by git")
+        for guard in self.protected:
+            if real == guard or real.is_relative_to(guard):
+                raise ToolError(f"refusing to write {path}: it is inside {guard}, recursive's own "
+                                "folder (RECURSIVE_HOME: sessions, checkpoints and settings)")
 
     def display(self, path: Path) -> str:
         """`path` relative to the workspace in posix form, or absolute when elsewhere."""
@@ -59,6 +74,39 @@ class WorkspaceSandbox:
     def describe_roots(self) -> str:
         """The roots as one short phrase for error messages."""
         return ", ".join(str(root) for root in self.roots)
+
+
+def check_path_text(path: str) -> None:
+    """Raise ToolError for a path no file can have: empty, too long, with a NUL byte, or not encodable."""
+    if "\x00" in path:
+        raise ToolError("invalid path: it contains a NUL byte")
+    if not path.strip():
+        raise ToolError("invalid path: it is empty")
+    if len(path) > MAX_PATH_CHARS:
+        raise ToolError(f"invalid path: it is {len(path):,} characters long; "
+                        f"paths are at most {MAX_PATH_CHARS:,}")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise ToolError("invalid path: it contains a lone surrogate character, which no file "
+                        "name can hold") from None
+
+
+_SPECIAL_FILES: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def refuse_special_file(path: str, real: Path) -> None:
+    """Raise ToolError when `real` is a FIFO, device or socket: opening one can block forever."""
+    try:
+        mode = real.stat().st_mode
+    except OSError:
+        return  # missing or unreadable: the tool reports that itself
+    for is_kind, kind in _SPECIAL_FILES:
+        if is_kind(mode):
+            raise ToolError(f"{path} is {kind}, not a regular file; file tools only read and write "
+                            "regular files (opening this one could block forever)")
 
 
 def real_path(path: Path | str) -> Path:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolResult
+from .base import BaseTool, ToolContext, ToolError, ToolResult
 
 READ_CHUNK = 64 * 1024
 KILL_GRACE_SECONDS = 2.0
@@ -78,6 +78,8 @@ class RunShellTool(BaseTool[ShellArgs]):
     subject_field = "command"
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
+        if "\x00" in args.command:
+            raise ToolError("invalid command: it contains a NUL byte, which no command line can hold")
         timeout = args.timeout_seconds or ctx.shell_timeout
         buffer = HeadTailBuffer(max((ctx.output_limit - RESULT_RESERVE) // 2, 100))
         started = time.monotonic()

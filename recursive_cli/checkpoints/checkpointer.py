@@ -1,0 +1,197 @@
+"""The Checkpointer: snapshots of a workspace for one session, and what they tell.
+
+A snapshot stages what changed into the kept index (see scan.py), writes the tree, commits
+it on top of the session's previous snapshot and points the session's refs at it (repo.py
+lists them). The objects are git's, so identical files and unchanged folders cost nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from . import CheckpointError
+from .git import ShadowGit, require_git
+from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
+from .scan import MAX_FILE_BYTES, Scan, Skipped, scan_workspace, stage
+
+Phase = Literal["before", "after"]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One snapshot: its commit and tree, how many files differ from the session's previous
+    snapshot (None for its first), and the paths it left out."""
+
+    commit: str
+    tree: str
+    files_changed: int | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TurnCheckpoints:
+    """The snapshots around one turn; `rewound` when a restore undid the turn."""
+
+    turn: int
+    before: str | None = None
+    after: str | None = None
+    rewound: bool = False
+    time: int | None = None  # when the before snapshot was taken (seconds since the epoch)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A path that differs between two snapshots: A added, D deleted, M modified, T type changed."""
+
+    status: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Capture:
+    """The workspace as a tree in the shadow repository, and the scan that staged it."""
+
+    tree: str
+    scan: Scan
+
+
+def turn_span(turns: list[TurnCheckpoints], turn: int) -> tuple[str, str | None] | None:
+    """(first, last) snapshot of `turn` among `turns`; last is None when the turn has no "after"
+    snapshot and nothing followed it (it is running, or was killed): it ends at the workspace now.
+    None when the turn has no snapshot at all."""
+    points = [(t.turn, commit) for t in turns for commit in (t.before, t.after) if commit]
+    own = [i for i, (number, _) in enumerate(points) if number == turn]
+    if not own:
+        return None
+    first, following = points[own[0]][1], own[-1] + 1
+    if any(t.turn == turn and t.after for t in turns):
+        return first, points[own[-1]][1]
+    return first, points[following][1] if following < len(points) else None
+
+
+class Checkpointer(Protocol):
+    """Takes and reads the workspace snapshots of one session."""
+
+    session_id: str
+    workspace: Path
+
+    def snapshot(self, turn: int, phase: Phase) -> Snapshot: ...
+
+    def capture(self) -> Capture: ...
+
+    def turns(self) -> list[TurnCheckpoints]: ...
+
+    def changes(self, old: str, new: str) -> list[FileChange]: ...
+
+    def diff(self, old: str, new: str, color: bool = False) -> str: ...
+
+
+class GitCheckpointer:
+    """A Checkpointer over the workspace's shadow git repository under `$RECURSIVE_HOME`."""
+
+    def __init__(self, home: Path, workspace: Path, session_id: str,
+                 max_file_bytes: int = MAX_FILE_BYTES, git_executable: str | None = None) -> None:
+        self.session_id = session_id
+        self.workspace = workspace.resolve()
+        self.max_file_bytes = max_file_bytes
+        self.git: ShadowGit = shadow_git(git_executable or require_git(), home, self.workspace)
+        self._home = home
+        self._ready = False
+        self._head: tuple[str, str] | None = None  # (commit, tree) of the session's latest snapshot
+        self._head_known = False
+
+    def snapshot(self, turn: int, phase: Phase) -> Snapshot:
+        """Snapshot the workspace as the `phase` checkpoint of `turn`."""
+        capture = self.capture()
+        previous = self.head()
+        commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {phase}",
+                             turn_ref(self.session_id, turn, phase))
+        changed = None
+        if previous is not None:
+            changed = 0 if previous[1] == capture.tree else len(self.changes(previous[1], capture.tree))
+        return Snapshot(commit, capture.tree, changed, capture.scan.skipped)
+
+    def capture(self) -> Capture:
+        """Stage the workspace into the kept index and write its tree (no commit, no ref)."""
+        self._open()
+        with self.git.index_locked():
+            scan = scan_workspace(self.git, self.max_file_bytes)
+            if not scan.clean:
+                stage(self.git, scan)
+            tree = self.git.run("write-tree").decode().strip()
+        return Capture(tree, scan)
+
+    def commit(self, tree: str, message: str, *refs: str) -> str:
+        """Commit `tree` on top of the session's head and move the head (and `refs`) there."""
+        previous = self.head()
+        parents = ["-p", previous[0]] if previous else []
+        commit = self.git.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message,
+                              date=int(time.time())).decode().strip()
+        self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)})
+        self._head = (commit, tree)
+        return commit
+
+    def head(self) -> tuple[str, str] | None:
+        """(commit, tree) of the session's latest snapshot, or None before its first."""
+        if not self._head_known:
+            self._open()
+            out = self.git.run("for-each-ref", "--format=%(objectname) %(tree)",
+                               head_ref(self.session_id)).decode().split()
+            self._head = (out[0], out[1]) if len(out) == 2 else None
+            self._head_known = True
+        return self._head
+
+    def turns(self) -> list[TurnCheckpoints]:
+        """Every turn with a checkpoint, in turn order, rewound ones included."""
+        if not self._open(create=False):
+            return []
+        prefix = session_refs(self.session_id)
+        out = self.git.run("for-each-ref", "--format=%(refname) %(objectname) %(committerdate:unix)",
+                           prefix.rstrip("/")).decode()
+        found: dict[int, TurnCheckpoints] = {}
+        for line in out.splitlines():
+            ref, commit, when = line.split(" ")
+            parts = ref[len(prefix):].split("/")
+            if len(parts) != 3 or parts[0] not in ("turns", "rewound") or not parts[1].isdigit() \
+                    or parts[2] not in ("before", "after"):
+                continue
+            number = int(parts[1])
+            entry = found.get(number) or TurnCheckpoints(number, rewound=parts[0] == "rewound")
+            found[number] = (dataclasses.replace(entry, before=commit, time=int(when))
+                             if parts[2] == "before" else dataclasses.replace(entry, after=commit))
+        return [found[number] for number in sorted(found)]
+
+    def changes(self, old: str, new: str) -> list[FileChange]:
+        """The paths that differ between two snapshots (commits or trees)."""
+        out = self.git.run("diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new)
+        fields = out.split(b"\0")
+        return [FileChange(fields[i].decode(), os.fsdecode(fields[i + 1]))
+                for i in range(0, len(fields) - 1, 2)]
+
+    def diff(self, old: str, new: str, color: bool = False) -> str:
+        """A stat and a patch from `old` to `new`, as `git diff` shows them."""
+        out = self.git.run("diff", "--stat", "--patch", "-M", "--no-ext-diff", "--no-textconv",
+                           "--color=always" if color else "--no-color", old, new)
+        return out.decode("utf-8", "replace")
+
+    def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = ()) -> None:
+        """Set and delete refs in one transaction."""
+        lines = [f"update {ref} {commit}" for ref, commit in updates.items()]
+        lines += [f"delete {ref}" for ref in deletes]
+        self.git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
+
+    def _open(self, create: bool = True) -> bool:
+        """Make sure the shadow repository exists (or, without `create`, say whether it does)."""
+        if not self._ready:
+            if not self.workspace.is_dir():
+                raise CheckpointError(f"the workspace {self.workspace} does not exist")
+            if not create and not (self.git.git_dir / "HEAD").is_file():
+                return False
+            ensure_repo(self.git, self._home)
+            self._ready = True
+        return True

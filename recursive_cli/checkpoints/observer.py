@@ -1,0 +1,111 @@
+"""Snapshots around every turn of a runtime, reported as `checkpoint` events.
+
+A snapshot that fails never ends the run: the first failure is shown, every one is recorded
+in the session. With no git on the machine the run says so once and goes on without.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..events import Notice
+from .checkpointer import GitCheckpointer, Phase, Snapshot
+from .git import find_git
+
+if TYPE_CHECKING:
+    from ..kernel import TurnOutcome
+    from ..runtime import AgentRuntime
+
+SHOWN_SKIPS = 20  # skipped paths listed in one checkpoint record
+SHOWN_LINES = 5  # … and on the terminal
+SLOW_SECONDS = 5.0  # a snapshot slower than this gets a hint
+
+
+class CheckpointObserver:
+    """The turn observer that snapshots the workspace before and after each turn."""
+
+    def __init__(self, checkpointer: GitCheckpointer | None) -> None:
+        self.checkpointer = checkpointer
+        self._warned = False
+        self._skips_shown: set[str] = set()
+
+    async def before_turn(self, runtime: AgentRuntime, turn: int) -> None:
+        await self._take(runtime, turn, "before")
+
+    async def after_turn(self, runtime: AgentRuntime, turn: int, outcome: TurnOutcome) -> None:
+        await self._take(runtime, turn, "after")
+
+    async def _take(self, runtime: AgentRuntime, turn: int, phase: Phase) -> None:
+        if self.checkpointer is None:
+            self._warn_once(runtime, {"enabled": False, "error": "git not found"},
+                            "warning: git is not installed: running without checkpoints")
+            return
+        started = time.monotonic()
+        try:
+            snap = await asyncio.to_thread(self.checkpointer.snapshot, turn, phase)
+        except Exception as exc:  # a snapshot must never end the run
+            self._warn_once(runtime, {"turn": turn, "phase": phase, "error": str(exc)},
+                            f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
+            return
+        text = self._text(runtime.session_id, turn, phase, snap)
+        took = time.monotonic() - started
+        if took > SLOW_SECONDS:
+            text += (f"\ncheckpoint: the snapshot took {took:.1f} s; add big generated folders to "
+                     ".gitignore, or pass --no-checkpoints")
+        runtime.emit(Notice(subtype="checkpoint", data=_data(turn, phase, snap), text=text.strip()))
+
+    def _warn_once(self, runtime: AgentRuntime, data: dict[str, Any], text: str) -> None:
+        runtime.emit(Notice(subtype="checkpoint", data=data, text="" if self._warned else text))
+        self._warned = True
+
+    def _text(self, session_id: str, turn: int, phase: Phase, snap: Snapshot) -> str:
+        """A terminal line when there is something to say: new skips, or what the turn changed."""
+        new = [skip for skip in snap.skipped if skip.path not in self._skips_shown]
+        self._skips_shown.update(skip.path for skip in new)
+        lines = [f"checkpoint: not snapshotted: {skip.describe()}" for skip in new[:SHOWN_LINES]]
+        if len(new) > SHOWN_LINES:
+            lines.append(f"checkpoint: … and {len(new) - SHOWN_LINES} more not snapshotted")
+        if phase == "after" and snap.files_changed:
+            lines.append(f"checkpoint: turn {turn} changed {_files(snap.files_changed)} "
+                         f"(undo: recursive checkpoints restore {session_id} --turn {turn})")
+        return "\n".join(lines)
+
+
+def _data(turn: int, phase: Phase, snap: Snapshot) -> dict[str, Any]:
+    """The fields of a `checkpoint` record and stream-json line."""
+    data: dict[str, Any] = {"turn": turn, "phase": phase, "commit": snap.commit}
+    if snap.files_changed is not None:
+        data["files_changed"] = snap.files_changed
+    if snap.skipped:
+        data["skipped"] = [{"path": s.path, "reason": s.reason} for s in snap.skipped[:SHOWN_SKIPS]]
+        data["skipped_count"] = len(snap.skipped)
+    return data
+
+
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")
+
+
+def attach_checkpoints(runtime: AgentRuntime, home: Path, session_id: str | None = None
+                       ) -> GitCheckpointer | None:
+    """Snapshot `runtime`'s workspace around every turn and give the agent its checkpoint tools.
+
+    Returns the checkpointer, or None when git is missing (the first turn then says so).
+    """
+    from ..tools.checkpoint_tools import checkpoint_tools
+
+    git = find_git()
+    checkpointer = None
+    if git is not None:
+        from ..sessions.ids import new_session_id
+
+        checkpointer = GitCheckpointer(home, runtime.workspace,
+                                       session_id or runtime.session_id or new_session_id(),
+                                       git_executable=git)
+        for tool in checkpoint_tools(checkpointer):
+            runtime.tools.add(tool)
+    runtime.add_turn_observer(CheckpointObserver(checkpointer))
+    return checkpointer

@@ -1,0 +1,91 @@
+"""Goal checks: shell commands run in the workspace after each turn; exit 0 means the check holds.
+
+Each check runs like `run_shell` does — bash in the workspace, in its own process group,
+API keys hidden — so a timeout or Ctrl-C kills everything it started. Only the end of its
+output is kept: that is where test runners and compilers put their verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel, computed_field
+
+from ..tools.base import ToolContext
+from ..tools.shell import HeadTailBuffer, kill_group, reap, start_shell, supervise
+
+OUTPUT_TAIL_BYTES = 4096
+DEFAULT_CHECK_TIMEOUT = 600.0
+
+
+class CheckResult(BaseModel):
+    """One check after one turn: its exit code (None when killed), time and output tail."""
+
+    command: str
+    exit_code: int | None
+    timed_out: bool = False
+    duration_s: float = 0.0
+    output_tail: str = ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def status(self) -> str:
+        """`exit 0`, `exit 1`, `killed by SIGKILL` or `timed out after 5 s`."""
+        if self.timed_out:
+            return f"timed out after {self.duration_s:.0f} s and was killed"
+        if self.exit_code is None:
+            return "did not finish"
+        if self.exit_code < 0:
+            return f"killed by signal {-self.exit_code}"
+        return f"exit {self.exit_code}"
+
+
+async def run_checks(commands: Sequence[str], ctx: ToolContext, timeout: float) -> list[CheckResult]:
+    """Run every check in order (all of them, so the agent hears about every failure)."""
+    return [await run_check(command, ctx, timeout) for command in commands]
+
+
+async def run_check(command: str, ctx: ToolContext, timeout: float) -> CheckResult:
+    """Run one check; its process group is registered so an interrupt kills it at once."""
+    buffer = HeadTailBuffer(OUTPUT_TAIL_BYTES)
+    started = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await start_shell(command, ctx, write_fd)
+    except OSError as exc:
+        os.close(read_fd)
+        return CheckResult(command=command, exit_code=127, output_tail=f"cannot start the shell: {exc}")
+    finally:
+        os.close(write_fd)
+    ctx.processes.groups.add(proc.pid)
+    try:
+        timed_out, _ = await supervise(proc, read_fd, buffer, timeout)
+    except asyncio.CancelledError:
+        kill_group(proc.pid, signal.SIGKILL)
+        await reap(proc)
+        raise
+    finally:
+        ctx.processes.groups.discard(proc.pid)
+    return CheckResult(command=command, exit_code=None if timed_out else proc.returncode,
+                       timed_out=timed_out, duration_s=round(time.monotonic() - started, 3),
+                       output_tail=_tail(buffer))
+
+
+def _tail(buffer: HeadTailBuffer) -> str:
+    """The last OUTPUT_TAIL_BYTES of the output, marked when earlier output was left out.
+
+    Once anything was dropped the buffer's tail holds at least `half` bytes, so head + tail
+    ends with the true last bytes either way.
+    """
+    kept = bytes(buffer.head + buffer.tail)[-buffer.half:]
+    text = kept.decode("utf-8", "replace").strip("\n")
+    if buffer.total > len(kept):
+        return f"… [{buffer.total - len(kept)} earlier bytes left out]\n{text}"
+    return text

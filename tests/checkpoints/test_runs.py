@@ -1,0 +1,109 @@
+"""How checkpoints behave inside runs: no git, broken storage, the agent's tools, and gc."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from clitools import json_lines, run_cli, write_script
+
+from .conftest import Agent, shell, stream
+
+
+def test_without_git_the_run_says_so_once_and_goes_on(tmp_path: Path, workspace: Path) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    script = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "list_dir", "arguments": {}}]},
+                                                 {"text": "fine"}])
+    proc = run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                   "-o", "stream-json", env={"PATH": str(empty)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("git is not installed") == 1
+    assert "checkpoint_list" not in stream(proc, "init")[0]["tools"]
+    notices = stream(proc, "checkpoint")
+    assert notices and all(n["enabled"] is False for n in notices)
+    assert json_lines(proc.stdout)[-1]["subtype"] == "success"
+
+
+def test_a_failing_snapshot_never_ends_the_run(agent: Agent, workspace: Path) -> None:
+    (agent.home).mkdir(parents=True, exist_ok=True)
+    (agent.home / "checkpoints").write_text("not a folder")  # every snapshot fails
+    proc = agent.turn("edit", shell("echo x > x.txt"))
+    assert proc.stdout == "done: edit\n"
+    assert proc.stderr.count("warning: checkpoint before turn 1 failed") == 1
+    assert "checkpoint after turn 1 failed" not in proc.stderr  # shown once, recorded every time
+    assert [(r["phase"], "error" in r) for r in agent.records("checkpoint")] == [("before", True),
+                                                                                ("after", True)]
+    assert (workspace / "x.txt").read_text() == "x\n"
+
+
+def test_the_agent_reads_its_own_checkpoints(agent: Agent, workspace: Path) -> None:
+    agent.turn("first", shell("echo one > one.txt"))
+    proc = agent.turn("second", shell("echo two > two.txt"),
+                      {"tool_calls": [{"name": "checkpoint_list", "arguments": {}},
+                                      {"name": "checkpoint_list", "arguments": {"turn": 1}},
+                                      {"name": "checkpoint_diff", "arguments": {}},
+                                      {"name": "checkpoint_diff", "arguments": {"turn": 7}}]},
+                      flags=("-o", "stream-json"))
+    results = [block for line in json_lines(proc.stdout) if line["type"] == "user"
+               for block in line["message"]["content"]]
+    listing, turn_one, current, missing = (r["content"] for r in results[1:])
+    assert listing == "turn 1: 1 file changed\nturn 2: 1 file changed so far"
+    assert turn_one == "added: one.txt"
+    assert "two.txt | 1 +" in current and "+two" in current and "one.txt" not in current
+    assert results[4]["is_error"] and "no checkpoint for turn 7" in missing
+
+
+def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspace: Path,
+                                                         isolated_home: Path) -> None:
+    kept = Agent(tmp_path, workspace, isolated_home, "kept")
+    removed = Agent(tmp_path, workspace, isolated_home, "removed")
+    kept.turn("a", shell("echo a > a.txt"))
+    removed.turn("b", shell("echo b > b.txt"))
+    assert removed.refs() and kept.refs()
+    assert run_cli("sessions", "rm", "removed").returncode == 0
+    assert removed.refs()  # rm leaves them: gc is what frees space
+    gc = run_cli("sessions", "gc", "--older-than", "30d")
+    assert gc.returncode == 0, gc.stderr
+    assert removed.refs() == {} and set(kept.refs()) == {"head", "turns/1/before", "turns/1/after"}
+    assert kept.checkpoints("restore", "--turn", "1").returncode == 0
+    assert not (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
+
+
+def test_gc_drops_the_shadow_repository_of_a_workspace_with_no_sessions(
+        agent: Agent, workspace: Path) -> None:
+    agent.turn("a", shell("echo a > a.txt"))
+    shadow = agent.home / "checkpoints"
+    assert len(list(shadow.iterdir())) == 1
+    assert run_cli("sessions", "rm", "s1").returncode == 0
+    assert run_cli("sessions", "gc", "--older-than", "1d", "--dry-run").returncode == 0
+    assert len(list(shadow.iterdir())) == 1  # a dry run removes nothing
+    assert run_cli("sessions", "gc", "--older-than", "1d").returncode == 0
+    assert list(shadow.iterdir()) == []
+
+
+def test_library_enable_checkpoints(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    code = """
+import asyncio, sys
+from pathlib import Path
+from recursive_cli import AgentRuntime, Settings
+from recursive_cli.providers.scripted import ScriptedProvider
+
+async def main():
+    provider = ScriptedProvider([{"tool_calls": [{"name": "run_shell",
+                                  "arguments": {"command": "echo hi > hi.txt"}}]}, {"text": "ok"}])
+    runtime = AgentRuntime.builder().settings(Settings(workspace=Path(sys.argv[1]))).provider(provider).build()
+    print(runtime.checkpoints_enabled(), runtime.enable_checkpoints(Path(sys.argv[2]), "lib-1"),
+          runtime.checkpoints_enabled(), "checkpoint_diff" in runtime.tools.names())
+    await runtime.run("say hi")
+
+asyncio.run(main())
+"""
+    proc = subprocess.run([sys.executable, "-c", code, str(workspace), str(isolated_home)],
+                          capture_output=True, text=True, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True", "True", "True"]
+    agent = Agent(tmp_path, workspace, isolated_home, "lib-1")
+    assert set(agent.refs()) == {"head", "turns/1/before", "turns/1/after"}

@@ -1,0 +1,1 @@
+"""Fault injection through the real CLI: provider faults, signals, hostile input, broken pipes, full disks."""
