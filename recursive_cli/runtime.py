@@ -21,6 +21,7 @@ from .tools.base import TodoItem, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from .checkpoints.checkpointer import Checkpointer
+    from .builder import AgentRuntimeBuilder
     from .drivers.goal_state import GoalState
     from .loop import BackgroundJobManager, LoopControl, WakeupSlot
 

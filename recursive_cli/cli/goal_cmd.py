@@ -8,11 +8,10 @@ from ..events import FinishReason
 from ..kernel import TurnOutcome
 from ..providers.base import ChatProvider
 from ..runtime import AgentRuntime
-from ..sessions.ids import check_session_id, new_session_id
 from ..sessions.reader import LoadedSession
 from ..settings import ConfigError, Settings, load_settings, parse_duration
 from .errors import EXIT_USAGE, fail
-from .launch import Launch, Work, launch
+from .launch import Work, launch, new_launch
 from .options import CommonOptions
 from .prompt_input import read_prompt
 
@@ -36,15 +35,13 @@ def goal_command(common: CommonOptions, request: GoalRequest) -> int:
     if problem:
         return fail(problem, EXIT_USAGE)
     check_timeout = parse_duration(request.check_timeout)
+    spec = new_launch(common, "goal", prompt)
+    if isinstance(spec, int):
+        return spec
     try:
-        loaded = load_settings(common.as_flags())
-        judge = judge_provider(loaded.settings, request.judge_model)
+        judge = judge_provider(spec.loaded.settings, request.judge_model)
     except ConfigError as exc:
         return fail(str(exc))
-    session_id = loaded.settings.session_id or new_session_id()
-    problem = check_session_id(session_id)
-    if problem:
-        return fail(problem, EXIT_USAGE)
 
     async def work(runtime: AgentRuntime) -> TurnOutcome:
         try:
@@ -55,7 +52,7 @@ def goal_command(common: CommonOptions, request: GoalRequest) -> int:
             if judge is not None:
                 await judge.aclose()
 
-    return launch(Launch(loaded, "goal", session_id, title=prompt), work)
+    return launch(spec, work)
 
 
 def _usage_problem(prompt: str, request: GoalRequest) -> str:

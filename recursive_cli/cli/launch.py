@@ -18,8 +18,10 @@ from ..sessions.binding import SessionBinding
 from ..sessions.lock import SessionLock
 from ..sessions.reader import LoadedSession
 from ..sessions.records import SessionError
-from ..settings import ConfigError, LoadedSettings, Settings
-from .errors import fail
+from ..sessions.ids import check_session_id, new_session_id
+from ..settings import ConfigError, LoadedSettings, Settings, load_settings
+from .errors import EXIT_USAGE, fail
+from .options import CommonOptions
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -34,6 +36,22 @@ class Launch:
     title: str = ""
     resumed: LoadedSession | None = None
     lock: SessionLock | None = None  # held on the resumed session since it was loaded
+
+
+def new_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
+    """Settings and a fresh session id for a new `mode` command on `prompt`; or the exit code
+    of the usage error (2) or configuration error (1), already reported."""
+    if not prompt:
+        return fail("empty prompt: give a PROMPT argument or pipe text on stdin", EXIT_USAGE)
+    try:
+        loaded = load_settings(common.as_flags())
+    except ConfigError as exc:
+        return fail(str(exc))
+    session_id = loaded.settings.session_id or new_session_id()
+    problem = check_session_id(session_id)
+    if problem:
+        return fail(problem, EXIT_USAGE)
+    return Launch(loaded, mode, session_id, title=prompt)
 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:

@@ -12,12 +12,9 @@ from ..kernel import TurnOutcome
 from ..loop.control import STATE_KEY, LoopControl, LoopState
 from ..loop.driver import EventLoop, Trigger, install_loop
 from ..runtime import AgentRuntime
-from ..sessions.ids import check_session_id, new_session_id
 from ..sessions.reader import LoadedSession
 from ..sessions.store import SessionStore
-from ..settings import ConfigError, load_settings
-from .errors import EXIT_USAGE, fail
-from .launch import Launch, Work, launch
+from .launch import Work, launch, new_launch
 from .options import CommonOptions
 from .prompt_input import read_prompt
 
@@ -28,16 +25,10 @@ def loop_command(common: CommonOptions, words: list[str], max_iterations: int,
                  max_context_tokens: int | None) -> int:
     """Exit code of a `loop`: usage errors are 2, configuration errors 1, else the outcome's code."""
     prompt = read_prompt(words)
-    if not prompt:
-        return fail("empty prompt: give a PROMPT argument or pipe text on stdin", EXIT_USAGE)
-    try:
-        loaded = load_settings(common.as_flags())
-    except ConfigError as exc:
-        return fail(str(exc))
-    session_id = loaded.settings.session_id or new_session_id()
-    problem = check_session_id(session_id)
-    if problem:
-        return fail(problem, EXIT_USAGE)
+    spec = new_launch(common, "loop", prompt)
+    if isinstance(spec, int):
+        return spec
+    loaded, session_id = spec.loaded, spec.session_id
     folder = None if loaded.settings.no_session else SessionStore(loaded.home).folder(session_id)
 
     async def work(runtime: AgentRuntime) -> TurnOutcome:
@@ -46,7 +37,7 @@ def loop_command(common: CommonOptions, words: list[str], max_iterations: int,
         _prepare(runtime, control, folder)
         return await EventLoop(runtime, control).run(Trigger("start", prompt))
 
-    return launch(Launch(loaded, "loop", session_id, title=prompt), work)
+    return launch(spec, work)
 
 
 def resume_work(session: LoadedSession, prompt: str) -> Work:
