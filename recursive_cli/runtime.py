@@ -16,7 +16,7 @@ from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome
 from .messages import Message, Usage
 from .permissions import AskHook, PermissionPolicy
-from .providers.base import ChatProvider, ProviderError, RetryNotice
+from .providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
 from .tools.base import TodoItem, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
@@ -101,6 +101,15 @@ class AgentRuntime:
         """Summarise the older part of the conversation now, whatever its size (None: nothing to do)."""
         return await self.compactor.compact(self._context())
 
+    async def _kernel_turn(self) -> TurnOutcome:
+        """The kernel's turn; a context-length rejection gets one compaction and one more try."""
+        try:
+            return await self._kernel.run(self._context())
+        except ContextLengthError:
+            if await self.compact_now() is None:
+                raise
+            return await self._kernel.run(self._context())
+
     async def _run_turn(self, text: str | None) -> TurnOutcome:
         self._turn += 1
         for observer in self._observers:
@@ -111,7 +120,7 @@ class AgentRuntime:
             self._transcript.append(prompt)
             self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
         try:
-            outcome = await self._kernel.run(self._context())
+            outcome = await self._kernel_turn()
         except ProviderError as exc:
             outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=exc.reason)
         self.total_steps += outcome.steps
