@@ -197,22 +197,14 @@ def record_rewind(transcript: Path, plan: RestorePlan, result: RestoreResult) ->
     under `rewound/`) until the session is removed.
     """
     from ..sessions.records import ExtraRecord, dump_record, now_iso
+    from ..sessions.writer import ends_torn
 
     record = ExtraRecord.model_validate({
         "type": "rewind", "turn": plan.turn, "undone": plan.undone, "commit": result.commit,
         "files_changed": len(plan.actions) - len(result.blocked), "time": now_iso()})
-    torn = _ends_torn(transcript)
+    torn = ends_torn(transcript)
     with transcript.open("ab") as handle:
         handle.write((b"\n" if torn else b"") + dump_record(record))  # a torn line must not swallow it
         handle.flush()
         os.fsync(handle.fileno())
 
-
-def _ends_torn(path: Path) -> bool:
-    """True when the file's last byte is not a newline (a run was killed mid-write)."""
-    with path.open("rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        if size == 0:
-            return False
-        handle.seek(size - 1)
-        return handle.read(1) != b"\n"

@@ -7,16 +7,12 @@ output is kept: that is where test runners and compilers put their verdict.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import time
 from collections.abc import Sequence
 
 from pydantic import BaseModel, computed_field
 
 from ..tools.base import ToolContext
-from ..tools.shell import HeadTailBuffer, kill_group, reap, start_shell, supervise
+from ..tools.shell import HeadTailBuffer, run_command
 
 OUTPUT_TAIL_BYTES = 4096
 DEFAULT_CHECK_TIMEOUT = 600.0
@@ -55,26 +51,12 @@ async def run_checks(commands: Sequence[str], ctx: ToolContext, timeout: float) 
 async def run_check(command: str, ctx: ToolContext, timeout: float) -> CheckResult:
     """Run one check; its process group is registered so an interrupt kills it at once."""
     buffer = HeadTailBuffer(OUTPUT_TAIL_BYTES)
-    started = time.monotonic()
-    read_fd, write_fd = os.pipe()
     try:
-        proc = await start_shell(command, ctx, write_fd)
+        run = await run_command(command, ctx, buffer, timeout)
     except OSError as exc:
-        os.close(read_fd)
         return CheckResult(command=command, exit_code=127, output_tail=f"cannot start the shell: {exc}")
-    finally:
-        os.close(write_fd)
-    ctx.processes.groups.add(proc.pid)
-    try:
-        timed_out, _ = await supervise(proc, read_fd, buffer, timeout)
-    except asyncio.CancelledError:
-        kill_group(proc.pid, signal.SIGKILL)
-        await reap(proc)
-        raise
-    finally:
-        ctx.processes.groups.discard(proc.pid)
-    return CheckResult(command=command, exit_code=None if timed_out else proc.returncode,
-                       timed_out=timed_out, duration_s=round(time.monotonic() - started, 3),
+    return CheckResult(command=command, exit_code=None if run.timed_out else run.returncode,
+                       timed_out=run.timed_out, duration_s=round(run.elapsed, 3),
                        output_tail=_tail(buffer))
 
 

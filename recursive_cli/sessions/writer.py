@@ -84,7 +84,7 @@ class JsonlSessionWriter:
         """Append to an existing session (resume); its status becomes `running` again."""
         path = folder / TRANSCRIPT_FILE
         try:
-            torn = path.exists() and _ends_without_newline(path)
+            torn = path.exists() and ends_torn(path)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             if os.fstat(fd).st_size == 0:  # a crash came between meta.json and the transcript
                 header = SessionHeader(id=meta.id, created=meta.created, workspace=meta.workspace)
@@ -228,7 +228,7 @@ class JsonlSessionWriter:
         self._warn(f"{self.error}; the run goes on but the session may not be resumable")
 
 
-def _ends_without_newline(path: Path) -> bool:
+def ends_torn(path: Path) -> bool:
     """True when the file's last byte is not a newline (a torn last line)."""
     with path.open("rb") as handle:
         size = handle.seek(0, os.SEEK_END)

@@ -82,26 +82,47 @@ class RunShellTool(BaseTool[ShellArgs]):
             raise ToolError("invalid command: it contains a NUL byte, which no command line can hold")
         timeout = args.timeout_seconds or ctx.shell_timeout
         buffer = HeadTailBuffer(max((ctx.output_limit - RESULT_RESERVE) // 2, 100))
-        started = time.monotonic()
-        read_fd, write_fd = os.pipe()
-        try:
-            proc = await start_shell(args.command, ctx, write_fd)
-        except BaseException:
-            os.close(read_fd)
-            raise
-        finally:
-            os.close(write_fd)
-        ctx.processes.groups.add(proc.pid)
-        try:
-            timed_out, lingering = await supervise(proc, read_fd, buffer, timeout)
-        except asyncio.CancelledError:
-            kill_group(proc.pid, signal.SIGKILL)
-            await reap(proc)
-            raise
-        finally:
-            ctx.processes.groups.discard(proc.pid)
-        elapsed = time.monotonic() - started
-        return report(buffer, proc.returncode, elapsed, timeout if timed_out else None, lingering)
+        run = await run_command(args.command, ctx, buffer, timeout)
+        return report(buffer, run.returncode, run.elapsed, timeout if run.timed_out else None,
+                      run.lingering)
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """How a supervised command ended (its output is in the caller's buffer)."""
+
+    returncode: int | None
+    timed_out: bool
+    lingering: bool
+    elapsed: float
+
+
+async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
+                      timeout: float) -> CommandRun:
+    """Run `command` in its own process group, output into `buffer`, killed at `timeout`.
+
+    The group is registered in `ctx.processes` while it runs, so an interrupt stops it at once;
+    cancelling the caller kills it too. OSError when the shell cannot be started.
+    """
+    started = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await start_shell(command, ctx, write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    ctx.processes.groups.add(proc.pid)
+    try:
+        timed_out, lingering = await supervise(proc, read_fd, buffer, timeout)
+    except asyncio.CancelledError:
+        kill_group(proc.pid, signal.SIGKILL)
+        await reap(proc)
+        raise
+    finally:
+        ctx.processes.groups.discard(proc.pid)
+    return CommandRun(proc.returncode, timed_out, lingering, time.monotonic() - started)
 
 
 async def start_shell(command: str, ctx: ToolContext, output_fd: int) -> asyncio.subprocess.Process:
