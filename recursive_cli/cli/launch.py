@@ -164,6 +164,7 @@ def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> 
     def on_signal(signum: int) -> None:
         if runtime.interrupt_token.is_set() and signum == signal.SIGINT:
             sys.stderr.write("\ninterrupted twice: exiting now\n")
+            runtime.tool_context.processes.kill_all()  # no tool command may outlive us
             import os
 
             os._exit(130)

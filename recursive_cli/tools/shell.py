@@ -8,6 +8,7 @@ bounded head-and-tail buffer, so a command printing gigabytes costs constant mem
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
@@ -106,8 +107,16 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
     """
     started = time.monotonic()
     read_fd, write_fd = os.pipe()
+    spawn = asyncio.ensure_future(start_shell(command, ctx, write_fd))
     try:
-        proc = await start_shell(command, ctx, write_fd)
+        proc = await asyncio.shield(spawn)
+    except asyncio.CancelledError:  # interrupted while starting: let it start, then stop it
+        os.close(read_fd)
+        with contextlib.suppress(Exception):
+            started_proc = await spawn
+            kill_group(started_proc.pid, signal.SIGKILL)
+            await reap(started_proc)
+        raise
     except BaseException:
         os.close(read_fd)
         raise
