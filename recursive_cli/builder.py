@@ -77,6 +77,8 @@ class AgentRuntimeBuilder:
                                system_prompt=prompt, budget=budget, sink=self._sink,
                                session_id=self._session_id, permissions=permissions)
         runtime.mode = self._mode
+        runtime.system_prompt_for = lambda names: build_system_prompt(
+            workspace, names, self._mode, replace=s.system_prompt, append=s.append_system_prompt)
         if loop is not None:
             loop.attach(runtime)
         return runtime

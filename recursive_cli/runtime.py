@@ -17,7 +17,7 @@ from .kernel import AgentKernel, TurnContext, TurnOutcome
 from .messages import Message, Usage
 from .permissions import AskHook, PermissionPolicy
 from .providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
-from .tools.base import TodoItem, ToolContext, ToolRegistry
+from .tools.base import TodoItem, Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from .checkpoints.checkpointer import Checkpointer
@@ -59,6 +59,8 @@ class AgentRuntime:
         self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
         self.result_extra: dict[str, Any] = {}  # fields a driver adds to the final result line
         self.mode = "run"
+        # How the builder writes the system prompt for a tool list (None: keep it as given).
+        self.system_prompt_for: Callable[[list[str]], str] | None = None
         self.loop: LoopControl | None = None  # wakeup slot and background jobs (loop mode)
         self.compactor = Compactor(context_window(provider.model))  # keeps the context bounded
         self.total_steps = 0
@@ -163,6 +165,13 @@ class AgentRuntime:
 
         self._checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id)
         return self._checkpointer is not None
+
+    def add_tool(self, tool: Tool) -> None:
+        """Give the agent another tool, and name it in the system prompt's tool list too."""
+        self.tools.add(tool)
+        if self.system_prompt_for is not None and self._transcript[0].role == "system":
+            rebuilt = Message.system(self.system_prompt_for(self.tools.names()))
+            self.set_transcript([rebuilt, *self._transcript[1:]])
 
     def checkpoints_enabled(self) -> bool:
         return self._checkpointer is not None

@@ -115,3 +115,16 @@ def test_system_prompt_includes_project_instructions(workspace: Path) -> None:
     system = runtime.transcript()[0].content
     assert str(workspace.resolve()) in system and "run_shell" in system
     assert "Always run make lint." in system and system.endswith("Be terse.")
+
+
+def test_tools_added_later_are_named_in_the_system_prompt(workspace: Path) -> None:
+    from recursive_cli.tools.todo import TodoWriteTool
+    from recursive_cli.tools.base import ToolRegistry
+
+    sink = Collect()
+    runtime = (AgentRuntime.builder().settings(Settings(workspace=workspace))
+               .provider(ScriptedProvider([])).tools(ToolRegistry()).sink(sink).build())
+    assert "todo_write" not in runtime.transcript()[0].content
+    runtime.add_tool(TodoWriteTool())
+    assert "Tools: todo_write" in runtime.transcript()[0].content
+    assert runtime.tools.names() == ["todo_write"]

@@ -106,6 +106,6 @@ def attach_checkpoints(runtime: AgentRuntime, home: Path, session_id: str | None
                                        session_id or runtime.session_id or new_session_id(),
                                        git_executable=git)
         for tool in checkpoint_tools(checkpointer):
-            runtime.tools.add(tool)
+            runtime.add_tool(tool)
     runtime.add_turn_observer(CheckpointObserver(checkpointer))
     return checkpointer

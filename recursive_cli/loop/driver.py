@@ -162,7 +162,7 @@ def install_loop(runtime: AgentRuntime, wakeup_slot: WakeupSlot | None = None,
     control.jobs = (jobs or control.jobs or BackgroundJobManager()) if with_jobs else None
     control.attach(runtime)
     for tool in control.tools():
-        runtime.tools.add(tool)
+        runtime.add_tool(tool)
     return control
 
 
