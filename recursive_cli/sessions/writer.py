@@ -29,7 +29,7 @@ _INTERRUPTED_EXITS = (130, 141, 143)  # SIGINT, a closed stdout pipe, SIGTERM
 
 
 def _stderr_warning(text: str) -> None:
-    print(f"recursive: warning: {text}", file=sys.stderr, flush=True)
+    print(f"warning: {text}", file=sys.stderr, flush=True)
 
 
 def _reason(exc: OSError) -> str:
