@@ -74,7 +74,7 @@ complete -c recursive -f
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'run' -d 'Run one turn of the agent on PROMPT and print the answer.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'resume' -d 'Continue a saved session; without PROMPT an interrupted run carries on.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools the agent would get with these options. Needs no API key.'
-complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomously: after each turn, sleep for the wakeup the agent scheduled or react to its finished background jobs, until it calls stop_loop or nothing is pending.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomously: wake up when scheduled, react to finished background jobs, stop when done.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'goal' -d 'Run turns until the goal holds: every --check passes and the judge agrees --until holds.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'

@@ -29,8 +29,11 @@ def loop(
     *,
     common: CommonOptions,
 ) -> None:
-    """Work autonomously: after each turn, sleep for the wakeup the agent scheduled or react to
-    its finished background jobs, until it calls stop_loop or nothing is pending."""
+    """Work autonomously: wake up when scheduled, react to finished background jobs, stop when done.
+
+    After each turn the loop sleeps for the wakeup the agent scheduled, or runs a turn per
+    finished background job, until the agent calls stop_loop or nothing is pending.
+    """
     from .loop_cmd import loop_command
 
     raise typer.Exit(loop_command(common, prompt or [], max_iterations, max_context_tokens))
