@@ -62,7 +62,9 @@ class Message(BaseModel):
 
     def wire(self, key: str, build: Any) -> Any:
         """Return this message's cached wire form for `key`, building it once with `build(self)`."""
-        wire = self.__pydantic_private__["_wire"]  # direct: pydantic's private __getattr__ is slow
+        private = self.__pydantic_private__
+        assert private is not None  # set by pydantic for every model with private attributes
+        wire = private["_wire"]  # direct: pydantic's private __getattr__ is slow
         cached = wire.get(key)
         if cached is None:
             cached = wire[key] = build(self)

@@ -20,13 +20,13 @@ def mask(secret: str) -> str:
 def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
     """(key, value, source) for every setting; the API key masked."""
     data = loaded.settings.model_dump(mode="json")
-    rows = [("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)"))]
+    rows: list[tuple[str, str, str]] = [("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)"))]
     for key in Settings.model_fields:
         if key in ("model", "api_key"):
             continue
         rows.append((key.replace("_", "-"), _text(data[key]), loaded.sources.get(key, "default")))
-    key = loaded.settings.api_key
-    rows.append(("api-key", mask(key) if key else "(not set)", loaded.sources.get("api_key", "-")))
+    api_key = loaded.settings.api_key
+    rows.append(("api-key", mask(api_key) if api_key else "(not set)", loaded.sources.get("api_key", "-")))
     return rows
 
 

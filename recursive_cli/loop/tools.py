@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, Field
 
-from ..tools.base import BaseTool, Tool, ToolContext, ToolError, ToolResult
+from ..tools.base import BaseTool, Tool, ToolContext, ToolError, ToolKind, ToolResult
 from .reports import ending, job_status_text
 from .wakeup import human_duration
 
@@ -48,7 +48,7 @@ class ScheduleWakeupTool(_LoopTool, BaseTool[ScheduleWakeupArgs]):
         "scheduling: the loop sleeps until then (a background job that finishes meanwhile is "
         "reported at once, and the wakeup stays)."
     )
-    kind = "other"
+    kind: ClassVar[ToolKind] = "other"
     Args = ScheduleWakeupArgs
     subject_field = "reason"
 
@@ -74,7 +74,7 @@ class RunBackgroundTool(_LoopTool, BaseTool[RunBackgroundArgs]):
         "gives you its exit code and the end of its output in a new turn. Use job_status to look "
         "earlier and job_stop to stop it. End your turn when there is nothing else to do meanwhile."
     )
-    kind = "shell"
+    kind: ClassVar[ToolKind] = "shell"
     Args = RunBackgroundArgs
     subject_field = "command"
 
@@ -96,7 +96,7 @@ class JobStatusTool(_LoopTool, BaseTool[JobArgs]):
     name = "job_status"
     description = ("The state of a background job (running, or how it ended) and the end of its "
                    "output so far.")
-    kind = "read"
+    kind: ClassVar[ToolKind] = "read"
     Args = JobArgs
     subject_field = "job_id"
 
@@ -110,7 +110,7 @@ class JobStatusTool(_LoopTool, BaseTool[JobArgs]):
 class JobStopTool(_LoopTool, BaseTool[JobArgs]):
     name = "job_stop"
     description = "Stop a background job and every process it started."
-    kind = "other"
+    kind: ClassVar[ToolKind] = "other"
     Args = JobArgs
     subject_field = "job_id"
 
@@ -130,7 +130,7 @@ class StopLoopTool(_LoopTool, BaseTool[StopLoopArgs]):
     name = "stop_loop"
     description = ("End the autonomous loop after this turn: no more wakeups, and running "
                    "background jobs are stopped. Call it when the work is done.")
-    kind = "other"
+    kind: ClassVar[ToolKind] = "other"
     Args = StopLoopArgs
     subject_field = "reason"
 
