@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .docgen_man import REGENERATE_COMMAND
 
 if TYPE_CHECKING:
-    from .docgen import CommandDoc, OptionDoc, Slot
+    from .docgen_model import CommandDoc, OptionDoc, Slot
 
 _SAFE_WORD = re.compile(r"^[\w.-]+$")
 

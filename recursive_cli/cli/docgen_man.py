@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .docgen import CommandDoc, OptionDoc
+    from .docgen_model import CommandDoc, OptionDoc
 
 DESCRIPTION = (
     "`recursive` is a command-line coding agent. It drives an LLM (any OpenAI-compatible "
