@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -46,18 +47,102 @@ class Sandbox(Protocol):
         ...
 
 
+MARKER_VARIABLE = "RECURSIVE_TOOL_COMMAND"
+
+
 @dataclass
 class ProcessTracker:
-    """Process groups of running tool commands, so an interrupt can stop them first."""
+    """The tool commands of one run, so an interrupt can stop them and all they started.
+
+    `groups` are the process groups of the commands running now. Each command also gets a
+    marker in its environment (`new_marker`), which every process it starts inherits, even one
+    that leaves the group with `setsid` or `nohup`: `kill_all` finds those through /proc. The
+    run's own marker extends the one it inherited, so when `recursive` itself runs inside a
+    tool command, the outer run's sweep reaches the inner run's commands too.
+    """
 
     groups: set[int] = field(default_factory=set)
+    run_marker: str = field(default_factory=lambda: child_marker(os.environ.get(MARKER_VARIABLE)))
+    _count: int = field(default=0, init=False, repr=False)
+
+    def new_marker(self) -> str:
+        """A marker for one more command, under this run's marker."""
+        self._count += 1
+        return f"{self.run_marker}.{self._count}"
 
     def kill_all(self, sig: int = signal.SIGKILL) -> None:
+        """Send `sig` to every running command's group and every process carrying our marker."""
         for pgid in list(self.groups):
             try:
                 os.killpg(pgid, sig)
             except ProcessLookupError:
                 self.groups.discard(pgid)
+            except PermissionError:
+                pass
+        signal_each(live_processes(self.run_marker), sig)
+
+
+def child_marker(parent: str | None) -> str:
+    """A fresh random marker, under `parent` when there is one."""
+    token = secrets.token_hex(6)
+    return f"{parent}.{token}" if parent else token
+
+
+def live_processes(marker: str, pgid: int | None = None, since: int = 0) -> set[int]:
+    """Pids of the processes, zombies left out, that carry `marker` (or a marker under it) in
+    their environment or belong to group `pgid`, among those started at or after `since`
+    (clock ticks since boot, as in /proc/PID/stat). Empty where there is no /proc.
+
+    Zombies are left out because nobody may reap them soon: in a container the init process
+    often does not. Only the environments of processes started since `since` are read.
+    """
+    wanted = f"{MARKER_VARIABLE}={marker}".encode()
+    found: set[int] = set()
+    for pid in proc_pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            if fields[0] in (b"Z", b"X") or int(fields[19]) < since:
+                continue
+            if int(fields[2]) == pgid or carries(pid, wanted):
+                found.add(pid)
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+    found.discard(os.getpid())
+    return found
+
+
+def carries(pid: int, wanted: bytes) -> bool:
+    """Whether process `pid` has the environment entry `wanted`, or one extending it with `.`."""
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        return any(entry == wanted or entry.startswith(wanted + b".")
+                   for entry in handle.read().split(b"\0"))
+
+
+def proc_pids() -> list[int]:
+    """Every pid in /proc; empty where there is no /proc."""
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def start_time(pid: int) -> int:
+    """When process `pid` started, in clock ticks since boot; 0 when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return int(handle.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def signal_each(pids: Iterable[int], sig: int) -> None:
+    """Send `sig` to each of `pids`; one already gone (or not ours) is skipped."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 @dataclass
@@ -88,7 +173,11 @@ class Tool(Protocol):
 
     name: ClassVar[str]
     description: ClassVar[str]
-    kind: ClassVar[ToolKind]
+
+    @property
+    def kind(self) -> ToolKind:
+        """What the tool does, for permission modes: read, edit, shell or other."""
+        ...
 
     def spec(self) -> ToolSpec: ...
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from recursive_cli.tools.base import ToolContext
+from recursive_cli.tools.base import ProcessTracker, ToolContext, live_processes
 from recursive_cli.tools.shell import HeadTailBuffer, RunShellTool, ShellArgs
 
 
@@ -102,12 +104,122 @@ def test_cancel_kills_the_group_and_propagates(ctx: ToolContext) -> None:
     assert ctx.processes.groups == set()
 
 
-def test_background_process_holding_output_does_not_block(call) -> None:
+def wait_gone(*pids: int, within: float = 5) -> bool:
+    """Whether every one of `pids` is gone within `within` seconds."""
+    deadline = time.monotonic() + within
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return all(gone(pid) for pid in pids)
+
+
+def read_pid(path: Path, within: float = 10) -> int:
+    """The pid a command wrote to `path`, waiting for it to appear."""
+    deadline = time.monotonic() + within
+    while not (path.exists() and path.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return int(path.read_text())
+
+
+def test_background_process_holding_output_does_not_block(call, workspace: Path) -> None:
     started = time.monotonic()
-    result = call("run_shell", command="sleep 30 & echo started", timeout_seconds=20)
+    result = call("run_shell", command="sleep 30 & echo $! > pid; echo started",
+                  timeout_seconds=20)
     assert time.monotonic() - started < 10
     assert not result.is_error
-    assert "still running" in result.content
+    assert "the shell left 1 process running" in result.content
+    assert "run_background" in result.content and "still holds" not in result.content
+    assert wait_gone(int((workspace / "pid").read_text()))
+
+
+def test_leftovers_are_stopped_even_outside_the_group(call, workspace: Path) -> None:
+    command = ("sleep 300 & echo $! > a; setsid sleep 300 & echo $! > b; "
+               "nohup sleep 300 > /dev/null 2>&1 & echo $! > c; "
+               "(setsid sh -c 'sleep 300 & echo $! > d; wait' > /dev/null &); "
+               "while [ ! -s d ]; do sleep 0.01; done")
+    result = call("run_shell", command=command, timeout_seconds=20)
+    assert not result.is_error, result.content
+    assert re.search(r"the shell left \d+ processes running", result.content)
+    pids = [int((workspace / name).read_text()) for name in "abcd"]
+    assert wait_gone(*pids), [pid for pid in pids if not gone(pid)]
+
+
+def test_a_leftover_ignoring_sigterm_is_killed(call, workspace: Path) -> None:
+    command = ("sh -c 'trap \"\" TERM; echo $$ > pid; exec sleep 300' > /dev/null & "
+               "while [ ! -s pid ]; do sleep 0.01; done")
+    result = call("run_shell", command=command, timeout_seconds=20)
+    assert "stopped when it exited" in result.content
+    assert wait_gone(int((workspace / "pid").read_text()))
+
+
+def test_a_stopped_leftover_is_stopped_too(call, workspace: Path) -> None:
+    result = call("run_shell", command="sleep 300 & echo $! > pid; kill -STOP $!")
+    assert "stopped when it exited" in result.content
+    assert wait_gone(int((workspace / "pid").read_text()))
+
+
+def test_a_command_that_leaves_nothing_says_nothing(call) -> None:
+    result = call("run_shell", command="sleep 0.01 & wait; echo ok")
+    assert "left" not in result.content and result.content.startswith("ok")
+
+
+def test_output_held_by_an_unfindable_process_does_not_block(call, workspace: Path) -> None:
+    """A process that left both the group and the environment marker cannot be found; its
+    hold on the output only costs the drain time, and the model is told."""
+    command = "setsid env -i sh -c 'echo $$ > pid; exec sleep 60' & while [ ! -s pid ]; do sleep 0.01; done"
+    started = time.monotonic()
+    result = call("run_shell", command=command, timeout_seconds=20)
+    pid = int((workspace / "pid").read_text())
+    try:
+        assert time.monotonic() - started < 10
+        assert "still holds its output open" in result.content
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_commands_running_side_by_side_keep_their_own_processes(ctx: ToolContext) -> None:
+    """One command's clean-up must not touch what another, still running, started."""
+    workspace = ctx.workspace
+
+    async def scenario() -> tuple[bool, str]:
+        longer = asyncio.ensure_future(RunShellTool().run(ShellArgs(
+            command="setsid sleep 300 & echo $! > long.pid; while [ ! -f stop ]; do sleep 0.02; done; "
+                    "kill $(cat long.pid)"), ctx))
+        pid = await asyncio.to_thread(read_pid, workspace / "long.pid")
+        short = await RunShellTool().run(ShellArgs(command="sleep 300 &"), ctx)
+        survived = not gone(pid)
+        (workspace / "stop").touch()
+        await longer
+        return survived, short.content
+
+    survived, short = asyncio.run(scenario())
+    assert "the shell left 1 process running" in short
+    assert survived
+
+
+def test_kill_all_reaches_processes_that_left_the_group(ctx: ToolContext) -> None:
+    async def scenario() -> int:
+        command = "setsid sleep 300 & echo $! > pid; sleep 300"
+        task = asyncio.ensure_future(RunShellTool().run(ShellArgs(command=command), ctx))
+        pid = await asyncio.to_thread(read_pid, ctx.workspace / "pid")
+        ctx.processes.kill_all()
+        killed = wait_gone(pid)  # blocking: the command's own clean-up cannot run meanwhile
+        await task
+        return killed
+
+    assert asyncio.run(scenario())
+
+
+def test_commands_carry_a_marker_under_the_runs(call, ctx: ToolContext) -> None:
+    result = call("run_shell", command="echo $RECURSIVE_TOOL_COMMAND")
+    assert result.content.startswith(ctx.processes.run_marker + ".")
+
+
+def test_a_nested_run_marks_its_commands_under_the_outer_command(monkeypatch) -> None:
+    monkeypatch.setenv("RECURSIVE_TOOL_COMMAND", "outer.3")
+    tracker = ProcessTracker()
+    assert tracker.run_marker.startswith("outer.3.")
+    assert tracker.new_marker() != tracker.new_marker()
+    assert live_processes("outer.3") == set()  # nothing here carries it
 
 
 def test_invalid_utf8_is_replaced(call) -> None:
