@@ -22,7 +22,7 @@ __recursive_options() {
         sessions|"sessions show"|"sessions rm"|config|checkpoints|"checkpoints diff") REPLY="-h --help" ;;
         "sessions list") REPLY="--json --all-workspaces -C --workspace -h --help" ;;
         "sessions export") REPLY="-f --format -h --help" ;;
-        "sessions gc") REPLY="--older-than --dry-run -h --help" ;;
+        "sessions gc") REPLY="--older-than --dry-run -y --yes --all-workspaces -C --workspace -h --help" ;;
         "config path") REPLY="-C --workspace -h --help" ;;
         "checkpoints list") REPLY="--json -h --help" ;;
         "checkpoints restore") REPLY="--turn --dry-run --force -h --help" ;;
@@ -38,7 +38,7 @@ __recursive_value_options() {
         goal) REPLY="--until --check --judge-model --max-turns --check-timeout -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         "sessions list"|"config path") REPLY="-C --workspace" ;;
         "sessions export") REPLY="-f --format" ;;
-        "sessions gc") REPLY="--older-than" ;;
+        "sessions gc") REPLY="--older-than -C --workspace" ;;
         "checkpoints restore") REPLY="--turn" ;;
         *) REPLY="" ;;
     esac
@@ -48,7 +48,7 @@ __recursive_value_options() {
 __recursive_complete_value() {
     case "$1:$2" in
         run:--provider|resume:--provider|tools:--provider|loop:--provider|goal:--provider|"config show":--provider) __recursive_words 'openai anthropic scripted' ;;
-        run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|"sessions list":-C|"sessions list":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace) __recursive_dirs ;;
+        run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|"sessions list":-C|"sessions list":--workspace|"sessions gc":-C|"sessions gc":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace) __recursive_dirs ;;
         run:-o|run:--output-format|resume:-o|resume:--output-format|tools:-o|tools:--output-format|loop:-o|loop:--output-format|goal:-o|goal:--output-format|"config show":-o|"config show":--output-format) __recursive_words 'text json stream-json' ;;
         run:--permission-mode|resume:--permission-mode|tools:--permission-mode|loop:--permission-mode|goal:--permission-mode|"config show":--permission-mode) __recursive_words 'auto accept-edits read-only ask' ;;
         run:--script|resume:--script|tools:--script|loop:--script|goal:--script|"config show":--script) __recursive_files ;;

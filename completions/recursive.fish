@@ -64,7 +64,7 @@ function __recursive_value_options --description 'Print the options of PATH that
         case "sessions export"
             printf '%s\n' -- -f --format
         case "sessions gc"
-            printf '%s\n' -- --older-than
+            printf '%s\n' -- --older-than -C --workspace
         case "checkpoints restore"
             printf '%s\n' -- --turn
     end
@@ -84,7 +84,7 @@ complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the s
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout as jsonl, json or Markdown.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'rm' -d 'Delete sessions (refused while a process is using one).'
-complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete sessions not updated for the given time. Nothing else ever deletes one.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete this workspace\'s sessions not updated for the given time. Nothing else ever deletes one.'
 complete -c recursive -n '__recursive_arg "sessions show" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions export" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions rm" 0' -x -a '(__recursive_session_ids)'
@@ -131,8 +131,11 @@ complete -c recursive -n '__recursive_at goal' -l check-timeout -x -d 'Kill a ch
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
 complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored), json or md.'
-complete -c recursive -n '__recursive_at "sessions gc"' -l older-than -x -d 'Age by last update, e.g. 30d, 12h.'
+complete -c recursive -n '__recursive_at "sessions gc"' -l older-than -x -d 'Age by last update, with a unit: 30d, 12h, 90m, 45s.'
 complete -c recursive -n '__recursive_at "sessions gc"' -l dry-run -d 'Only list what would be removed.'
+complete -c recursive -n '__recursive_at "sessions gc"' -s y -l yes -d 'Delete without asking; needed when stdin is not a terminal.'
+complete -c recursive -n '__recursive_at "sessions gc"' -l all-workspaces -d 'Sessions of every workspace, not only this one.'
+complete -c recursive -n '__recursive_at "sessions gc"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to remove.'
 complete -c recursive -n '__recursive_at "config show"' -l json -d 'Machine-readable settings.'
 complete -c recursive -n '__recursive_at "config path"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose project config to show.'
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l turn -x -d 'Go back to before this turn.'

@@ -27,6 +27,7 @@ class FinishReason(str, enum.Enum):
     INTERRUPTED = "interrupted"
     PERMISSION_DENIED = "permission_denied"
     PROVIDER_ERROR = "provider_error"
+    IO_ERROR = "io_error"  # the run's own record (the session) could not be written
     GOAL_NOT_MET = "goal_not_met"
 
 

@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 
 from .budget import Budget
-from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, PermissionDenied,
+from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, Notice, PermissionDenied,
                      TextDelta, ToolFinished, ToolStarted)
 from .interrupt import InterruptToken, Interrupted
 from .messages import Message, ToolCall, Usage
 from .permissions import PermissionPolicy
 from .providers.base import ChatProvider, Completion, RetryNotice
 from .stuck import StuckDetector
-from .tools.base import ToolContext, ToolRegistry, ToolResult
+from .tools.base import Tool, ToolContext, ToolRegistry, ToolResult
 
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
+# Told to the model after a reply cut off at the output limit while it was calling tools.
+CUT_OFF_NOTE = ("Your last reply was cut off at the output limit, so none of its tool calls ({names}) "
+                "were run and nothing changed. Send the calls you need again, each one complete; if "
+                "one carries a lot of text, such as a whole file, split the work into smaller calls.")
+# Where an exception that ends a turn carries the turn's progress (see `ended_by`).
+_PROGRESS = "_recursive_turn_progress"
+_NOT_WHOLE = {"length": "cut off at the output limit", "content_filter": "stopped by the content filter",
+              "refusal": "a refusal"}
 
 
 async def _no_preparation(ctx: TurnContext) -> None:
     return None
+
+
+def _no_wrapping(ctx: TurnContext, call: ToolCall, tool: Tool | None) -> AbstractAsyncContextManager[None]:
+    return contextlib.nullcontext()
 
 
 @dataclass
@@ -40,6 +54,10 @@ class TurnContext:
     retry: Callable[[RetryNotice], None] = lambda notice: None
     # Runs before every model call, e.g. to compact the transcript in place (compaction.py).
     before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation
+    # Wraps every tool call that runs (once permitted), e.g. to snapshot the workspace around
+    # it so that checkpoints know what the session itself changed (checkpoints/observer.py).
+    around_tool: Callable[[TurnContext, ToolCall, Tool | None],
+                          AbstractAsyncContextManager[None]] = _no_wrapping
 
 
 @dataclass
@@ -72,12 +90,25 @@ class AgentKernel:
     """Runs one turn: stateless between turns, everything it touches comes in the TurnContext."""
 
     async def run(self, ctx: TurnContext) -> TurnOutcome:
-        """Step until the model stops calling tools or something ends the turn."""
+        """Step until the model stops calling tools or something ends the turn.
+
+        An exception that ends the turn (a ProviderError) carries the steps and usage spent
+        before it, for `ended_by`.
+        """
         outcome = TurnOutcome(FinishReason.COMPLETED)
+        try:
+            return await self._steps(ctx, outcome)
+        except Exception as exc:
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, _PROGRESS, outcome)
+            raise
+
+    async def _steps(self, ctx: TurnContext, outcome: TurnOutcome) -> TurnOutcome:
+        """The step loop. Only a whole reply's tool calls run (`Completion.whole`)."""
         stuck = StuckDetector()
         specs = ctx.tools.specs()
         hooks = _Hooks(ctx)
-        denied_last_step = False
+        denied_last_step = cut_off = False
         while True:
             stop = self._stop_reason(ctx, outcome.steps)
             if stop:
@@ -91,11 +122,17 @@ class AgentKernel:
                 outcome.finish_reason, outcome.detail = FinishReason.INTERRUPTED, "interrupted"
                 return outcome
             self._account(ctx, outcome, reply)
-            self._append(ctx, reply.message)
-            if not reply.message.tool_calls:
-                return self._final(outcome, reply, denied_last_step)
+            message = self._keep(ctx, reply)
+            if reply.stop == "length" and reply.message.tool_calls and not cut_off:
+                names = ", ".join(call.name or "?" for call in reply.message.tool_calls)
+                self._append(ctx, Message.user(CUT_OFF_NOTE.format(names=names)))
+                cut_off = True  # once in a row the model may go on; twice ends the turn
+                continue
+            if not message.tool_calls:
+                return self._final(outcome, reply, denied_last_step, cut_off)
+            cut_off = False
             denials = outcome.denials
-            for call in reply.message.tool_calls:
+            for call in message.tool_calls:
                 result = await self._call_tool(ctx, call, outcome)
                 stuck.record(call, result.is_error)
             denied_last_step = outcome.denials > denials
@@ -106,12 +143,13 @@ class AgentKernel:
                 return outcome
 
     @staticmethod
-    def _final(outcome: TurnOutcome, reply: Completion, denied_last_step: bool) -> TurnOutcome:
-        """The model answered without tool calls: the turn is over, for better or worse."""
+    def _final(outcome: TurnOutcome, reply: Completion, denied_last_step: bool,
+               cut_off_before: bool = False) -> TurnOutcome:
+        """The model answered, or its reply cannot be acted on: the turn is over, for better or worse."""
         outcome.text = reply.message.content
-        if reply.stop not in ("end", "tool_calls"):
+        if not reply.whole:
             outcome.finish_reason = FinishReason.PROVIDER_STOP
-            outcome.detail = f"the model stopped: {reply.stop}"
+            outcome.detail = _stop_detail(reply, cut_off_before)
         elif denied_last_step:  # it gave up right after being refused
             outcome.finish_reason = FinishReason.PERMISSION_DENIED
             outcome.detail = "the agent stopped after a needed action was denied"
@@ -133,6 +171,27 @@ class AgentKernel:
     def _append(ctx: TurnContext, message: Message) -> None:
         ctx.transcript.append(message)
         ctx.sink.emit(MessageAdded(message=message, turn=ctx.turn))
+
+    def _keep(self, ctx: TurnContext, reply: Completion) -> Message:
+        """Append the reply to the transcript; one that is not whole loses its tool calls.
+
+        The calls are dropped rather than answered with error results: their arguments may be
+        cut mid-JSON, and servers that parse the history (vLLM, some proxies) reject a request
+        holding such a call. A `tool_calls_not_run` notice keeps them in the record.
+        """
+        calls = reply.message.tool_calls
+        if reply.whole or not calls:
+            self._append(ctx, reply.message)
+            return reply.message
+        kept = Message(role="assistant", content=reply.message.content, usage=reply.message.usage)
+        self._append(ctx, kept)
+        why = _NOT_WHOLE.get(reply.stop, f"stopped by {reply.reason or reply.stop}")
+        ctx.sink.emit(Notice(subtype="tool_calls_not_run", data={
+            "stop_reason": reply.reason or reply.stop,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]},
+            text=f"warning: the model's reply was {why}; its {_count(len(calls), 'tool call')} "
+                 f"({', '.join(c.name or '?' for c in calls)}) did not run"))
+        return kept
 
     async def _call_tool(self, ctx: TurnContext, call: ToolCall, outcome: TurnOutcome) -> ToolResult:
         """Run one call and append its result; an interrupt still leaves the call answered."""
@@ -164,7 +223,39 @@ class AgentKernel:
                 return ToolResult(f"permission denied: {decision.reason}. Do not retry this call; "
                                   "find another way or explain what you need.", is_error=True,
                                   summary="permission denied")
-        return await ctx.tools.execute(call, ctx.tool_context)
+        async with ctx.around_tool(ctx, call, tool):
+            return await ctx.tools.execute(call, ctx.tool_context)
+
+
+def ended_by(exc: BaseException, reason: FinishReason, detail: str) -> TurnOutcome:
+    """The outcome of a turn that `exc` ended: `reason` and `detail`, with the steps, usage and
+    tool calls the turn had spent before it (none when `exc` did not come out of `AgentKernel.run`)."""
+    spent = getattr(exc, _PROGRESS, None)
+    if not isinstance(spent, TurnOutcome):
+        spent = TurnOutcome(reason)
+    return replace(spent, finish_reason=reason, detail=detail)
+
+
+def _stop_detail(reply: Completion, cut_off_before: bool) -> str:
+    """Why a reply that was not whole ended the turn: `the model stopped: length (…)`."""
+    word = reply.reason if reply.stop == "other" and reply.reason else reply.stop
+    notes = [_NOT_WHOLE[reply.stop]] if reply.stop in ("length", "content_filter") else []
+    if reply.stop == "length" and cut_off_before:
+        notes = ["cut off at the output limit twice in a row"]
+    if reply.stop == "refusal" and reply.message.content.strip():
+        notes = [f'"{_excerpt(reply.message.content)}"']
+    if reply.message.tool_calls:
+        notes.append(f"{_count(len(reply.message.tool_calls), 'tool call')} not run")
+    return f"the model stopped: {word}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _safe_args(call: ToolCall) -> dict:

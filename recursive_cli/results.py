@@ -12,6 +12,7 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.COMPLETED: (0, "success"),
     FinishReason.PROVIDER_STOP: (1, "error_during_execution"),
     FinishReason.PROVIDER_ERROR: (1, "error_during_execution"),
+    FinishReason.IO_ERROR: (1, "error_during_execution"),
     FinishReason.MAX_STEPS: (3, "error_max_budget"),
     FinishReason.MAX_COST: (3, "error_max_budget"),
     FinishReason.MAX_DURATION: (3, "error_max_budget"),

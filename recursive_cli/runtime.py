@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -13,10 +14,11 @@ from .compaction import Compaction, Compactor, context_window
 from .events import (AgentEvent, ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded,
                      NullSink, TurnFinished, TurnStarted)
 from .interrupt import InterruptToken
-from .kernel import AgentKernel, TurnContext, TurnOutcome
-from .messages import Message, Usage
+from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
+from .messages import Message, ToolCall, Usage
 from .permissions import AskHook, PermissionPolicy
 from .providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
+from .sessions.records import SessionWriteError
 from .tools.base import TodoItem, Tool, ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
@@ -32,6 +34,14 @@ class TurnObserver(Protocol):
     async def before_turn(self, runtime: AgentRuntime, turn: int) -> None: ...
 
     async def after_turn(self, runtime: AgentRuntime, turn: int, outcome: TurnOutcome) -> None: ...
+
+
+class ToolObserver(Protocol):
+    """Something that acts around every tool call that runs (checkpoints snapshot the
+    workspace here, to tell what the session itself changed)."""
+
+    def around_tool(self, runtime: AgentRuntime, turn: int, call: ToolCall,
+                    tool: Tool) -> contextlib.AbstractAsyncContextManager[None]: ...
 
 
 class AgentRuntime:
@@ -54,6 +64,7 @@ class AgentRuntime:
         self._interrupt = InterruptToken()
         self._turn = 0
         self._observers: list[TurnObserver] = []
+        self._tool_observers: list[ToolObserver] = []
         self._checkpointer: Checkpointer | None = None
         self._save_state: Callable[[dict[str, Any]], None] = lambda state: None
         self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
@@ -116,15 +127,17 @@ class AgentRuntime:
         self._turn += 1
         for observer in self._observers:
             await observer.before_turn(self, self._turn)
-        self._sink.emit(TurnStarted(turn=self._turn, prompt=text or ""))
-        if text is not None:
-            prompt = Message.user(text)
-            self._transcript.append(prompt)
-            self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
         try:
+            self._sink.emit(TurnStarted(turn=self._turn, prompt=text or ""))
+            if text is not None:
+                prompt = Message.user(text)
+                self._transcript.append(prompt)
+                self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
             outcome = await self._kernel_turn()
-        except ProviderError as exc:
-            outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=exc.reason)
+        except ProviderError as exc:  # keeps the steps and usage of the steps that ran
+            outcome = ended_by(exc, FinishReason.PROVIDER_ERROR, exc.reason)
+        except SessionWriteError as exc:  # the session sink stopped the turn before an unrecorded action
+            outcome = ended_by(exc, FinishReason.IO_ERROR, str(exc))
         self.total_steps += outcome.steps
         for observer in self._observers:
             await observer.after_turn(self, self._turn, outcome)
@@ -141,7 +154,8 @@ class AgentRuntime:
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
                            interrupt=self._interrupt, turn=self._turn, permissions=self.permissions,
                            price=lambda usage: cost_usd(model, usage), retry=self._on_retry,
-                           before_model_call=self.compactor.maybe_compact)
+                           before_model_call=self.compactor.maybe_compact,
+                           around_tool=self._around_tool)
 
     def _on_retry(self, notice: RetryNotice) -> None:
         self._sink.emit(ApiRetry(attempt=notice.attempt, max_retries=notice.max_retries,
@@ -154,6 +168,19 @@ class AgentRuntime:
 
     def add_turn_observer(self, observer: TurnObserver) -> None:
         self._observers.append(observer)
+
+    def add_tool_observer(self, observer: ToolObserver) -> None:
+        """Wrap every tool call that runs with `observer.around_tool` (the first added outermost)."""
+        self._tool_observers.append(observer)
+
+    @contextlib.asynccontextmanager
+    async def _around_tool(self, ctx: TurnContext, call: ToolCall,
+                           tool: Tool | None) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if tool is not None:  # an unknown tool runs nothing
+                for observer in self._tool_observers:
+                    await stack.enter_async_context(observer.around_tool(self, ctx.turn, call, tool))
+            yield
 
     def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None) -> bool:
         """Snapshot the workspace before and after every turn into a shadow git repository under

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +39,24 @@ def _cwd(path: Path | None) -> Iterator[None]:
         os.chdir(before)
 
 
+@contextlib.contextmanager
+def _process_state() -> Iterator[None]:
+    """Put back what one command changes for the rest of the process: signal handlers and the
+    `-v` log handler (which writes to that command's stderr, closed once it returns)."""
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    log = logging.getLogger("recursive_cli")
+    log_handlers, log_level = list(log.handlers), log.level
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        log.handlers[:] = log_handlers
+        log.setLevel(log_level)
+
+
 def invoke(*args: str, cwd: Path | None = None, input: str | None = None,
-           env: dict[str, str | None] | None = None) -> CliResult:
+           env: Mapping[str, str | None] | None = None) -> CliResult:
     """Run the CLI in this process with typer's CliRunner (stdin is never a TTY here).
 
     `env` values of None unset a variable for the call; RECURSIVE_HOME comes from the autouse
@@ -48,8 +67,9 @@ def invoke(*args: str, cwd: Path | None = None, input: str | None = None,
     from recursive_cli.cli.app import app
 
     runner = CliRunner()
-    with _cwd(cwd):
-        result = runner.invoke(app, list(args), input=input or "", env=env, catch_exceptions=False)
+    with _cwd(cwd), _process_state():
+        result = runner.invoke(app, list(args), input=input or "", env=dict(env or {}),
+                               catch_exceptions=False)
     return CliResult(result.exit_code, result.stdout, result.stderr)
 
 
@@ -72,3 +92,42 @@ def write_script(path: Path, replies: list[dict[str, Any]]) -> Path:
 def json_lines(text: str) -> list[dict[str, Any]]:
     """Parse stream-json output; every line must be one JSON object."""
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 20.0,
+               proc: subprocess.Popen[Any] | None = None) -> None:
+    """Poll `predicate` until it holds: wait for a marker rather than sleep and hope.
+
+    With `proc`, fail at once (not at the timeout) if that process has exited first, with the
+    end of its stderr when that is a pipe.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc is not None and proc.poll() is not None:
+            _, stderr = proc.communicate(timeout=5)
+            tail = stderr[-2000:] if isinstance(stderr, (str, bytes)) else ""
+            raise AssertionError(f"the process exited ({proc.returncode}) before the marker: {tail!r}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting")
+        time.sleep(0.01)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pid: int, timeout: float = 5.0) -> bool:
+    """Whether process `pid` is gone (or a zombie) within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(pid)

@@ -21,7 +21,19 @@ it in that endpoint's format, as server-sent events when the request body says
     {"drop": "mid"}       send the status line and half of the body, then close
     {"malformed": true}   a broken SSE chunk (streaming) or a truncated JSON body
     {"malformed": "utf8"} a stream chunk with a byte that is not UTF-8 inside valid JSON
-    optional on any reply: "stop": "end" | "tool_calls" | "length" | "content_filter" | raw value,
+    {"refusal": "I can't help with that."}  the model refuses: OpenAI's `refusal` field (streamed
+                          as refusal deltas with `content` null, finish_reason "stop"); for
+                          Anthropic the text with stop_reason "refusal"
+    optional on any reply: "stop": "end" | "tool_calls" | "length" | "content_filter" | "refusal"
+                          | raw value,
+    "cut": n              the output limit struck n characters into the last tool call's
+                          arguments: they stop there, and the stop is "length" (finish_reason
+                          "length", stop_reason "max_tokens") unless "stop" says otherwise; an
+                          Anthropic stream leaves that block without `content_block_stop`, as the
+                          API does; a whole Anthropic body holds what the cut text parses to
+    "no_finish": true     no finish reason at all: a stream ends cleanly after its last delta (no
+                          finish chunk, usage chunk or `[DONE]`; no `message_delta` or
+                          `message_stop`); a whole body says `null`
     "usage": {"input_tokens": n, "output_tokens": n, "cache_read_tokens": n},
     "delay": seconds before answering
 
@@ -50,7 +62,7 @@ DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}
 _OPENAI_FINISH = {"end": "stop", "tool_calls": "tool_calls", "length": "length",
                   "content_filter": "content_filter"}
 _ANTHROPIC_STOP = {"end": "end_turn", "tool_calls": "tool_use", "length": "max_tokens",
-                   "content_filter": "refusal"}
+                   "content_filter": "refusal", "refusal": "refusal"}
 _ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                           403: "permission_error", 404: "not_found_error",
                           413: "request_too_large", 429: "rate_limit_error",
@@ -291,6 +303,27 @@ def _arguments_object(call: dict[str, Any]) -> Any:
         return {}  # a non-streamed tool_use block can only carry an object
 
 
+def _calls(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reply's tool calls, the last one's arguments cut to `cut` characters if it says so."""
+    calls = [dict(call) for call in reply.get("tool_calls", [])]
+    if calls and "cut" in reply:
+        calls[-1]["arguments"] = _arguments_text(calls[-1])[: int(reply["cut"])]
+    return calls
+
+
+def _stop(reply: dict[str, Any]) -> str | None:
+    """The reply's stop in the scripted vocabulary; None for no finish reason at all."""
+    if reply.get("no_finish"):
+        return None
+    if reply.get("stop"):
+        return str(reply["stop"])
+    if "cut" in reply:
+        return "length"
+    if reply.get("refusal"):
+        return "refusal"
+    return "tool_calls" if reply.get("tool_calls") else "end"
+
+
 def _usage(reply: dict[str, Any]) -> dict[str, int]:
     return {**DEFAULT_USAGE, **reply.get("usage", {})}
 
@@ -315,9 +348,11 @@ def _broken_event(openai: bool) -> str:
 # -- OpenAI Chat Completions ---------------------------------------------------------------------
 
 
-def _openai_finish(reply: dict[str, Any]) -> str:
-    stop = reply.get("stop") or ("tool_calls" if reply.get("tool_calls") else "end")
-    return _OPENAI_FINISH.get(stop, stop)
+def _openai_finish(reply: dict[str, Any]) -> str | None:
+    stop = _stop(reply)
+    if stop == "refusal":
+        return "stop"  # OpenAI says a refusal in its own field and finishes normally
+    return None if stop is None else _OPENAI_FINISH.get(stop, stop)
 
 
 def _openai_usage(reply: dict[str, Any]) -> dict[str, Any]:
@@ -330,12 +365,12 @@ def _openai_usage(reply: dict[str, Any]) -> dict[str, Any]:
 def _openai_tool_calls(reply: dict[str, Any], fake: FakeLLMServer) -> list[dict[str, Any]]:
     return [{"id": call.get("id") or fake.new_id("call_"), "type": "function",
              "function": {"name": call["name"], "arguments": _arguments_text(call)}}
-            for call in reply.get("tool_calls", [])]
+            for call in _calls(reply)]
 
 
 def _openai_body(reply: dict[str, Any], fake: FakeLLMServer) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.get("text") or None,
-                               "refusal": None}
+                               "refusal": reply.get("refusal") or None}
     calls = _openai_tool_calls(reply, fake)
     if calls:
         message["tool_calls"] = calls
@@ -354,15 +389,22 @@ def _openai_events(reply: dict[str, Any], fake: FakeLLMServer) -> list[str]:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
         return _sse({**head, "choices": [choice]})
 
-    events = [chunk({"role": "assistant", "content": ""})]
+    refusal = reply.get("refusal") or ""
+    # As the API starts a stream: `refusal` null, or "" with `content` null when it refuses.
+    events = [chunk({"role": "assistant", "content": None if refusal else "",
+                     "refusal": "" if refusal else None})]
     events += [chunk({"content": piece}) for piece in _pieces(reply.get("text", ""))]
+    events += [chunk({"refusal": piece}) for piece in _pieces(refusal)]
     for index, call in enumerate(_openai_tool_calls(reply, fake)):
         function = call["function"]
         events.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
                                              "function": {"name": function["name"], "arguments": ""}}]}))
         events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
                    for piece in _pieces(function["arguments"])]
-    events.append(chunk({}, _openai_finish(reply)))
+    finish = _openai_finish(reply)
+    if finish is None:
+        return events  # the stream just ends
+    events.append(chunk({}, finish))
     events.append(_sse({**head, "choices": [], "usage": _openai_usage(reply)}))
     events.append("data: [DONE]\n\n")
     return events
@@ -376,9 +418,9 @@ def _openai_error(status: int, message: str, code: str | None = None) -> dict[st
 # -- Anthropic Messages ----------------------------------------------------------------------------
 
 
-def _anthropic_stop(reply: dict[str, Any]) -> str:
-    stop = reply.get("stop") or ("tool_calls" if reply.get("tool_calls") else "end")
-    return _ANTHROPIC_STOP.get(stop, stop)
+def _anthropic_stop(reply: dict[str, Any]) -> str | None:
+    stop = _stop(reply)
+    return None if stop is None else _ANTHROPIC_STOP.get(stop, stop)
 
 
 def _anthropic_usage(reply: dict[str, Any]) -> dict[str, int]:
@@ -390,9 +432,10 @@ def _anthropic_usage(reply: dict[str, Any]) -> dict[str, int]:
 
 def _anthropic_blocks(reply: dict[str, Any], fake: FakeLLMServer) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    if reply.get("text"):
-        blocks.append({"type": "text", "text": reply["text"]})
-    for call in reply.get("tool_calls", []):
+    text = (reply.get("text") or "") + (reply.get("refusal") or "")
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for call in _calls(reply):
         blocks.append({"type": "tool_use", "id": call.get("id") or fake.new_id("toolu_"),
                        "name": call["name"], "input": _arguments_object(call),
                        "_raw": _arguments_text(call)})
@@ -416,8 +459,13 @@ def _anthropic_events(reply: dict[str, Any], fake: FakeLLMServer) -> list[str]:
     events = [_sse({"type": "message_start", "message": _anthropic_message(fake, [], None, start_usage)},
                    "message_start"),
               _sse({"type": "ping"}, "ping")]
-    for index, block in enumerate(_anthropic_blocks(reply, fake)):
+    blocks = _anthropic_blocks(reply, fake)
+    for index, block in enumerate(blocks):
         events += _anthropic_block_events(index, block)
+    if "cut" in reply and blocks and blocks[-1]["type"] == "tool_use":
+        events.pop()  # the API ends a block cut at max_tokens without its content_block_stop
+    if _anthropic_stop(reply) is None:
+        return events  # the stream just ends
     events.append(_sse({"type": "message_delta",
                         "delta": {"stop_reason": _anthropic_stop(reply), "stop_sequence": None},
                         "usage": {"output_tokens": usage["output_tokens"]}}, "message_delta"))

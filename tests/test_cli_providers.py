@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clitools import json_lines, run_cli
+from clitools import invoke, json_lines
 from fakeserver import FakeLLMServer
 
 API_KEY = "sk-test-SECRET-0123456789"
@@ -38,7 +38,7 @@ def test_multi_step_tool_conversation(provider: str, streaming: bool, workspace:
     with FakeLLMServer(replies) as server:
         args, env = provider_args(server, provider)
         extra = [] if streaming else ["--no-stream"]
-        proc = run_cli("run", "greet better", "-C", str(workspace), *args, *extra, env=env)
+        proc = invoke("run", "greet better", "-C", str(workspace), *args, *extra, env=env)
         bodies = [r.body for r in server.requests]
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Changed the greeting to hello.\n"
@@ -58,8 +58,8 @@ def test_multi_step_tool_conversation(provider: str, streaming: bool, workspace:
 def test_stdin_is_appended_to_the_prompt(workspace: Path) -> None:
     with FakeLLMServer([{"text": "looks fine"}]) as server:
         args, env = provider_args(server, "openai")
-        proc = run_cli("run", "review this diff", "-C", str(workspace), *args, "-o", "json",
-                       env=env, input="-old\n+new\n")
+        proc = invoke("run", "review this diff", "-C", str(workspace), *args, "-o", "json",
+                      env=env, input="-old\n+new\n")
         user = server.requests[0].body["messages"][1]
     assert proc.returncode == 0, proc.stderr
     assert user == {"role": "user", "content": "review this diff\n\n```\n-old\n+new\n```"}
@@ -71,7 +71,7 @@ def test_retries_emit_api_retry_events(workspace: Path) -> None:
                {"text": "finally"}]
     with FakeLLMServer(replies) as server:
         args, env = provider_args(server, "anthropic")
-        proc = run_cli("run", "x", "-C", str(workspace), *args, "-o", "stream-json", env=env)
+        proc = invoke("run", "x", "-C", str(workspace), *args, "-o", "stream-json", env=env)
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
     retries = [line for line in lines if line.get("subtype") == "api_retry"]
@@ -83,7 +83,7 @@ def test_retries_emit_api_retry_events(workspace: Path) -> None:
 def test_bad_request_fails_fast(workspace: Path) -> None:
     with FakeLLMServer([{"error": {"status": 400, "message": "unknown parameter: foo"}}]) as server:
         args, env = provider_args(server, "openai")
-        proc = run_cli("run", "x", "-C", str(workspace), *args, env=env)
+        proc = invoke("run", "x", "-C", str(workspace), *args, env=env)
         assert len(server.requests) == 1
     assert proc.returncode == 1
     error_lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -92,8 +92,8 @@ def test_bad_request_fails_fast(workspace: Path) -> None:
 
 
 def test_unreachable_server_is_one_clear_line(workspace: Path) -> None:
-    proc = run_cli("run", "x", "-C", str(workspace), "--api-base", "http://127.0.0.1:9/v1",
-                   env={"RECURSIVE_API_KEY": API_KEY, "RECURSIVE_RETRY_BASE_DELAY": "0.001"})
+    proc = invoke("run", "x", "-C", str(workspace), "--api-base", "http://127.0.0.1:9/v1",
+                  env={"RECURSIVE_API_KEY": API_KEY, "RECURSIVE_RETRY_BASE_DELAY": "0.001"})
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert [line for line in proc.stderr.splitlines() if line.startswith("error:")]
@@ -104,7 +104,7 @@ def test_api_key_is_never_written(tmp_path: Path, workspace: Path, isolated_home
                {"error": {"status": 401, "message": "bad key"}}]
     with FakeLLMServer(replies) as server:
         args, env = provider_args(server, "openai")
-        proc = run_cli("run", "x", "-C", str(workspace), *args, "-o", "stream-json", "-v", env=env)
+        proc = invoke("run", "x", "-C", str(workspace), *args, "-o", "stream-json", "-v", env=env)
     assert proc.returncode == 1
     assert API_KEY not in proc.stdout and API_KEY not in proc.stderr
     for root in (isolated_home, workspace):

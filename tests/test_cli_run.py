@@ -1,4 +1,7 @@
-"""`recursive run` end to end with the scripted provider: outputs, formats and exit codes."""
+"""`recursive run` end to end with the scripted provider: outputs, formats and exit codes.
+
+The CLI runs in this process (`invoke`); only the signal cases and the import probe start one.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from clitools import json_lines, run_cli, write_script
+from clitools import alive, invoke, json_lines, wait_until, write_script
 
 
 def call(name: str, **arguments: object) -> dict:
@@ -26,7 +29,7 @@ def test_multi_step_run_prints_only_the_answer(tmp_path: Path, workspace: Path) 
         {"tool_calls": [call("run_shell", command="cat notes/hello.txt")]},
         {"text": "Wrote notes/hello.txt."},
     ])
-    proc = run_cli("run", "write a note", "-C", str(workspace), *args)
+    proc = invoke("run", "write a note", "-C", str(workspace), *args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Wrote notes/hello.txt.\n"
     assert (workspace / "notes" / "hello.txt").read_text() == "hi\n"
@@ -40,8 +43,8 @@ def test_stream_json_shapes(tmp_path: Path, workspace: Path) -> None:
         {"text": "looking", "tool_calls": [{"id": "c1", "name": "list_dir", "arguments": {}}]},
         {"text": "done"},
     ])
-    proc = run_cli("run", "look around", "-C", str(workspace), "-o", "stream-json",
-                   "--session-id", "s-1", *args)
+    proc = invoke("run", "look around", "-C", str(workspace), "-o", "stream-json",
+                  "--session-id", "s-1", *args)
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
     checkpoints = [line for line in lines if line.get("subtype") == "checkpoint"]  # tests/checkpoints
@@ -70,7 +73,7 @@ def test_stream_json_shapes(tmp_path: Path, workspace: Path) -> None:
 
 def test_json_output_is_one_object(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"text": "42"}])
-    proc = run_cli("run", "answer", "-C", str(workspace), "-o", "json", *args)
+    proc = invoke("run", "answer", "-C", str(workspace), "-o", "json", *args)
     assert proc.returncode == 0
     (result,) = json_lines("".join(proc.stdout.split("\n")))  # pretty-printed: one object
     assert result["result"] == "42" and result["subtype"] == "success"
@@ -78,7 +81,7 @@ def test_json_output_is_one_object(tmp_path: Path, workspace: Path) -> None:
 
 def test_max_steps_exits_3(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command=f"echo {i}")]} for i in range(5)])
-    proc = run_cli("run", "loop", "-C", str(workspace), "--max-steps", "2", "-o", "json", *args)
+    proc = invoke("run", "loop", "-C", str(workspace), "--max-steps", "2", "-o", "json", *args)
     assert proc.returncode == 3
     result = json_lines("".join(proc.stdout.split("\n")))[0]
     assert result["subtype"] == "error_max_budget" and result["finish_reason"] == "max_steps"
@@ -88,14 +91,14 @@ def test_max_steps_exits_3(tmp_path: Path, workspace: Path) -> None:
 def test_max_cost_exits_3(tmp_path: Path, workspace: Path) -> None:
     big = {"input_tokens": 1_000_000, "output_tokens": 0}
     args = scripted(tmp_path, [{"tool_calls": [call("list_dir")], "usage": big}, {"text": "never"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "-m", "gpt-4o", "--max-cost", "0.5", *args)
+    proc = invoke("run", "x", "-C", str(workspace), "-m", "gpt-4o", "--max-cost", "0.5", *args)
     assert proc.returncode == 3, proc.stderr
     assert "--max-cost" in proc.stderr
 
 
 def test_max_duration_exits_3(tmp_path: Path, workspace: Path) -> None:
-    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="sleep 1.2")]}, {"text": "late"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "--max-duration", "1s", *args)
+    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="sleep 0.5")]}, {"text": "late"}])
+    proc = invoke("run", "x", "-C", str(workspace), "--max-duration", "0.3s", *args)
     assert proc.returncode == 3
     assert "max-duration" in proc.stderr
 
@@ -103,7 +106,7 @@ def test_max_duration_exits_3(tmp_path: Path, workspace: Path) -> None:
 def test_stuck_exits_5(tmp_path: Path, workspace: Path) -> None:
     failing = {"tool_calls": [call("read_file", path="missing.txt")]}
     args = scripted(tmp_path, [failing] * 4 + [{"text": "never"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "-o", "json", *args)
+    proc = invoke("run", "x", "-C", str(workspace), "-o", "json", *args)
     assert proc.returncode == 5
     result = json_lines("".join(proc.stdout.split("\n")))[0]
     assert result["subtype"] == "error_stuck" and "repeated 3 times" in result["error"]
@@ -111,7 +114,7 @@ def test_stuck_exits_5(tmp_path: Path, workspace: Path) -> None:
 
 def test_output_length_stop_exits_1(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"text": "partial answ", "stop": "length"}])
-    proc = run_cli("run", "x", "-C", str(workspace), *args)
+    proc = invoke("run", "x", "-C", str(workspace), *args)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "the model stopped: length" in proc.stderr
@@ -119,7 +122,7 @@ def test_output_length_stop_exits_1(tmp_path: Path, workspace: Path) -> None:
 
 def test_provider_error_exits_1_with_one_line(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"error": {"status": 400, "message": "bad tool schema"}}])
-    proc = run_cli("run", "x", "-C", str(workspace), *args)
+    proc = invoke("run", "x", "-C", str(workspace), *args)
     assert proc.returncode == 1
     assert "error: HTTP 400: bad tool schema" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -132,7 +135,7 @@ def test_bad_tool_calls_go_back_to_the_model(tmp_path: Path, workspace: Path) ->
                         {"id": "c", "name": "read_file", "arguments": {"path": 7}}]},
         {"text": "recovered"},
     ])
-    proc = run_cli("run", "x", "-C", str(workspace), "-o", "stream-json", *args)
+    proc = invoke("run", "x", "-C", str(workspace), "-o", "stream-json", *args)
     assert proc.returncode == 0, proc.stderr
     results = [line["message"]["content"][0] for line in json_lines(proc.stdout) if line["type"] == "user"]
     assert [r["tool_use_id"] for r in results] == ["a", "b", "c"]
@@ -143,23 +146,23 @@ def test_bad_tool_calls_go_back_to_the_model(tmp_path: Path, workspace: Path) ->
 
 
 def test_usage_errors_exit_2(workspace: Path) -> None:
-    empty = run_cli("run", "", "-C", str(workspace), "--provider", "scripted")
+    empty = invoke("run", "", "-C", str(workspace), "--provider", "scripted")
     assert empty.returncode == 2 and "empty prompt" in empty.stderr
-    provider = run_cli("run", "hi", "--provider", "nope")
+    provider = invoke("run", "hi", "--provider", "nope")
     assert provider.returncode == 2 and "Traceback" not in provider.stderr
 
 
 def test_configuration_errors_exit_1(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
-    missing_ws = run_cli("run", "hi", "-C", str(tmp_path / "nowhere"), "--provider", "openai",
-                         env={"RECURSIVE_API_KEY": "k"})
+    missing_ws = invoke("run", "hi", "-C", str(tmp_path / "nowhere"), "--provider", "openai",
+                        env={"RECURSIVE_API_KEY": "k"})
     assert missing_ws.returncode == 1 and "workspace does not exist" in missing_ws.stderr
-    no_key = run_cli("run", "hi", "-C", str(workspace))
+    no_key = invoke("run", "hi", "-C", str(workspace))
     assert no_key.returncode == 1 and "no API key" in no_key.stderr
-    bad_env = run_cli("run", "hi", "-C", str(workspace), env={"RECURSIVE_PROVIDER": "bogus"})
+    bad_env = invoke("run", "hi", "-C", str(workspace), env={"RECURSIVE_PROVIDER": "bogus"})
     assert bad_env.returncode == 1 and "provider" in bad_env.stderr
     isolated_home.mkdir(parents=True, exist_ok=True)
     (isolated_home / "config.toml").write_text("max-steps = [\n")
-    broken = run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted")
+    broken = invoke("run", "hi", "-C", str(workspace), "--provider", "scripted")
     assert broken.returncode == 1 and "config.toml" in broken.stderr
     for proc in (missing_ws, no_key, bad_env, broken):
         assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
@@ -167,58 +170,63 @@ def test_configuration_errors_exit_1(tmp_path: Path, workspace: Path, isolated_h
 
 def test_stdin_alone_is_the_prompt(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"text": "ok"}])
-    proc = run_cli("run", "-C", str(workspace), *args, input="summarise this")
+    proc = invoke("run", "-C", str(workspace), *args, input="summarise this")
     assert proc.returncode == 0 and proc.stdout == "ok\n"
 
 
-def _start_and_signal(tmp_path: Path, workspace: Path, signum: int) -> tuple[int, list[dict], float]:
-    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="sleep 30")]}, {"text": "no"}])
+def _start_and_signal(tmp_path: Path, workspace: Path, signum: int) -> tuple[int, list[dict], float, int]:
+    """A real process (signals need one): signal it once its shell command is running."""
+    command = "echo $$ > tool.pid; exec sleep 30"
+    args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command=command)]}, {"text": "no"}])
     proc = subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "x", "-C", str(workspace),
                              "-o", "stream-json", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if '"tool_use"' in line:
-            break
-    time.sleep(0.3)
+    pid_file = workspace / "tool.pid"
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", proc=proc)
     sent = time.monotonic()
     proc.send_signal(signum)
-    rest, _ = proc.communicate(timeout=20)
-    return proc.returncode, json_lines("".join(lines) + rest), time.monotonic() - sent
+    out, _ = proc.communicate(timeout=20)
+    return proc.returncode, json_lines(out), time.monotonic() - sent, int(pid_file.read_text())
 
 
 def test_sigint_exits_130_and_stops_the_tool(tmp_path: Path, workspace: Path) -> None:
-    code, lines, elapsed = _start_and_signal(tmp_path, workspace, signal.SIGINT)
+    code, lines, elapsed, tool = _start_and_signal(tmp_path, workspace, signal.SIGINT)
     assert code == 130 and elapsed < 10
     assert lines[-1]["subtype"] == "interrupted"
     answered = [line for line in lines if line["type"] == "user"]
     assert answered and answered[0]["message"]["content"][0]["is_error"] is True
+    assert not alive(tool), "the shell command outlived the run"
 
 
 def test_sigterm_exits_143(tmp_path: Path, workspace: Path) -> None:
-    code, lines, _ = _start_and_signal(tmp_path, workspace, signal.SIGTERM)
+    code, lines, _, tool = _start_and_signal(tmp_path, workspace, signal.SIGTERM)
     assert code == 143 and lines[-1]["subtype"] == "interrupted"
+    assert not alive(tool), "the shell command outlived the run"
 
 
 def test_version_and_help_do_not_import_sdks() -> None:
-    probe = ("import sys, runpy; sys.argv=['recursive', '{arg}']\n"
-             "try:\n    runpy.run_module('recursive_cli', run_name='__main__')\n"
-             "except SystemExit: pass\n"
-             "bad = [m for m in ('openai', 'anthropic', 'httpx', 'httpx2', 'markdown_it') if m in sys.modules]\n"
-             "print('LOADED', bad, file=sys.stderr)")
-    for arg in ("--version", "--help", "run --help"):
-        code = probe.replace("'{arg}'", ", ".join(repr(a) for a in arg.split()))
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-        assert "LOADED []" in proc.stderr, (arg, proc.stderr)
+    # One fresh interpreter (a real process: this process has imported everything already) runs
+    # the commands in turn; modules only accumulate, so a check after each one blames the right one.
+    probe = ("import runpy, sys\n"
+             "for argv in (['--version'], ['--help'], ['run', '--help']):\n"
+             "    sys.argv = ['recursive', *argv]\n"
+             "    try:\n        runpy.run_module('recursive_cli', run_name='__main__')\n"
+             "    except SystemExit: pass\n"
+             "    bad = [m for m in ('openai', 'anthropic', 'httpx', 'httpx2', 'markdown_it')\n"
+             "           if m in sys.modules]\n"
+             "    print('LOADED', argv, bad, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30,
+                          check=False)
+    loaded = [line for line in proc.stderr.splitlines() if line.startswith("LOADED")]
+    assert loaded == ["LOADED ['--version'] []", "LOADED ['--help'] []", "LOADED ['run', '--help'] []"], \
+        proc.stderr
 
 
 def test_read_only_denies_writes_and_exits_6(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"tool_calls": [call("write_file", path="a.txt", content="x")]},
                                {"text": "I could not write the file."}])
-    proc = run_cli("run", "x", "-C", str(workspace), "--permission-mode", "read-only",
-                   "-o", "stream-json", *args)
+    proc = invoke("run", "x", "-C", str(workspace), "--permission-mode", "read-only",
+                  "-o", "stream-json", *args)
     assert proc.returncode == 6, proc.stderr
     lines = json_lines(proc.stdout)
     denied = [line for line in lines if line.get("subtype") == "permission_denied"]
@@ -232,8 +240,8 @@ def test_headless_ask_denies_at_once_and_rules_refine(tmp_path: Path, workspace:
         {"tool_calls": [call("run_shell", command="git --version"), call("run_shell", command="touch x"),
                         call("read_file", path="nothing")]},
         {"text": "done"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "--permission-mode", "ask",
-                   "--allow", "run_shell(git *)", "-o", "stream-json", *args)
+    proc = invoke("run", "x", "-C", str(workspace), "--permission-mode", "ask",
+                  "--allow", "run_shell(git *)", "-o", "stream-json", *args)
     results = [line["message"]["content"][0] for line in json_lines(proc.stdout) if line["type"] == "user"]
     assert "git version" in results[0]["content"]
     assert "headless" in results[1]["content"] and not (workspace / "x").exists()
@@ -244,14 +252,14 @@ def test_headless_ask_denies_at_once_and_rules_refine(tmp_path: Path, workspace:
 def test_deny_rule_wins_over_allow(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"tool_calls": [call("run_shell", command="rm -rf build")]},
                                {"tool_calls": [call("list_dir")]}, {"text": "ok"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "--allow", "run_shell", "--deny", "run_shell(rm *)",
-                   "-o", "stream-json", *args)
+    proc = invoke("run", "x", "-C", str(workspace), "--allow", "run_shell", "--deny", "run_shell(rm *)",
+                  "-o", "stream-json", *args)
     assert proc.returncode == 0  # the agent went on after the denial and finished
     results = [line["message"]["content"][0] for line in json_lines(proc.stdout) if line["type"] == "user"]
     assert "denied by rule --deny 'run_shell(rm *)'" in results[0]["content"]
 
 
 def test_bad_rule_is_a_clear_error(tmp_path: Path, workspace: Path) -> None:
-    proc = run_cli("run", "x", "-C", str(workspace), *scripted(tmp_path, [{"text": "no"}]),
-                   "--deny", "run shell(")
+    proc = invoke("run", "x", "-C", str(workspace), *scripted(tmp_path, [{"text": "no"}]),
+                  "--deny", "run shell(")
     assert proc.returncode == 1 and "invalid permission rule" in proc.stderr

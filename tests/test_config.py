@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clitools import run_cli
+from clitools import invoke
 
 
 def show(*args: str, env: dict[str, str] | None = None) -> dict:
-    proc = run_cli("config", "show", "--json", *args, env=env)
+    proc = invoke("config", "show", "--json", *args, env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -30,7 +30,7 @@ def test_sources_in_precedence_order(workspace: Path, isolated_home: Path) -> No
 
 def test_api_key_is_masked(workspace: Path) -> None:
     secret = "sk-live-abcdefghijklmnop1234"
-    proc = run_cli("config", "show", "-C", str(workspace), env={"OPENAI_API_KEY": secret})
+    proc = invoke("config", "show", "-C", str(workspace), env={"OPENAI_API_KEY": secret})
     assert secret not in proc.stdout
     assert "sk-…1234\tenv OPENAI_API_KEY" in proc.stdout
 
@@ -39,7 +39,7 @@ def test_unknown_key_names_file_and_line(workspace: Path, isolated_home: Path) -
     isolated_home.mkdir(parents=True)
     config = isolated_home / "config.toml"
     config.write_text('model = "x"\n\nmax_stepz = 3\n')
-    proc = run_cli("config", "show")
+    proc = invoke("config", "show")
     assert proc.returncode == 1
     assert proc.stderr == f"error: {config}:3: unknown key 'max_stepz'\n"
 
@@ -48,13 +48,13 @@ def test_bad_value_names_file_line_and_key(workspace: Path, isolated_home: Path)
     isolated_home.mkdir(parents=True)
     config = isolated_home / "config.toml"
     config.write_text('max-steps = "many"\n')
-    proc = run_cli("run", "x", "-C", str(workspace))
+    proc = invoke("run", "x", "-C", str(workspace))
     assert proc.returncode == 1
     assert proc.stderr.startswith(f"error: invalid value for max-steps (user config {config}:1)")
 
 
 def test_config_path_lists_both_files(workspace: Path, isolated_home: Path) -> None:
-    proc = run_cli("config", "path", "-C", str(workspace))
+    proc = invoke("config", "path", "-C", str(workspace))
     lines = [line.split("\t") for line in proc.stdout.splitlines()]
     assert lines == [["user", str(isolated_home / "config.toml"), "absent"],
                      ["project", str(workspace.resolve() / ".recursive" / "config.toml"), "absent"]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer.main
 
-from clitools import run_cli
+from clitools import invoke
 from recursive_cli.cli.app import app
 
 
@@ -28,7 +28,7 @@ def test_every_command_has_summary_and_examples() -> None:
     paths = command_paths()
     assert ["run"] in paths and ["sessions", "gc"] in paths
     for words in paths:
-        proc = run_cli(*words, "--help", env={"COLUMNS": "120", "NO_COLOR": "1"})
+        proc = invoke(*words, "--help", env={"COLUMNS": "120", "NO_COLOR": "1"})
         assert proc.returncode == 0, words
         assert "Examples" in proc.stdout, f"{' '.join(words)} --help has no examples"
         examples = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("recursive ")]
@@ -37,7 +37,7 @@ def test_every_command_has_summary_and_examples() -> None:
 
 
 def test_rare_options_are_under_advanced() -> None:
-    proc = run_cli("run", "--help", env={"COLUMNS": "120", "NO_COLOR": "1"})
+    proc = invoke("run", "--help", env={"COLUMNS": "120", "NO_COLOR": "1"})
     advanced = proc.stdout.split("Advanced", 1)[1].split("╰", 1)[0]
     for option in ("--session-id", "--no-stream", "--system-prompt", "--script"):
         assert option in advanced

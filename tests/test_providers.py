@@ -115,12 +115,93 @@ def test_cached_prompt_tokens_are_reported(kind: str, stream: bool) -> None:
     assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (1000, 800, 3)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize(("stop", "expected"), [("length", "length"), ("content_filter", "content_filter"),
-                                                ("something_new", "other")])
-def test_finish_reason_mapping(kind: str, stop: str, expected: str) -> None:
+# The fake sends "content_filter" as Anthropic's nearest stop_reason, "refusal"; a raw value
+# goes out as it is.
+@pytest.mark.parametrize(("kind", "stop", "expected", "reason"), [
+    ("openai", "length", "length", "length"),
+    ("anthropic", "length", "length", "max_tokens"),
+    ("anthropic", "model_context_window_exceeded", "length", "model_context_window_exceeded"),
+    ("openai", "content_filter", "content_filter", "content_filter"),
+    ("anthropic", "content_filter", "refusal", "refusal"),
+    ("openai", "something_new", "other", "something_new"),
+    ("anthropic", "something_new", "other", "something_new"),
+])
+def test_finish_reason_mapping(kind: str, stop: str, expected: str, reason: str) -> None:
     with FakeLLMServer([{"text": "cut off", "stop": stop}]) as srv:
-        assert ask(kind, srv).stop == expected
+        completion = ask(kind, srv)
+    assert (completion.stop, completion.reason) == (expected, reason)
+    assert not completion.whole
+
+
+# -- replies that are not whole (issue 12) --------------------------------------------------------
+
+CUT_CALLS = [{"name": "run_shell", "arguments": {"command": "ls"}, "id": "call_1"},
+             {"name": "run_shell", "arguments": {"command": "touch HALF_EXECUTED"}, "id": "call_2"}]
+
+
+@pytest.mark.parametrize(("kind", "stream"), BOTH_MODES)
+def test_a_reply_cut_mid_tool_call_says_length(kind: str, stream: bool) -> None:
+    """The provider hands the cut reply over as it came, with its stop; the kernel does not run it."""
+    with FakeLLMServer([{"text": "Two calls.", "tool_calls": CUT_CALLS, "cut": 14}]) as srv:
+        completion = ask(kind, srv, stream)
+    assert completion.stop == "length" and not completion.whole
+    assert completion.reason == ("length" if kind == "openai" else "max_tokens")
+    assert completion.message.content == "Two calls."
+    first, second = completion.message.tool_calls
+    assert first.parsed_arguments() == {"command": "ls"}
+    if stream or kind == "openai":
+        assert second.arguments == '{"command": "t'  # cut mid-JSON, as the server sent it
+    else:
+        assert second.parsed_arguments() == {}  # a whole Anthropic body can only hold an object
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_stream_with_no_finish_reason_is_retried(kind: str) -> None:
+    hooks = RecordingHooks()
+    replies = [{"text": "x", "tool_calls": CUT_CALLS, "cut": 5, "no_finish": True}, {"text": "whole"}]
+    with FakeLLMServer(replies) as srv:
+        completion = ask(kind, srv, hooks=hooks)
+    assert completion.message.content == "whole" and completion.message.tool_calls == ()
+    (retry,) = hooks.retries
+    assert "the stream ended without a " + ("finish_reason" if kind == "openai" else "stop_reason") \
+        in retry.reason
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_whole_body_with_no_finish_reason_is_not_whole(kind: str) -> None:
+    with FakeLLMServer([{"tool_calls": CUT_CALLS, "no_finish": True}]) as srv:
+        completion = ask(kind, srv, stream=False)
+    assert completion.stop == "other" and not completion.whole
+    assert completion.reason == ("no finish_reason" if kind == "openai" else "no stop_reason")
+    assert len(completion.message.tool_calls) == 2
+
+
+@pytest.mark.parametrize(("kind", "stream"), BOTH_MODES)
+def test_a_refusal_is_the_answer_text(kind: str, stream: bool) -> None:
+    hooks = RecordingHooks()
+    refusal = "I'm sorry, but I can't assist with that request."
+    with FakeLLMServer([{"refusal": refusal}]) as srv:
+        completion = ask(kind, srv, stream, hooks)
+    assert (completion.stop, completion.reason) == ("refusal", "refusal")
+    assert completion.message.content == refusal and "".join(hooks.texts) == refusal
+    assert not completion.whole
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_openai_null_refusal_is_no_refusal(stream: bool) -> None:
+    """The API sends `"refusal": null` on ordinary replies (the fake does too)."""
+    with FakeLLMServer([{"text": "fine"}]) as srv:
+        completion = ask("openai", srv, stream)
+    assert (completion.stop, completion.message.content) == ("end", "fine")
+
+
+def test_openai_unknown_finish_with_calls_is_not_taken_for_tool_calls() -> None:
+    """vLLM says "abort" when it drops a request: the calls it holds may be incomplete."""
+    with FakeLLMServer([{"tool_calls": CUT_CALLS, "stop": "abort"},
+                        {"tool_calls": CUT_CALLS, "stop": "end"}]) as srv:
+        aborted, ollama_style = ask("openai", srv), ask("openai", srv)
+    assert (aborted.stop, aborted.reason) == ("other", "abort")
+    assert ollama_style.stop == "tool_calls"  # "stop" beside tool calls, as Ollama says it
 
 
 def test_openai_stream_asks_for_usage() -> None:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clitools import run_cli
+from clitools import invoke
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -24,8 +24,8 @@ def test_embedding_example_runs(workspace: Path) -> None:
 def test_offline_tour_prints_what_the_readme_shows(workspace: Path) -> None:
     shown = README.split("examples/hello.json`):", 1)[1].split("```console", 1)[1].split("```", 1)[0]
     expected = shown.strip().splitlines()[1:5]
-    proc = run_cli("run", "add a hello script", "-C", str(workspace), "--provider", "scripted",
-                   "--script", str(ROOT / "examples" / "hello.json"))
+    proc = invoke("run", "add a hello script", "-C", str(workspace), "--provider", "scripted",
+                  "--script", str(ROOT / "examples" / "hello.json"))
     assert proc.returncode == 0
     assert proc.stdout == "Added hello.py; running it prints `hello`.\n"
     volatile = re.compile(r"\d+\.\d s|\d{8}-\d{6}-[0-9a-f]{6}")  # timings, session ids

@@ -236,10 +236,10 @@ def test_gc_and_rm(tmp_path: Path, workspace: Path, isolated_home: Path) -> None
     meta = json.loads(meta_path.read_text())
     meta["updated"] = "2020-01-01T00:00:00+00:00"
     meta_path.write_text(json.dumps(meta))
-    dry = run_cli("sessions", "gc", "--older-than", "30d", "--dry-run")
+    dry = run_cli("sessions", "gc", "--older-than", "30d", "--dry-run", "-C", str(workspace))
     assert "would remove old-1" in dry.stdout and meta_path.exists()
-    real = run_cli("sessions", "gc", "--older-than", "30d")
-    assert "removed old-1" in real.stdout and not meta_path.exists()
+    real = run_cli("sessions", "gc", "--older-than", "30d", "--yes", "-C", str(workspace))
+    assert "removed old-1" in real.stderr and not meta_path.exists()
     assert (isolated_home / "sessions" / "new-1").exists()
     assert run_cli("sessions", "rm", "new-1").returncode == 0
     assert not (isolated_home / "sessions" / "new-1").exists()
@@ -275,7 +275,7 @@ def test_crash_before_the_first_turn_keeps_the_prompt(tmp_path: Path, workspace:
     header = (folder / "transcript.jsonl").read_text().splitlines()[0]
     (folder / "transcript.jsonl").write_text(header + "\n")  # as if killed before turn 1 began
     meta = json.loads((folder / "meta.json").read_text())
-    meta["status"] = "running"
+    meta.update(status="running", turns=0, messages=0)  # meta.json as the killed run left it
     (folder / "meta.json").write_text(json.dumps(meta))
     with FakeLLMServer([{"text": "resumed"}]) as server:
         proc = run_cli("resume", "pre-1", *args[:2], "--provider", "openai", "--api-base",
@@ -290,7 +290,11 @@ def test_crash_between_meta_and_transcript_keeps_the_prompt(tmp_path: Path, work
     script = write_script(tmp_path / "s.json", [{"text": "first"}, {"text": "second"}])
     args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
     assert run_cli("run", "keep me", *args, "--session-id", "gap-1").returncode == 0
-    (isolated_home / "sessions" / "gap-1" / "transcript.jsonl").unlink()
+    folder = isolated_home / "sessions" / "gap-1"
+    (folder / "transcript.jsonl").unlink()
+    meta = json.loads((folder / "meta.json").read_text())
+    meta.update(status="running", turns=0, messages=0)  # meta.json as create() first writes it
+    (folder / "meta.json").write_text(json.dumps(meta))
     proc = run_cli("resume", "gap-1", *args, "-o", "json")
     assert proc.returncode == 0, proc.stderr
     exported = json.loads(run_cli("sessions", "export", "gap-1", "--format", "json").stdout)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clitools import run_cli, write_script
+from clitools import invoke, write_script
 
 REPLIES = [
     {"text": "Let me write it.", "tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x\n"}}]},
@@ -66,7 +66,7 @@ def test_no_color_on_a_tty(tmp_path: Path, workspace: Path) -> None:
 
 def test_piped_stderr_is_plain(tmp_path: Path, workspace: Path) -> None:
     script = write_script(tmp_path / "s.json", REPLIES)
-    proc = run_cli("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    proc = invoke("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
     assert proc.returncode == 0 and proc.stdout == "All done.\n"
     assert "\x1b" not in proc.stderr
     lines = proc.stderr.splitlines()
@@ -75,17 +75,17 @@ def test_piped_stderr_is_plain(tmp_path: Path, workspace: Path) -> None:
 
 def test_quiet_prints_nothing_but_the_answer(tmp_path: Path, workspace: Path) -> None:
     script = write_script(tmp_path / "s.json", REPLIES)
-    proc = run_cli("run", "go", "-q", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    proc = invoke("run", "go", "-q", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
     assert proc.returncode == 0 and proc.stdout == "All done.\n" and proc.stderr == ""
 
 
 def test_tools_command_needs_no_key() -> None:
-    proc = run_cli("tools")
+    proc = invoke("tools")
     assert proc.returncode == 0
     names = [line.split()[0] for line in proc.stdout.splitlines()]
     assert names[:4] == ["read_file", "write_file", "edit_file", "apply_patch"]
     assert {"run_shell", "web_fetch", "todo_write", "remember", "recall"} <= set(names)
-    as_json = run_cli("tools", "--json")
+    as_json = invoke("tools", "--json")
     import json
 
     specs = json.loads(as_json.stdout)

@@ -9,8 +9,10 @@ not git repositories work the same.
     repo.py          where a workspace's shadow repository lives; creating it; the ref names
     scan.py          what changed since the last snapshot, and what is skipped (size cap, nested repos)
     checkpointer.py  GitCheckpointer: snapshots, the session's turns, diffs between snapshots
+    attribution.py   which changes are the session's own: the windows around its tool calls and jobs
+    calls.py         which tool calls get a window, and the paths a file tool may claim
     restore.py       planning and applying "put the workspace back as it was before turn N"
-    observer.py      the turn observer that snapshots around every turn of a runtime
+    observer.py      the observer that snapshots around every turn, tool call and job of a runtime
     gc.py            dropping the refs of sessions that no longer exist
 
 Errors:

@@ -3,18 +3,25 @@
 A snapshot stages what changed into the kept index (see scan.py), writes the tree, commits
 it on top of the session's previous snapshot and points the session's refs at it (repo.py
 lists them). The objects are git's, so identical files and unchanged folders cost nothing.
+Besides the snapshots before and after every turn, the chain holds one before and one after
+every tool call that may change the workspace: these windows tell the session's own changes
+from everyone else's (attribution.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from . import CheckpointError
+from . import CheckpointError, attribution
+from .attribution import Entry, History, OwnChange
 from .git import ShadowGit, require_git
 from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, scan_workspace, stage
@@ -60,18 +67,15 @@ class Capture:
     scan: Scan
 
 
-def turn_span(turns: list[TurnCheckpoints], turn: int) -> tuple[str, str | None] | None:
-    """(first, last) snapshot of `turn` among `turns`; last is None when the turn has no "after"
-    snapshot and nothing followed it (it is running, or was killed): it ends at the workspace now.
-    None when the turn has no snapshot at all."""
-    points = [(t.turn, commit) for t in turns for commit in (t.before, t.after) if commit]
-    own = [i for i, (number, _) in enumerate(points) if number == turn]
-    if not own:
-        return None
-    first, following = points[own[0]][1], own[-1] + 1
-    if any(t.turn == turn and t.after for t in turns):
-        return first, points[own[-1]][1]
-    return first, points[following][1] if following < len(points) else None
+@dataclass(frozen=True)
+class OpenWindow:
+    """A tool call or job being watched: its `open` snapshot, and the head before it."""
+
+    turn: int
+    label: str
+    commit: str
+    tree: str
+    previous: tuple[str, str] | None
 
 
 class Checkpointer(Protocol):
@@ -90,6 +94,12 @@ class Checkpointer(Protocol):
 
     def diff(self, old: str, new: str, color: bool = False) -> str: ...
 
+    def open_window(self, turn: int, label: str) -> OpenWindow: ...
+
+    def close_window(self, window: OpenWindow, paths: list[str] | None = None) -> None: ...
+
+    def history(self, since: str | None = None, now: str | None = None) -> History: ...
+
 
 class GitCheckpointer:
     """A Checkpointer over the workspace's shadow git repository under `$RECURSIVE_HOME`."""
@@ -104,17 +114,45 @@ class GitCheckpointer:
         self._ready = False
         self._head: tuple[str, str] | None = None  # (commit, tree) of the session's latest snapshot
         self._head_known = False
+        self._lock = threading.RLock()  # tool calls, jobs and turns snapshot from several threads
+        self.process = secrets.token_hex(6)  # names this process in the events it commits
 
     def snapshot(self, turn: int, phase: Phase) -> Snapshot:
         """Snapshot the workspace as the `phase` checkpoint of `turn`."""
-        capture = self.capture()
-        previous = self.head()
-        commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {phase}",
-                             turn_ref(self.session_id, turn, phase))
+        with self._lock:
+            capture = self.capture()
+            previous = self.head()
+            commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {phase}",
+                                 turn_ref(self.session_id, turn, phase),
+                                 event={"event": phase, "turn": turn})
         changed = None
         if previous is not None:
             changed = 0 if previous[1] == capture.tree else len(self.changes(previous[1], capture.tree))
         return Snapshot(commit, capture.tree, changed, capture.scan.skipped)
+
+    def open_window(self, turn: int, label: str) -> OpenWindow:
+        """Snapshot the workspace just before a tool call (or job) of `turn` runs."""
+        with self._lock:
+            previous = self.head()
+            capture = self.capture()
+            commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {label} starts",
+                                 event={"event": "open", "turn": turn, "tool": label})
+        return OpenWindow(turn, label, commit, capture.tree, previous)
+
+    def close_window(self, window: OpenWindow, paths: list[str] | None = None) -> None:
+        """Snapshot the workspace once the call has ended; what changed since it opened is the
+        session's (only `paths` of it, when given). A call that changed nothing leaves no trace."""
+        with self._lock:
+            capture = self.capture()
+            head = self.head()
+            if capture.tree == window.tree and head is not None and head[0] == window.commit \
+                    and window.previous is not None:
+                self.update_refs({head_ref(self.session_id): window.previous[0]})
+                self._head = window.previous
+                return
+            self.commit(capture.tree, f"{self.session_id}: turn {window.turn} {window.label} ended",
+                        event={"event": "close", "turn": window.turn, "window": window.commit,
+                               "paths": paths})
 
     def capture(self) -> Capture:
         """Stage the workspace into the kept index and write its tree (no commit, no ref)."""
@@ -126,14 +164,17 @@ class GitCheckpointer:
             tree = self.git.run("write-tree").decode().strip()
         return Capture(tree, scan)
 
-    def commit(self, tree: str, message: str, *refs: str) -> str:
-        """Commit `tree` on top of the session's head and move the head (and `refs`) there."""
-        previous = self.head()
-        parents = ["-p", previous[0]] if previous else []
-        commit = self.git.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message,
-                              date=int(time.time())).decode().strip()
-        self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)})
-        self._head = (commit, tree)
+    def commit(self, tree: str, subject: str, *refs: str, event: dict[str, Any]) -> str:
+        """Commit `tree` on top of the session's head and move the head (and `refs`) there;
+        `event` goes into the message for attribution.py to read."""
+        with self._lock:
+            previous = self.head()
+            parents = ["-p", previous[0]] if previous else []
+            message = attribution.event_message(subject, {**event, "by": self.process})
+            commit = self.git.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message,
+                                  date=int(time.time())).decode().strip()
+            self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)})
+            self._head = (commit, tree)
         return commit
 
     def head(self) -> tuple[str, str] | None:
@@ -178,6 +219,26 @@ class GitCheckpointer:
         out = self.git.run("diff", "--stat", "--patch", "-M", "--no-ext-diff", "--no-textconv",
                            "--color=always" if color else "--no-color", old, new)
         return out.decode("utf-8", "replace")
+
+    def history(self, since: str | None = None, now: str | None = None) -> History:
+        """The session's tool-call windows after the snapshot `since` (default: all of them);
+        windows still open end at `now` (default: the workspace captured when needed)."""
+        head = self.head() if self._open(create=False) else None
+        current: Callable[[], str] = (lambda: now) if now else (lambda: self.capture().tree)
+        if head is None:
+            return History(self.git, [], current)
+        return attribution.load_history(self.git, head[0], since, current)
+
+    def own_diff(self, changes: dict[str, OwnChange], color: bool = False) -> str:
+        """`diff` of exactly the session's own `changes`."""
+        if not changes:
+            return ""
+        before, after = attribution.own_trees(self.git, changes)
+        return self.diff(before, after, color)
+
+    def entries(self, tree: str) -> dict[str, Entry]:
+        """Every file and symlink of a snapshot, by path."""
+        return attribution.tree_entries(self.git, tree)
 
     def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = ()) -> None:
         """Set and delete refs in one transaction."""

@@ -1,23 +1,34 @@
-"""Snapshots around every turn of a runtime, reported as `checkpoint` events.
+"""Snapshots around every turn, tool call and background job of a runtime.
 
-A snapshot that fails never ends the run: the first failure is shown, every one is recorded
-in the session. With no git on the machine the run says so once and goes on without.
+The turns' snapshots are reported as `checkpoint` events; those around tool calls and jobs
+(the windows that attribute changes to the session, see attribution.py) are not. A snapshot
+that fails never ends the run: the first failure is shown, every one is recorded in the
+session. With no git on the machine the run says so once and goes on without.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import functools
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..events import Notice
+from .calls import is_watched, written_paths
 from .checkpointer import GitCheckpointer, Phase, Snapshot
 from .git import find_git
 
 if TYPE_CHECKING:
     from ..kernel import TurnOutcome
+    from ..messages import ToolCall
     from ..runtime import AgentRuntime
+    from ..tools.base import Tool
+
+T = TypeVar("T")
 
 SHOWN_SKIPS = 20  # skipped paths listed in one checkpoint record
 SHOWN_LINES = 5  # … and on the terminal
@@ -25,18 +36,62 @@ SLOW_SECONDS = 5.0  # a snapshot slower than this gets a hint
 
 
 class CheckpointObserver:
-    """The turn observer that snapshots the workspace before and after each turn."""
+    """The turn and tool observer that snapshots the workspace around each turn and each
+    call that may change it."""
 
     def __init__(self, checkpointer: GitCheckpointer | None) -> None:
         self.checkpointer = checkpointer
         self._warned = False
         self._skips_shown: set[str] = set()
+        self._before: dict[int, str] = {}  # turn → its "before" commit
 
     async def before_turn(self, runtime: AgentRuntime, turn: int) -> None:
         await self._take(runtime, turn, "before")
 
     async def after_turn(self, runtime: AgentRuntime, turn: int, outcome: TurnOutcome) -> None:
         await self._take(runtime, turn, "after")
+
+    @contextlib.asynccontextmanager
+    async def around_tool(self, runtime: AgentRuntime, turn: int, call: ToolCall,
+                          tool: Tool) -> AsyncIterator[None]:
+        """A window around one tool call: what it changes is the session's own."""
+        if self.checkpointer is None or not is_watched(tool):
+            yield
+            return
+        paths = written_paths(tool.name, _arguments(call), runtime.tool_context.sandbox)
+        async with self._window(runtime, turn, tool.name, paths):
+            yield
+
+    def around_job(self, runtime: AgentRuntime,
+                   command: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """A window from a background job's start to its end, owned by the turn that started it."""
+        if self.checkpointer is None:
+            return contextlib.nullcontext()
+        return self._window(runtime, runtime.turn_index(), "run_background", None)
+
+    @contextlib.asynccontextmanager
+    async def _window(self, runtime: AgentRuntime, turn: int, label: str,
+                      paths: list[str] | None) -> AsyncIterator[None]:
+        cp = self.checkpointer
+        assert cp is not None
+        window = await self._guarded(runtime, turn, label, lambda: cp.open_window(turn, label))
+        try:
+            yield
+        finally:  # an interrupted call too: what it did before it was stopped is ours
+            if window is not None:
+                close = functools.partial(cp.close_window, window, paths)
+                await self._guarded(runtime, turn, label, close)
+
+    async def _guarded(self, runtime: AgentRuntime, turn: int, label: str,
+                       work: Callable[[], T]) -> T | None:
+        """`work` in a thread; a failure is reported (once) and never reaches the tool call."""
+        try:
+            return await asyncio.to_thread(work)
+        except Exception as exc:  # a snapshot must never end the run
+            self._warn_once(runtime, {"turn": turn, "phase": "tool", "tool": label, "error": str(exc)},
+                            f"warning: checkpoint around {label} in turn {turn} failed: {exc}; "
+                            "the run goes on")
+            return None
 
     async def _take(self, runtime: AgentRuntime, turn: int, phase: Phase) -> None:
         if self.checkpointer is None:
@@ -45,7 +100,7 @@ class CheckpointObserver:
             return
         started = time.monotonic()
         try:
-            snap = await asyncio.to_thread(self.checkpointer.snapshot, turn, phase)
+            snap = await asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase)
         except Exception as exc:  # a snapshot must never end the run
             self._warn_once(runtime, {"turn": turn, "phase": phase, "error": str(exc)},
                             f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
@@ -56,6 +111,15 @@ class CheckpointObserver:
             text += (f"\ncheckpoint: the snapshot took {took:.1f} s; add big generated folders to "
                      ".gitignore, or pass --no-checkpoints")
         runtime.emit(Notice(subtype="checkpoint", data=_data(turn, phase, snap), text=text.strip()))
+
+    def _snapshot(self, cp: GitCheckpointer, turn: int, phase: Phase) -> Snapshot:
+        """The snapshot; after a turn, `files_changed` counts the session's own changes only."""
+        snap = cp.snapshot(turn, phase)
+        if phase == "before":
+            self._before[turn] = snap.commit
+            return snap
+        own = cp.history(since=self._before.pop(turn, None), now=snap.tree).own({turn})
+        return dataclasses.replace(snap, files_changed=len(own))
 
     def _warn_once(self, runtime: AgentRuntime, data: dict[str, Any], text: str) -> None:
         runtime.emit(Notice(subtype="checkpoint", data=data, text="" if self._warned else text))
@@ -72,6 +136,14 @@ class CheckpointObserver:
             lines.append(f"checkpoint: turn {turn} changed {_files(snap.files_changed)} "
                          f"(undo: recursive checkpoints restore {session_id} --turn {turn})")
         return "\n".join(lines)
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = call.parsed_arguments()
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _data(turn: int, phase: Phase, snap: Snapshot) -> dict[str, Any]:
@@ -91,7 +163,8 @@ def _files(count: int) -> str:
 
 def attach_checkpoints(runtime: AgentRuntime, home: Path, session_id: str | None = None
                        ) -> GitCheckpointer | None:
-    """Snapshot `runtime`'s workspace around every turn and give the agent its checkpoint tools.
+    """Snapshot `runtime`'s workspace around every turn, every tool call that may change it
+    and every background job, and give the agent its checkpoint tools.
 
     Returns the checkpointer, or None when git is missing (the first turn then says so).
     """
@@ -107,5 +180,9 @@ def attach_checkpoints(runtime: AgentRuntime, home: Path, session_id: str | None
                                        git_executable=git)
         for tool in checkpoint_tools(checkpointer):
             runtime.add_tool(tool)
-    runtime.add_turn_observer(CheckpointObserver(checkpointer))
+    observer = CheckpointObserver(checkpointer)
+    runtime.add_turn_observer(observer)
+    runtime.add_tool_observer(observer)
+    if runtime.loop is not None and runtime.loop.jobs is not None:
+        runtime.loop.jobs.around_job = functools.partial(observer.around_job, runtime)
     return checkpointer

@@ -9,7 +9,9 @@
 
 Refs of a session:
 
-    refs/recursive/<session>/head                  its latest snapshot (a restore moves it)
+    refs/recursive/<session>/head                  its latest snapshot (a restore moves it); its
+                                                   history is the session's chain of snapshots,
+                                                   those around tool calls included (attribution.py)
     refs/recursive/<session>/turns/<N>/before      the workspace before turn N …
     refs/recursive/<session>/turns/<N>/after       … and after it
     refs/recursive/<session>/rewound/<N>/…         the same, for turns a restore undid

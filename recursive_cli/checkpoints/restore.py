@@ -1,14 +1,17 @@
 """Put the workspace back as it was before turn N of a session (SPEC §8).
 
-Only paths that turns N and later changed are touched: each goes back to its content in the
-"before turn N" snapshot — modified files restored, created files removed, deleted files
-recreated. Every other file is left alone. A touched path that changed since the session's
-last snapshot (someone else edited it) is a conflict: restoring would lose that edit, so it
-is refused unless forced. The workspace as it was just before the restore is committed too,
-so a forced restore loses nothing either.
+Only what the session itself did in turns N and later is undone: the paths its tool calls
+and background jobs changed (attribution.py). Each goes back to how it was before the
+session first changed it — modified files restored, created files removed, deleted files
+recreated, symlinks recreated as links. What anyone else changed, during the turns or
+between them, is left alone. A path whose content is no longer what the session left
+(someone changed it since) is a conflict: restoring would lose that edit, so it is refused
+unless forced. The workspace as it was just before the restore is committed too, so a
+forced restore loses nothing either.
 
-When the session's last turn has no "after" snapshot (the run was killed mid-turn), what
-changed since that turn's start is taken as the turn's own doing, not as a conflict.
+Any turn with a checkpoint can be named, a turn an earlier restore undid too: the restore
+then undoes the turns that ran after it and are still in effect, so the workspace and the
+conversation both go back to before turn N.
 """
 
 from __future__ import annotations
@@ -21,20 +24,21 @@ from pathlib import Path
 from typing import Literal
 
 from . import UnknownTurnError
-from .checkpointer import Capture, GitCheckpointer, TurnCheckpoints, turn_span
+from .attribution import Entry, OwnChange, scratch_index
+from .checkpointer import Capture, GitCheckpointer, TurnCheckpoints
 from .repo import turn_ref
 from .scan import Skipped
 
 ActionKind = Literal["restore", "recreate", "remove"]
-_KIND_BY_STATUS: dict[str, ActionKind] = {"A": "remove", "D": "recreate", "M": "restore", "T": "restore"}
 
 
 @dataclass(frozen=True)
 class RestoreAction:
-    """What happens to one path: restored to its old content, recreated, or removed."""
+    """What happens to one path: restored to `entry`, recreated as `entry`, or removed."""
 
     kind: ActionKind
     path: str
+    entry: Entry | None = None
 
 
 @dataclass
@@ -42,12 +46,12 @@ class RestorePlan:
     """Everything a restore would do, computed without changing the workspace."""
 
     turn: int
-    target: str  # the "before turn N" snapshot
     undone: list[int]  # the turns the restore takes back
     actions: list[RestoreAction]
-    conflicts: list[str]  # touched paths changed since the session's last snapshot
+    conflicts: list[str]  # paths to change whose content is not what the session left
     skipped: list[Skipped]  # never snapshotted, so left alone whatever they hold
     current: Capture = field(repr=False)
+    already_undone: bool = False  # turn N itself was undone by an earlier restore
 
 
 @dataclass(frozen=True)
@@ -60,62 +64,61 @@ class RestoreResult:
 
 def plan_restore(cp: GitCheckpointer, turn: int) -> RestorePlan:
     """The plan for restoring the workspace to before `turn`; UnknownTurnError if it has no checkpoint."""
-    live = [t for t in cp.turns() if not t.rewound]
-    start = next((t for t in live if t.turn == turn), None)
-    if start is None or start.before is None:
-        raise UnknownTurnError(_unknown_turn(cp.session_id, turn, live))
+    turns = cp.turns()  # every turn `checkpoints list` shows can be named
+    start = next((t for t in turns if t.turn == turn), None)
+    if start is None:
+        raise UnknownTurnError(_unknown_turn(cp.session_id, turn, turns))
+    undone = [t for t in turns if not t.rewound and t.turn >= turn]
     current = cp.capture()
-    undone = [t for t in live if t.turn >= turn]
-    touched = _touched(cp, live, undone, current.tree)
-    differs = {change.path: change.status for change in cp.changes(start.before, current.tree)}
-    actions = [RestoreAction(_KIND_BY_STATUS.get(differs[path], "restore"), path)
-               for path in sorted(touched & differs.keys())]
-    conflicts = _conflicts(cp, live, current, actions)
-    return RestorePlan(turn, start.before, [t.turn for t in undone], actions, conflicts,
-                       current.scan.skipped, current)
+    own = _own_changes(cp, undone, current.tree)
+    now = cp.entries(current.tree) if own else {}
+    actions = [action for change in own.values()
+               if (action := _action(change, now.get(change.path))) is not None]
+    conflicts = sorted(a.path for a in actions if _conflict(cp.workspace, own[a.path], now.get(a.path)))
+    return RestorePlan(turn, [t.turn for t in undone], actions, conflicts, current.scan.skipped,
+                       current, already_undone=start.rewound)
 
 
-def _unknown_turn(session_id: str, turn: int, live: list[TurnCheckpoints]) -> str:
-    known = ", ".join(str(t.turn) for t in live if t.before) or "none"
+def _unknown_turn(session_id: str, turn: int, turns: list[TurnCheckpoints]) -> str:
+    known = ", ".join(str(t.turn) for t in turns) or "none"
     return f"session {session_id} has no checkpoint before turn {turn} (turns with one: {known})"
 
 
-def _touched(cp: GitCheckpointer, live: list[TurnCheckpoints], undone: list[TurnCheckpoints],
-             now: str) -> set[str]:
-    """Every path one of the `undone` turns changed, from its first snapshot to its last."""
-    touched: set[str] = set()
-    for turn in undone:
-        span = turn_span(live, turn.turn)
-        if span is not None and span[0] != (span[1] or now):
-            touched.update(change.path for change in cp.changes(span[0], span[1] or now))
-    return touched
+def _own_changes(cp: GitCheckpointer, undone: list[TurnCheckpoints], now: str) -> dict[str, OwnChange]:
+    """What the session itself changed in the `undone` turns."""
+    if not undone:
+        return {}
+    since = undone[0].before if all(t.before for t in undone) else None
+    return cp.history(since=since, now=now).own({t.turn for t in undone})
 
 
-def _conflicts(cp: GitCheckpointer, live: list[TurnCheckpoints], current: Capture,
-               actions: list[RestoreAction]) -> list[str]:
-    """Paths the restore would overwrite that changed since the session's last snapshot, and
-    paths it would recreate over a file no snapshot holds."""
-    head = cp.head()
-    killed_mid_turn = bool(live) and live[-1].after is None
-    since = set()
-    if head is not None and not killed_mid_turn and head[1] != current.tree:
-        since = {change.path for change in cp.changes(head[1], current.tree)}
-    conflicts = [a.path for a in actions if a.path in since]
-    conflicts += [a.path for a in actions if a.kind == "recreate" and a.path not in since
-                  and _exists(cp.workspace / a.path)]
-    return sorted(conflicts)
+def _action(change: OwnChange, now: Entry | None) -> RestoreAction | None:
+    """What puts `change.path` back as it was before the session changed it; None when it is."""
+    if now == change.before:
+        return None
+    if change.before is None:
+        return RestoreAction("remove", change.path)
+    return RestoreAction("recreate" if now is None else "restore", change.path, change.before)
+
+
+def _conflict(root: Path, change: OwnChange, now: Entry | None) -> bool:
+    """Whether changing the path would lose someone else's edit: it no longer holds what the
+    session left, or something no snapshot holds (too big, unreadable) stands there."""
+    return now != change.after or (now is None and _exists(root / change.path))
 
 
 def apply_restore(cp: GitCheckpointer, plan: RestorePlan) -> RestoreResult:
     """Carry the plan out: removals first, then writes; commit the result as the session's head
     and move the undone turns' refs under `rewound/`."""
-    cp.commit(plan.current.tree, f"{cp.session_id}: workspace before restoring to turn {plan.turn}")
+    event = {"event": "restore", "turn": plan.turn}
+    cp.commit(plan.current.tree, f"{cp.session_id}: workspace before restoring to turn {plan.turn}",
+              event=event)
     blocked = [a.path for a in plan.actions if a.kind == "remove" and not _remove(cp.workspace, a.path)]
-    writes = [a.path for a in plan.actions if a.kind != "remove"]
-    blocked += [path for path in writes if _blocked(cp.workspace, path)]
-    _checkout(cp, plan.target, [path for path in writes if path not in blocked])
+    writes = [a for a in plan.actions if a.kind != "remove"]
+    blocked += [a.path for a in writes if _blocked(cp.workspace, a.path)]
+    _checkout(cp, {a.path: a.entry for a in writes if a.entry is not None and a.path not in blocked})
     after = cp.capture()
-    commit = cp.commit(after.tree, f"{cp.session_id}: restored to before turn {plan.turn}")
+    commit = cp.commit(after.tree, f"{cp.session_id}: restored to before turn {plan.turn}", event=event)
     _retire(cp, plan.undone)
     return RestoreResult(commit, blocked)
 
@@ -161,18 +164,13 @@ def _exists(path: Path) -> bool:
     return _mode(path) != 0
 
 
-def _checkout(cp: GitCheckpointer, commit: str, paths: list[str]) -> None:
-    """Write `paths` as they are in `commit`, through a throwaway index (the kept one stays)."""
-    if not paths:
+def _checkout(cp: GitCheckpointer, entries: dict[str, Entry]) -> None:
+    """Write each path as its entry says (symlinks as links), through a throwaway index."""
+    if not entries:
         return
-    index = cp.git.index.with_name(f"restore-{os.getpid()}.index")
-    try:
-        cp.git.run("read-tree", commit, index=index)
+    with scratch_index(cp.git, entries) as index:
         cp.git.run("checkout-index", "-f", "-z", "--stdin", index=index,
-                   input=b"".join(os.fsencode(path) + b"\0" for path in paths))
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            index.unlink()
+                   input=b"".join(os.fsencode(path) + b"\0" for path in entries))
 
 
 def _retire(cp: GitCheckpointer, turns: list[int]) -> None:

@@ -5,6 +5,11 @@ ones and new ones (`.gitignore` applied). Only those are staged, with `update-in
 unchanged tree costs one directory walk and no hashing at all. Files over the size cap,
 unreadable files and nested git repositories are skipped, and listed; a tracked file that
 becomes one of them is dropped from the index, so no snapshot claims a stale copy of it.
+
+Symlinks are snapshotted as links (mode 120000) and never followed. When a folder is
+replaced by a symlink (or a file), the paths the index still holds under it are gone, and a
+symlink or file replaced by a folder is too: they are dropped from the index, since
+`update-index` refuses a path "beyond a symbolic link" and a folder in place of a file.
 """
 
 from __future__ import annotations
@@ -55,7 +60,13 @@ def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan
         if entry:
             tags.setdefault(os.fsdecode(entry[2:]), entry[:1].decode())  # a deletion is listed twice
     scan = Scan()
+    folders: dict[Path, bool] = {}
     for path, tag in tags.items():
+        if _under_non_folder(git.work_tree, path, folders) or (
+                tag != "?" and stat.S_ISDIR(_lstat_mode(git.work_tree / path))):
+            if tag != "?":  # gone, or a folder now (its files are listed on their own)
+                scan.untrack.append(path)
+            continue
         reason = _skip_reason(git.work_tree, path, max_file_bytes)
         if reason is None:
             scan.changed.append(path)
@@ -64,6 +75,25 @@ def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan
         if tag != "?":
             scan.untrack.append(path)
     return scan
+
+
+def _under_non_folder(root: Path, path: str, folders: dict[Path, bool]) -> bool:
+    """Whether a folder on the way to `path` is now a symlink, a file or missing: then the path
+    cannot be there (whatever a followed symlink would show). `folders` caches the answers."""
+    parent = Path(path.rstrip("/")).parent
+    if parent == Path("."):
+        return False
+    if parent not in folders:
+        folders[parent] = _under_non_folder(root, parent.as_posix(), folders) or \
+            not stat.S_ISDIR(_lstat_mode(root / parent))
+    return folders[parent]
+
+
+def _lstat_mode(path: Path) -> int:
+    try:
+        return path.lstat().st_mode
+    except OSError:
+        return 0
 
 
 def _skip_reason(root: Path, path: str, max_file_bytes: int) -> str | None:

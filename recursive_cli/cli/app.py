@@ -148,16 +148,23 @@ def sessions_rm(sessions: Annotated[list[str], typer.Argument(metavar="SESSION..
 
   recursive sessions gc --older-than 30d --dry-run
 
-  recursive sessions gc --older-than 90d
+  recursive sessions gc --older-than 90d --all-workspaces --yes
 """)
 def sessions_gc(
-    older_than: Annotated[str, typer.Option("--older-than", help="Age by last update, e.g. 30d, 12h.")],
+    older_than: Annotated[str, typer.Option("--older-than", help="Age by last update, with a unit: 30d, 12h, 90m, 45s.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be removed.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking; needed when stdin is not a terminal.")] = False,
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Sessions of every workspace, not only this one.")] = False,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose sessions to remove.")] = None,
 ) -> None:
-    """Delete sessions not updated for the given time. Nothing else ever deletes one."""
+    """Delete this workspace's sessions not updated for the given time. Nothing else ever deletes one.
+
+    On a terminal it lists them and asks first; otherwise it deletes only with --yes (exit 2
+    without it). Each removed id is printed on stderr.
+    """
     from .sessions_cmd import gc_command
 
-    raise typer.Exit(gc_command(older_than, dry_run))
+    raise typer.Exit(gc_command(older_than, dry_run, yes, all_workspaces, workspace))
 
 
 @app.command(epilog="""[b]Examples[/b]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..checkpoints import CheckpointError
-from ..checkpoints.checkpointer import GitCheckpointer, TurnCheckpoints, turn_span
+from ..checkpoints.checkpointer import GitCheckpointer, TurnCheckpoints
 from ..checkpoints.restore import RestorePlan
 from ..sessions.reader import LoadedSession, load_session
 from ..sessions.records import SessionError, TurnStartRecord
@@ -28,7 +28,7 @@ class TurnRow:
 
     turn: int
     time: str
-    files_changed: int | None
+    files_changed: int  # by the session itself (its tool calls and jobs), not by others meanwhile
     prompt: str
     status: str  # "", "rewound" or "unfinished"
 
@@ -62,8 +62,7 @@ def list_command(ref: str, as_json: bool) -> int:
         sys.stderr.write(f"session {session_id} has no checkpoints (run with --no-checkpoints, "
                          "or without git?)\n")
         return 0
-    table = [(str(r.turn), r.time, "-" if r.files_changed is None else str(r.files_changed),
-              _short(r.prompt), r.status) for r in rows]
+    table = [(str(r.turn), r.time, str(r.files_changed), _short(r.prompt), r.status) for r in rows]
     if sys.stdout.isatty():
         _table(table)
     else:
@@ -74,15 +73,12 @@ def list_command(ref: str, as_json: bool) -> int:
 def _rows(cp: GitCheckpointer, session: LoadedSession) -> list[TurnRow]:
     """Every turn with a checkpoint, joined with its `turn_start` record (prompt, time)."""
     starts = {r.turn: r for r in session.records if isinstance(r, TurnStartRecord)}
-    turns = cp.turns()
-    live = [t for t in turns if not t.rewound]
-    rewound = [t for t in turns if t.rewound]
+    history = cp.history()
     rows = []
-    for t in turns:
-        span = turn_span(rewound if t.rewound else live, t.turn)
-        changed = len(cp.changes(span[0], span[1])) if span is not None and span[1] else None
+    for t in cp.turns():
         start = starts.get(t.turn)
-        rows.append(TurnRow(t.turn, _when(start, t), changed, start.prompt if start else "",
+        rows.append(TurnRow(t.turn, _when(start, t), len(history.own({t.turn})),
+                            start.prompt if start else "",
                             "rewound" if t.rewound else ("" if t.after else "unfinished")))
     return rows
 
@@ -113,12 +109,13 @@ def _table(rows: Sequence[tuple[str, ...]]) -> None:
 
 
 def diff_command(ref: str, turn: int | None) -> int:
-    """What TURN changed (or every turn of the session) as a diff on stdout."""
+    """What the session itself changed in TURN (or in every turn still in effect) as a diff."""
     try:
         store, session_id = _open(ref)
         cp = _checkpointer(load_session(store.folder(session_id)))
-        old, new, note = _diff_range(cp, turn)
-        text = cp.diff(old, new, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
+        turns, note = _diff_turns(cp, turn)
+        changes = cp.history().own(turns)
+        text = cp.own_diff(changes, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     except (SessionError, CheckpointError) as exc:
         return fail(str(exc))
     if note:
@@ -129,26 +126,23 @@ def diff_command(ref: str, turn: int | None) -> int:
     return 0
 
 
-def _diff_range(cp: GitCheckpointer, turn: int | None) -> tuple[str, str, str]:
-    """(old, new, a note for stderr) for one turn, or from the first live turn to the last."""
+def _diff_turns(cp: GitCheckpointer, turn: int | None) -> tuple[set[int], str]:
+    """The turns to show (one, or every turn not undone) and a note for stderr."""
     turns = cp.turns()
-    live = [t for t in turns if not t.rewound]
     if turn is None:
+        live = {t.turn for t in turns if not t.rewound}
         if not live:
             raise CheckpointError(f"session {cp.session_id} has no checkpoints")
-        first, last = turn_span(live, live[0].turn), turn_span(live, live[-1].turn)
-        assert first is not None and last is not None
-        return first[0], last[1] or cp.capture().tree, ""
+        return live, ""
     entry = next((t for t in turns if t.turn == turn), None)
-    span = turn_span([t for t in turns if t.rewound] if entry and entry.rewound else live, turn)
-    if entry is None or span is None:
+    if entry is None:
         known = ", ".join(str(t.turn) for t in turns) or "none"
         raise CheckpointError(f"session {cp.session_id} has no checkpoint for turn {turn} "
                               f"(turns with one: {known})")
     note = f"note: turn {turn} was undone by a restore" if entry.rewound else ""
-    if span[1] is None:
+    if entry.after is None:
         note = f"note: turn {turn} has no after-turn checkpoint: compared with the workspace now"
-    return span[0], span[1] or cp.capture().tree, note
+    return {turn}, note
 
 
 def restore_command(ref: str, turn: int, dry_run: bool, force: bool) -> int:
@@ -175,8 +169,9 @@ def run_restore(cp: GitCheckpointer, session: LoadedSession, turn: int, dry_run:
     plan = plan_restore(cp, turn)
     _print_plan(cp.session_id, plan)
     if plan.conflicts and not force:
-        return fail(f"{_files(len(plan.conflicts))} changed since the session's last checkpoint "
-                    "would be overwritten (listed above as conflicts); --force restores anyway")
+        return fail(f"{_files(len(plan.conflicts))} changed by someone else since the session "
+                    "wrote them would be overwritten (listed above as conflicts); --force "
+                    "restores anyway")
     if dry_run:
         sys.stderr.write("dry run: nothing was changed\n")
         return 0
@@ -192,7 +187,10 @@ def run_restore(cp: GitCheckpointer, session: LoadedSession, turn: int, dry_run:
 
 def _print_plan(session_id: str, plan: RestorePlan) -> None:
     undone = ("turn " if len(plan.undone) == 1 else "turns ") + ", ".join(map(str, plan.undone))
-    lines = [f"restore {session_id} to before turn {plan.turn} (undoes {undone})"]
+    what = f"undoes {undone}" if plan.undone else "no turn since is still in effect"
+    if plan.already_undone:
+        what += f"; turn {plan.turn} itself was undone by an earlier restore"
+    lines = [f"restore {session_id} to before turn {plan.turn} ({what})"]
     lines += [f"  {action.kind:<9} {action.path}" for action in plan.actions]
     if not plan.actions:
         lines.append("  no file to change: the workspace already matches")
@@ -200,7 +198,7 @@ def _print_plan(session_id: str, plan: RestorePlan) -> None:
         lines.append("left alone (never snapshotted):")
         lines += [f"  {skip.describe()}" for skip in plan.skipped]
     if plan.conflicts:
-        lines.append("conflicts (changed since the session's last checkpoint):")
+        lines.append("conflicts (changed by someone else since the session wrote them):")
         lines += [f"  {path}" for path in plan.conflicts]
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()

@@ -9,6 +9,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ..kernel import TurnOutcome
@@ -17,11 +18,14 @@ from ..runtime import AgentRuntime
 from ..sessions.binding import SessionBinding
 from ..sessions.lock import SessionLock
 from ..sessions.reader import LoadedSession
-from ..sessions.records import SessionError
+from ..sessions.records import SessionError, SessionWriteError
 from ..sessions.ids import check_session_id, new_session_id
 from ..settings import ConfigError, LoadedSettings, Settings, load_settings
 from .errors import EXIT_USAGE, fail
 from .options import CommonOptions
+
+if TYPE_CHECKING:
+    from ..sessions.writer import JsonlSessionWriter
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -100,7 +104,8 @@ def launch(spec: Launch, work: Work) -> int:
 
     on_broken_pipe(lambda: runtime.interrupt(signal.SIGPIPE))  # `| head -1`: stop, exit 141
     try:
-        result = asyncio.run(drive(runtime, work, settings))
+        result = asyncio.run(drive(runtime, work, settings,
+                                   session=binding.writer if binding is not None else None))
     finally:
         if binding is not None:
             binding.close()
@@ -133,8 +138,13 @@ def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBin
     return create_session(folder, session_meta(runtime, settings, spec.mode, spec.title), runtime)
 
 
-async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFinished:
-    """Run `work` with signal handling; always emits and returns the final result."""
+async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
+                session: JsonlSessionWriter | None = None) -> RunFinished:
+    """Run `work` with signal handling; always emits and returns the final result.
+
+    A session that could not be written decides the result (exit 1, `io_error`) whatever the
+    run did: the user must not take an unrecorded run for a saved one.
+    """
     loop = asyncio.get_running_loop()
     _install_signals(loop, runtime)
     runtime.emit(RunStarted(session_id=runtime.session_id, cwd=str(runtime.workspace),
@@ -142,12 +152,17 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings) -> RunFin
                          tools=runtime.tools.names(), permission_mode=settings.permission_mode))
     try:
         outcome = await work(runtime)
+    except SessionWriteError as exc:  # raised by the session sink outside a turn (a driver's record)
+        outcome = TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
     except Exception as exc:  # a bug must still end in a result line, not a traceback
         if settings.verbose:
             traceback.print_exc()
         outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
     finally:
         await runtime.aclose()
+    lost = session.error if session is not None else None
+    if lost is not None and outcome.finish_reason is not FinishReason.IO_ERROR:
+        outcome = TurnOutcome(FinishReason.IO_ERROR, text=outcome.text, detail=str(lost))
     result = make_result(
         reason=outcome.finish_reason, text=outcome.text, detail=outcome.detail,
         session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,

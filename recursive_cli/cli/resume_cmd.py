@@ -59,14 +59,25 @@ def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
 
 def _work(prompt: str, session: LoadedSession) -> Work:
     """Loop and goal sessions go back to their driver; a run gets the new prompt, or continues
-    an unfinished turn, or gets "Continue."."""
+    an unfinished turn, or gets "Continue.".
+
+    A run that died before its first turn began still owes its first prompt (kept in meta.json):
+    that prompt runs first, as turn 1, and a new PROMPT follows as turn 2 once it completed.
+    """
     if session.meta.mode in DRIVER_MODULES:
         import importlib
 
         driver = importlib.import_module(DRIVER_MODULES[session.meta.mode], __package__)
         return driver.resume_work(session, prompt)
-    if not prompt and not session.messages:  # it died before its first turn began
-        prompt = str(session.meta.state.get("first_prompt") or "")
+    first = str(session.meta.state.get("first_prompt") or "") if not session.messages else ""
+    if first and prompt and session.turns == 0:
+
+        async def both(runtime: AgentRuntime):  # type: ignore[no-untyped-def]
+            runtime.enqueue(prompt)  # `run` takes it up after the first prompt's turn completes
+            return await runtime.run(first)
+
+        return both
+    prompt = prompt or first
     if prompt:
         return lambda runtime: runtime.run(prompt)
     last = session.messages[-1] if session.messages else None

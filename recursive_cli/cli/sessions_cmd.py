@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 from ..sessions.meta import SessionMeta
 from ..sessions.records import SessionError
-from ..sessions.store import SessionStore
+from ..sessions.store import SessionEntry, SessionStore
 from ..settings import parse_duration, recursive_home
 from .errors import EXIT_USAGE, fail
 
@@ -20,18 +21,20 @@ def _store() -> SessionStore:
 
 
 def list_command(as_json: bool, all_workspaces: bool, workspace: Path | None) -> int:
-    """This workspace's sessions (or all), newest last; a table on a TTY, tab-separated piped."""
+    """This workspace's sessions (or all), newest last; a table on a TTY, tab-separated piped.
+
+    Damaged sessions are listed too, with `damaged` as their status and the reason as title.
+    """
     here = None if all_workspaces else (workspace or Path.cwd()).expanduser().resolve()
-    metas = _store().list(here)
+    entries = _store().entries(here)
     if as_json:
-        sys.stdout.write(json.dumps([_summary(m) for m in metas], indent=2) + "\n")
+        sys.stdout.write(json.dumps([_summary(e) for e in entries], indent=2) + "\n")
         return 0
-    if not metas:
+    if not entries:
         where = "any workspace" if all_workspaces else str(here)
         sys.stderr.write(f"no sessions for {where}\n")
         return 0
-    rows = [(m.id, m.status, m.updated[:19].replace("T", " "), str(m.turns), m.model, m.title)
-            for m in metas]
+    rows = [_row(entry) for entry in entries]
     if sys.stdout.isatty():
         _table(rows)
     else:
@@ -39,11 +42,24 @@ def list_command(as_json: bool, all_workspaces: bool, workspace: Path | None) ->
     return 0
 
 
-def _summary(meta: SessionMeta) -> dict[str, object]:
-    return {"id": meta.id, "status": meta.status, "mode": meta.mode, "workspace": meta.workspace,
-            "model": meta.model, "provider": meta.provider, "created": meta.created,
-            "updated": meta.updated, "turns": meta.turns, "messages": meta.messages,
-            "cost_usd": meta.cost_usd, "title": meta.title}
+def _row(entry: SessionEntry) -> tuple[str, ...]:
+    meta = entry.meta
+    updated = entry.updated[:19].replace("T", " ")
+    if meta is None or entry.problem:
+        return (entry.id, entry.status, updated, str(meta.turns) if meta else "?",
+                meta.model if meta else "", entry.problem)
+    return (entry.id, entry.status, updated, str(meta.turns), meta.model, meta.title)
+
+
+def _summary(entry: SessionEntry) -> dict[str, object]:
+    meta = entry.meta
+    return {"id": entry.id, "status": entry.status, "mode": meta.mode if meta else None,
+            "workspace": entry.workspace, "model": meta.model if meta else None,
+            "provider": meta.provider if meta else None, "created": entry.created,
+            "updated": entry.updated, "turns": meta.turns if meta else None,
+            "messages": meta.messages if meta else None,
+            "cost_usd": meta.cost_usd if meta else None, "title": meta.title if meta else "",
+            "reason": entry.problem or None}
 
 
 def _table(rows: list[tuple[str, ...]]) -> None:
@@ -101,15 +117,68 @@ def rm_command(refs: list[str]) -> int:
     return code
 
 
-def gc_command(older_than: str, dry_run: bool) -> int:
-    """Delete sessions not updated for DURATION (`--dry-run` lists them only)."""
+def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
+               workspace: Path | None) -> int:
+    """Delete this workspace's (or every workspace's) sessions not updated for DURATION.
+
+    `--dry-run` lists them on stdout. Otherwise a terminal is asked first; without one,
+    `--yes` is required (exit 2 without it). Each removed id is printed on stderr.
+    """
     try:
-        seconds = parse_duration(older_than)
+        seconds = parse_age(older_than)
     except ValueError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    removed = _store().gc(seconds, dry_run=dry_run)
-    verb = "would remove" if dry_run else "removed"
-    for meta in removed:
-        sys.stdout.write(f"{verb} {meta.id}\t{meta.updated[:19]}\t{meta.title}\n")
-    sys.stderr.write(f"{verb} {len(removed)} session(s) not updated for {older_than}\n")
+        return fail(f"--older-than: {exc}", EXIT_USAGE)
+    store = _store()
+    here = None if all_workspaces else (workspace or Path.cwd()).expanduser().resolve()
+    where = "any workspace" if here is None else str(here)
+    stale = store.stale(seconds, here)
+    if dry_run:
+        for meta in stale:
+            sys.stdout.write(f"would remove {meta.id}\t{meta.updated[:19]}\t{meta.title}\n")
+        sys.stderr.write(f"would remove {len(stale)} session(s) of {where} "
+                         f"not updated for {older_than}\n")
+        return 0
+    if stale and not yes:
+        if not sys.stdin.isatty():
+            return fail(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
+                        "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
+        if not _confirm(stale, where, older_than):
+            sys.stderr.write("nothing removed\n")
+            return 0
+    removed = 0
+    for meta in stale:
+        try:
+            store.remove(meta.id)
+        except SessionError as exc:
+            sys.stderr.write(f"warning: kept {meta.id}: {exc}\n")
+            continue
+        removed += 1
+        sys.stderr.write(f"removed {meta.id}\n")
+    from ..checkpoints.gc import prune_checkpoints
+
+    prune_checkpoints(store)  # the checkpoints of every session that no longer exists
+    sys.stderr.write(f"removed {removed} session(s) of {where} not updated for {older_than}\n")
     return 0
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age such as `30d`, `12h` or `90m`; a bare number is refused (ValueError):
+    it once meant seconds where users meant days."""
+    number = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", number):
+        raise ValueError(f"{number!r} has no unit; write e.g. {number}d (days), {number}h, "
+                         f"{number}m or {number}s")
+    return parse_duration(text)
+
+
+def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool:
+    """List what would go and ask on the terminal; anything but yes keeps them."""
+    import typer
+
+    for meta in stale:
+        sys.stderr.write(f"  {meta.id}\t{meta.updated[:19].replace('T', ' ')}\t{meta.title}\n")
+    try:
+        return typer.confirm(f"Delete these {len(stale)} session(s) of {where}, not updated for "
+                             f"{older_than}?", default=False, err=True)
+    except (typer.Abort, EOFError):
+        return False

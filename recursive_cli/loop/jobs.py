@@ -75,6 +75,10 @@ class BackgroundJobManager:
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder  # output goes to folder/jobs/; a temp folder when None
         self.on_finish: Callable[[JobRecord], None] = lambda record: None
+        # Entered before a job starts and left once it has ended (checkpoints snapshot the
+        # workspace there, to know what the job changed).
+        self.around_job: Callable[[str], contextlib.AbstractAsyncContextManager[None]] = \
+            lambda command: contextlib.nullcontext()
         self._records: dict[str, JobRecord] = {}
         self._watchers: dict[str, asyncio.Task[None]] = {}
         self._next = 1
@@ -87,15 +91,20 @@ class BackgroundJobManager:
         self._next += 1
         path = self._output_folder() / f"{job_id}.log"
         marker = secrets.token_hex(8)
+        watch = contextlib.AsyncExitStack()
+        await watch.enter_async_context(self.around_job(command))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             proc = await _spawn(command, cwd, fd, marker)
+        except BaseException:
+            await watch.aclose()
+            raise
         finally:
             os.close(fd)
         record = JobRecord(id=job_id, command=command, output=str(path), pgid=proc.pid,
                            marker=marker, started=time.time(), timeout_seconds=timeout_seconds)
         self._records[job_id] = record
-        self._watchers[job_id] = asyncio.ensure_future(self._watch(record, proc))
+        self._watchers[job_id] = asyncio.ensure_future(self._watch(record, proc, watch))
         return record
 
     def get(self, job_id: str) -> JobRecord | None:
@@ -190,7 +199,8 @@ class BackgroundJobManager:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    async def _watch(self, record: JobRecord, proc: asyncio.subprocess.Process) -> None:
+    async def _watch(self, record: JobRecord, proc: asyncio.subprocess.Process,
+                     watch: contextlib.AsyncExitStack) -> None:
         timed_out = False
         try:
             await asyncio.wait_for(proc.wait(), record.timeout_seconds)
@@ -198,6 +208,7 @@ class BackgroundJobManager:
             timed_out = True
             await terminate_group(record.pgid)
             await proc.wait()
+        await watch.aclose()
         if record.running:
             record.status = "timed_out" if timed_out else "exited"
         record.exit_code, record.ended = proc.returncode, time.time()

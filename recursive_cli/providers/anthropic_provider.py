@@ -43,8 +43,10 @@ EMPTY_TEXT = "(no content)"
 INVALID_ARGUMENTS_KEY = "_invalid_json_arguments"
 
 _CACHE_CONTROL = b',"cache_control":{"type":"ephemeral"}}'
+# Any other stop_reason (`pause_turn`, none at all) leaves the reply not known to be whole.
 _STOP: dict[str, StopKind] = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_calls",
-                              "max_tokens": "length", "refusal": "content_filter"}
+                              "max_tokens": "length", "model_context_window_exceeded": "length",
+                              "refusal": "refusal"}
 # Error events inside a 200 stream carry only a type; these are the transient ones.
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
                         "timeout_error": 504}
@@ -157,7 +159,8 @@ class _StreamState:
             block["parts"].append(delta.get("partial_json") or "")
 
     def completion(self) -> Completion:
-        """The finished message; raises a retryable error if the stream stopped early."""
+        """The finished message; raises a retryable error if the stream stopped early (no
+        `message_delta` with a stop_reason): nothing of it was acted on, so asking again is safe."""
         if self.stop is None:
             raise malformed(self.url, "the stream ended without a stop_reason")
         blocks = [self.blocks[i] for i in sorted(self.blocks)]
@@ -249,7 +252,7 @@ def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None,
     if calls and stop == "end":
         stop = "tool_calls"
     message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
-    return Completion(message=message, stop=stop, usage=usage)
+    return Completion(message=message, stop=stop, usage=usage, reason=stop_reason or "no stop_reason")
 
 
 def _tool_call(call_id: str | None, name: str | None, arguments: str) -> ToolCall:

@@ -18,7 +18,9 @@ from typing import Any, Literal, Protocol
 
 from ..messages import Message, Usage
 
-StopKind = Literal["end", "tool_calls", "length", "content_filter", "other"]
+# Why the model stopped. Only after "end" and "tool_calls" is a reply whole; "length" is the
+# output limit, "content_filter" the provider's filter, "refusal" the model declining.
+StopKind = Literal["end", "tool_calls", "length", "content_filter", "refusal", "other"]
 
 
 @dataclass(frozen=True)
@@ -32,11 +34,21 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class Completion:
-    """One model response: the assistant message, why the model stopped, and what it cost."""
+    """One model response: the assistant message, why the model stopped, and what it cost.
+
+    `reason` is the provider's own word for the stop (`max_tokens`, `refusal`, `abort`…), for
+    messages; `stop` is what the kernel acts on.
+    """
 
     message: Message
     stop: StopKind
     usage: Usage = field(default_factory=Usage)
+    reason: str = ""
+
+    @property
+    def whole(self) -> bool:
+        """The model finished its reply: it was not cut off, filtered or refused."""
+        return self.stop in ("end", "tool_calls")
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,10 @@ PATH = "/chat/completions"
 # Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
 _PLACEHOLDER_KEY = "not-needed"
 
-_FINISH: dict[str, StopKind] = {"stop": "end", "tool_calls": "tool_calls", "length": "length",
-                                "content_filter": "content_filter"}
+# Every finish_reason the API defines; any other word (vLLM's "abort", DeepSeek's
+# "insufficient_system_resource", none at all) leaves the reply not known to be whole.
+_FINISH: dict[str, StopKind] = {"stop": "end", "tool_calls": "tool_calls", "function_call": "tool_calls",
+                                "length": "length", "content_filter": "content_filter"}
 
 
 class OpenAIProvider(SdkProvider):
@@ -74,12 +76,13 @@ class OpenAIProvider(SdkProvider):
         if not isinstance(data, dict) or not choices or not isinstance(choices[0], dict):
             raise malformed(self._url, "no choices in the response")
         message = as_dict(choices[0].get("message"))
-        text = message.get("content") or ""
-        if text:
-            hooks.on_text(text)
+        text, refusal = _text(message.get("content")), _text(message.get("refusal"))
+        for part in (text, refusal):
+            if part:
+                hooks.on_text(part)
         calls = tuple(_tool_call(raw.get("id"), as_dict(raw.get("function")))
                       for raw in message.get("tool_calls") or () if isinstance(raw, dict))
-        return _completion(text, calls, choices[0].get("finish_reason"), _usage(data.get("usage")))
+        return _completion(text, calls, choices[0].get("finish_reason"), _usage(data.get("usage")), refusal)
 
     def status_error(self, err: APIStatusError) -> ProviderError:
         return http_error(err.status_code, self._url, _server_message(err.body, err.message),
@@ -98,6 +101,7 @@ class _StreamState:
     def __init__(self, url: str) -> None:
         self.url = url
         self.text: list[str] = []
+        self.refusal: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.usage = Usage()
@@ -114,10 +118,11 @@ class _StreamState:
 
     def _add_choice(self, choice: dict[str, Any], hooks: ProviderHooks) -> None:
         delta = as_dict(choice.get("delta"))
-        piece = delta.get("content")
-        if piece:
-            self.text.append(piece)
-            hooks.on_text(piece)
+        for key, parts in (("content", self.text), ("refusal", self.refusal)):
+            piece = _text(delta.get(key))
+            if piece:
+                parts.append(piece)
+                hooks.on_text(piece)
         for position, fragment in enumerate(delta.get("tool_calls") or ()):
             if isinstance(fragment, dict):
                 self._add_call_fragment(fragment, position)
@@ -136,12 +141,16 @@ class _StreamState:
             call["args"].append(function["arguments"])
 
     def completion(self) -> Completion:
-        """The finished completion; raises a retryable error if the stream stopped early."""
+        """The finished completion; raises a retryable error if the stream stopped early.
+
+        A stream that ends without a finish_reason was cut off on the way (a proxy, a dropped
+        connection that closed cleanly): asking again is safe, since nothing of it was acted on.
+        """
         if self.finish is None:
             raise malformed(self.url, "the stream ended without a finish_reason")
         calls = tuple(_tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
                       for _, call in sorted(self.calls.items()))
-        return _completion("".join(self.text), calls, self.finish, self.usage)
+        return _completion("".join(self.text), calls, self.finish, self.usage, "".join(self.refusal))
 
 
 # -- wire forms -----------------------------------------------------------------------------------
@@ -194,12 +203,22 @@ def _resolve_key(api_key: str | None, base_url: str | None) -> str:
 # -- answers --------------------------------------------------------------------------------------
 
 
-def _completion(text: str, calls: tuple[ToolCall, ...], finish: str | None, usage: Usage) -> Completion:
+def _completion(text: str, calls: tuple[ToolCall, ...], finish: str | None, usage: Usage,
+                refusal: str = "") -> Completion:
+    """The Completion; a refusal (its own field, beside finish_reason "stop") is the answer text."""
     stop = _FINISH.get(finish or "", "other")
-    if calls and stop not in ("length", "content_filter"):
+    if refusal:
+        stop, text = "refusal", text + refusal
+    elif calls and stop == "end":
         stop = "tool_calls"  # some servers (Ollama) say "stop" when they call tools
     message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
-    return Completion(message=message, stop=stop, usage=usage)
+    return Completion(message=message, stop=stop, usage=usage,
+                      reason="refusal" if refusal else finish or "no finish_reason")
+
+
+def _text(value: object) -> str:
+    """A text field's value: `null` (the API sends `"refusal": null` on every turn) is no text."""
+    return value if isinstance(value, str) else ""
 
 
 def _tool_call(call_id: str | None, function: dict[str, Any]) -> ToolCall:

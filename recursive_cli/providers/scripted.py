@@ -5,7 +5,8 @@ A script is a JSON list of replies (or `{"replies": [...]}`), each one of::
     {"text": "answer"}
     {"text": "optional", "tool_calls": [{"name": "run_shell", "arguments": {"command": "ls"}}]}
     {"error": {"status": 429, "message": "slow down"}}       # raised as a ProviderError
-    optional on any reply: "stop": "length", "usage": {...}, "delay": seconds
+    optional on any reply: "stop": "length" | "content_filter" | "refusal" | …, "usage": {...},
+    "delay": seconds
 
 The same reply format drives the tests' loopback HTTP server.
 """
@@ -79,7 +80,7 @@ class ScriptedProvider:
         usage = Usage(**reply.get("usage", {"input_tokens": 10, "output_tokens": 5}))
         stop: StopKind = reply.get("stop") or ("tool_calls" if calls else "end")
         message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
-        return Completion(message=message, stop=stop, usage=usage)
+        return Completion(message=message, stop=stop, usage=usage, reason=stop)
 
     async def aclose(self) -> None:
         pass

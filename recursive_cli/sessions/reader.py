@@ -27,6 +27,7 @@ from .records import (SCHEMA_VERSION, ExtraRecord, MessageRecord, RepairRecord, 
 from .writer import TRANSCRIPT_FILE
 
 MAX_LINE_WARNINGS = 10
+_SMALL_TRANSCRIPT = 4096  # `lost_conversation` reads a transcript this small to look for a message
 
 
 @dataclass
@@ -59,6 +60,7 @@ def load_session(folder: Path) -> LoadedSession:
     with _gc_paused():
         records, warnings = parse_transcript(data, folder.name)
         meta = _meta_or_rebuilt(folder, records, warnings)
+        _check_messages(folder, meta, data, records, warnings)
         messages, turns = _conversation(records, warnings)
         if meta.status == "running":  # killed, or still running: meta may lag the transcript
             _catch_up(meta, records)
@@ -77,6 +79,54 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def lost_conversation(folder: Path, meta: SessionMeta) -> str | None:
+    """Why the session's conversation is gone although meta.json counts messages, or None.
+
+    Cheap enough for `sessions list`: only a missing, empty or header-sized transcript is read.
+    """
+    if meta.messages <= 0:
+        return None
+    path = folder / TRANSCRIPT_FILE
+    try:
+        size = path.stat().st_size
+        data = path.read_bytes() if size <= _SMALL_TRANSCRIPT else b""
+    except FileNotFoundError:
+        return _lost_message(meta, "is missing")
+    except OSError:
+        return None  # unreadable: load_session says why
+    if size > _SMALL_TRANSCRIPT:
+        return None
+    if not data.strip():
+        return _lost_message(meta, "is empty")
+    try:
+        records, _ = parse_transcript(data, meta.id)
+    except SessionReadError:
+        return None  # a newer schema: load_session says so
+    held = any(isinstance(record, MessageRecord) for record in records)
+    return None if held else _lost_message(meta, "holds no message")
+
+
+def _lost_message(meta: SessionMeta, state: str) -> str:
+    return f"{TRANSCRIPT_FILE} {state} but {META_FILE} counts {meta.messages} messages"
+
+
+def _check_messages(folder: Path, meta: SessionMeta, data: bytes, records: list[TranscriptRecord],
+                    warnings: list[str]) -> None:
+    """Refuse a session whose transcript lost every message meta.json counts; warn when it
+    lost some (a resume then continues from what is left)."""
+    saved = sum(1 for record in records if isinstance(record, MessageRecord))
+    if saved == 0 and meta.messages > 0:
+        state = "is missing" if not (folder / TRANSCRIPT_FILE).exists() else (
+            "is empty" if not data.strip() else "holds no message")
+        raise SessionReadError(
+            f"session {meta.id} lost its conversation: {_lost_message(meta, state)}; it is not "
+            f"continued as a new one (put {TRANSCRIPT_FILE} back from a backup, or remove the "
+            f"session with `recursive sessions rm {meta.id}`)")
+    if saved < meta.messages:
+        warnings.append(f"{TRANSCRIPT_FILE} holds {saved} messages but {META_FILE} counts "
+                        f"{meta.messages}: {meta.messages - saved} were lost")
 
 
 def _meta_or_rebuilt(folder: Path, records: list[TranscriptRecord], warnings: list[str]) -> SessionMeta:

@@ -3,13 +3,22 @@
 Each record is one `os.write` of a whole line on an O_APPEND descriptor, so it is in the OS
 the moment the event is emitted (a `kill -9` cannot lose it); the file is fsynced and
 `meta.json` rewritten at every turn end and when the run finishes. Totals are kept in memory:
-nothing is ever re-read or re-serialised. Once a run is under way a failing write never
-raises: the first error is kept in `error` and reported once, and the run goes on.
+nothing is ever re-read or re-serialised.
+
+A write that fails (disk full, quota, I/O error) ends the recording: a half-written record is
+cut off again, so the transcript stays a clean, resumable prefix of the run, nothing more is
+appended, meta.json keeps its last good state until the final rewrite, and the first error is
+kept in `error`. From then on the events that come before an action — a turn's start and
+every message — raise it, so the kernel stops before it runs a tool whose record would be
+lost; the runtime turns that into the `io_error` finish reason (exit 1). Other events never
+raise (they come from callbacks and end-of-run code): `cli/launch.py` reads `error` when it
+makes the run's result, and a failure after the result is made is warned of once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -26,6 +35,8 @@ from .records import (MessageRecord, SessionExistsError, SessionHeader, SessionW
 
 TRANSCRIPT_FILE = "transcript.jsonl"
 _INTERRUPTED_EXITS = (130, 141, 143)  # SIGINT, a closed stdout pipe, SIGTERM
+_BEFORE_ACTIONS = (TurnStarted, MessageAdded)  # what follows them is a model call or a tool run
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def _stderr_warning(text: str) -> None:
@@ -44,9 +55,10 @@ class JsonlSessionWriter:
         self.folder = folder
         self.path = folder / TRANSCRIPT_FILE
         self.meta = meta
-        self.error: SessionWriteError | None = None
+        self.error: SessionWriteError | None = None  # the first failure; nothing is appended after it
         self._fd: int | None = fd
-        self._broken = False  # an append failed: later records would leave a gap, so stop
+        self._size = os.fstat(fd).st_size  # the end of the last whole record
+        self._result_made = False  # RunFinished was seen: a failure now can only be warned of
         self._warn = warn or _stderr_warning
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, TurnStarted: self._on_turn_started,
@@ -99,9 +111,10 @@ class JsonlSessionWriter:
     def _opened(cls, folder: Path, meta: SessionMeta, fd: int,
                 warn: Callable[[str], None] | None, first: bytes) -> JsonlSessionWriter:
         """Write `first` and meta.json, raising SessionWriteError (and closing fd) on failure."""
-        writer = cls(folder, meta, fd, warn)
         try:
+            writer = cls(folder, meta, fd, warn)
             writer._append(first)
+            writer._size += len(first)
             os.fsync(fd)
             fsync_dir(folder)
             meta.updated = now_iso()
@@ -112,14 +125,23 @@ class JsonlSessionWriter:
         return writer
 
     def emit(self, event: AgentEvent) -> None:
-        """Record the events that make up the session; others are ignored."""
+        """Record the events that make up the session; others are ignored.
+
+        Raises SessionWriteError for a turn start or a message once the session cannot be
+        written, so that no action follows whose record would be lost.
+        """
         handler = self._handlers.get(type(event))
         if handler is not None:
             handler(event)
+        if self.error is not None and isinstance(event, _BEFORE_ACTIONS):
+            raise SessionWriteError(str(self.error))
 
     def write_record(self, record: BaseModel) -> None:
-        """Append any other record (repair, wakeup, goal_evaluation, ...) and flush it."""
+        """Append any other record (repair, wakeup, goal_evaluation, ...) and flush it;
+        SessionWriteError when the session cannot be written."""
         self._write(dump_record(record))
+        if self.error is not None:
+            raise SessionWriteError(str(self.error))
 
     def update_meta(self, **changes: Any) -> None:
         """Set meta fields (e.g. `state` for loop and goal runs) and rewrite meta.json."""
@@ -155,14 +177,17 @@ class JsonlSessionWriter:
                                    ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
 
     def _on_message(self, event: MessageAdded) -> None:
-        self.meta.messages += 1
-        self._write(dump_record(MessageRecord(turn=event.turn, message=event.message, time=now_iso())))
+        record = MessageRecord(turn=event.turn, message=event.message, time=now_iso())
+        if self._write(dump_record(record)):
+            self.meta.messages += 1  # counts what is on disk: `resume` checks the transcript by it
 
     def _on_turn_started(self, event: TurnStarted) -> None:
+        record = TurnStartRecord(turn=event.turn, prompt=event.prompt, time=now_iso())
+        if not self._write(dump_record(record)):
+            return
         self.meta.turns += 1
         if not self.meta.title:
             self.meta.title = make_title(event.prompt)
-        self._write(dump_record(TurnStartRecord(turn=event.turn, prompt=event.prompt, time=now_iso())))
         self._save_meta()  # so `sessions list` shows the title and turn even if the run is killed
 
     def _on_turn_finished(self, event: TurnFinished) -> None:
@@ -178,6 +203,7 @@ class JsonlSessionWriter:
         self.sync()
 
     def _on_run_finished(self, event: RunFinished) -> None:
+        self._result_made = True
         if event.exit_code == 0:
             self.meta.status = "completed"
         elif event.exit_code in _INTERRUPTED_EXITS:
@@ -188,16 +214,24 @@ class JsonlSessionWriter:
         # The run's totals are the session's; they include requests made between turns
         # (a goal's judge), which no turn_end counted.
         self.meta.usage, self.meta.cost_usd = event.usage, event.total_cost_usd
-        self.sync()
+        self._fsync()
+        # Even after a failure: meta.json then says `failed` (so `resume` does not count the
+        # steps of the saved prefix twice) and keeps the totals spent, if there is room.
+        self._save_meta(final=True)
 
-    def _write(self, data: bytes) -> None:
-        if self._fd is None or self._broken:
-            return
+    def _write(self, data: bytes) -> bool:
+        """Append `data`; False when it was not written (now or since an earlier failure)."""
+        if self._fd is None or self.error is not None:
+            return False
         try:
             self._append(data)
         except OSError as exc:
-            self._broken = True
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._size)  # shrinking needs no space: no torn record
             self._failed(exc)
+            return False
+        self._size += len(data)
+        return True
 
     def _append(self, data: bytes) -> None:
         assert self._fd is not None
@@ -206,14 +240,18 @@ class JsonlSessionWriter:
             view = view[os.write(self._fd, view):]
 
     def _fsync(self) -> None:
-        if self._fd is None or self._broken:
+        if self._fd is None:
             return
         try:
             os.fsync(self._fd)
         except OSError as exc:
             self._failed(exc)
 
-    def _save_meta(self) -> None:
+    def _save_meta(self, final: bool = False) -> None:
+        """Rewrite meta.json; after a failure only the final rewrite is tried, so meta.json never
+        counts a turn or a message that the transcript lacks."""
+        if self.error is not None and not final:
+            return
         self.meta.updated = now_iso()
         try:
             write_meta(self.folder, self.meta)
@@ -221,11 +259,18 @@ class JsonlSessionWriter:
             self._failed(exc)
 
     def _failed(self, exc: OSError) -> None:
-        """Keep the first error and warn once; the run goes on without a complete session."""
+        """Keep the first error: it ends the run (see the module docstring), or, once the
+        result is made, is warned of."""
         if self.error is not None:
             return
-        self.error = SessionWriteError(f"cannot write session {self.folder}: {_reason(exc)}")
-        self._warn(f"{self.error}; the run goes on but the session may not be resumable")
+        where = f"cannot write session {self.meta.id} ({self.folder}): {_reason(exc)}"
+        if self._result_made:
+            self.error = SessionWriteError(where)
+            self._warn(f"{where}; its meta.json may not show how the run ended")
+            return
+        when = "there is room" if exc.errno in _NO_ROOM else "the session can be written again"
+        self.error = SessionWriteError(f"{where}; the run stopped so that nothing goes unrecorded; "
+                                       f"`recursive resume {self.meta.id}` continues once {when}")
 
 
 def ends_torn(path: Path) -> bool:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from .base import BaseTool, Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from ..checkpoints.checkpointer import FileChange, GitCheckpointer, TurnCheckpoints
+    from ..checkpoints.checkpointer import GitCheckpointer, TurnCheckpoints
 
 STATUS_WORDS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
 LISTED_FILES = 200
@@ -49,21 +49,24 @@ class _CheckpointTool(BaseTool[ListArgs]):
 class CheckpointListTool(_CheckpointTool):
     name = "checkpoint_list"
     description = (
-        "List this session's workspace checkpoints: for each turn, how many files it changed "
-        "(shell commands included). With `turn`, list that turn's changed files. The workspace "
-        "is snapshotted before and after every turn, and the user can restore any of them."
+        "List this session's workspace checkpoints: for each turn, how many files you changed "
+        "(file tools and shell commands; edits by others are not counted). With `turn`, list "
+        "that turn's changed files. The workspace is snapshotted before and after every turn, "
+        "and the user can restore any of them."
     )
 
     def read(self, cp: GitCheckpointer, turn: int | None) -> ToolResult:
         turns = _live(cp)
+        history = cp.history()
         if turn is not None:
-            changes = _changes(cp, turns, turn)
+            _check_turn(turns, turn)
+            changes = list(history.own({turn}).values())
             lines = [f"{STATUS_WORDS.get(c.status, c.status)}: {c.path}" for c in changes[:LISTED_FILES]]
             if len(changes) > LISTED_FILES:
                 lines.append(f"… and {len(changes) - LISTED_FILES} more")
             return ToolResult("\n".join(lines) or f"turn {turn} changed no files",
                               summary=f"turn {turn}: {len(changes)} files")
-        lines = [f"turn {t.turn}: {_files(len(_changes(cp, turns, t.turn)))} changed"
+        lines = [f"turn {t.turn}: {_files(len(history.own({t.turn})))} changed"
                  + ("" if t.after else " so far") for t in turns]
         return ToolResult("\n".join(lines) or "no checkpoints yet", summary=f"{len(turns)} turns")
 
@@ -71,8 +74,8 @@ class CheckpointListTool(_CheckpointTool):
 class CheckpointDiffTool(_CheckpointTool):
     name = "checkpoint_diff"
     description = (
-        "Show what a turn changed in the workspace as a diff (file stat, then patch), shell "
-        "commands' edits included. Default: the current turn so far."
+        "Show what you changed in a turn as a diff (file stat, then patch), shell commands' "
+        "edits included, edits by others not. Default: the current turn so far."
     )
     Args = DiffArgs
 
@@ -81,8 +84,8 @@ class CheckpointDiffTool(_CheckpointTool):
         if not turns:
             return ToolResult("no checkpoints yet", summary="no checkpoints")
         number = turn or turns[-1].turn
-        old, new = _span(cp, turns, number)
-        text = cp.diff(old, new)
+        _check_turn(turns, number)
+        text = cp.own_diff(cp.history().own({number}))
         stat = text.split("\n\n", 1)[0].strip().splitlines()
         return ToolResult(text or f"turn {number} changed no files",
                           summary=stat[-1].strip() if text and stat else "no changes")
@@ -92,19 +95,10 @@ def _live(cp: GitCheckpointer) -> list[TurnCheckpoints]:
     return [t for t in cp.turns() if not t.rewound]
 
 
-def _span(cp: GitCheckpointer, turns: list[TurnCheckpoints], turn: int) -> tuple[str, str]:
-    from ..checkpoints.checkpointer import turn_span
-
-    span = turn_span(turns, turn)
-    if span is None:
+def _check_turn(turns: list[TurnCheckpoints], turn: int) -> None:
+    if not any(t.turn == turn for t in turns):
         known = ", ".join(str(t.turn) for t in turns) or "none"
         raise ToolError(f"no checkpoint for turn {turn} (turns with checkpoints: {known})")
-    return span[0], span[1] or cp.capture().tree
-
-
-def _changes(cp: GitCheckpointer, turns: list[TurnCheckpoints], turn: int) -> list[FileChange]:
-    old, new = _span(cp, turns, turn)
-    return cp.changes(old, new)
 
 
 def _files(count: int) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import json_lines, run_cli, write_script
+from clitools import CliResult, invoke, json_lines, run_cli, write_script
 
 from recursive_cli.checkpoints.repo import shadow_folder
 from recursive_cli.sessions.reader import load_session
@@ -21,24 +21,35 @@ def shell(command: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "run_shell", "arguments": {"command": command}}]}
 
 
+Result = subprocess.CompletedProcess[str] | CliResult
+
+
 class Agent:
     """One session in one workspace; each `turn` is a separate `recursive run`/`resume` process
-    with the scripted provider, the way a user runs turns one after another."""
+    with the scripted provider, the way a user runs turns one after another (`in_process`: the
+    same commands through `invoke`, faster, and letting a test patch what runs)."""
 
-    def __init__(self, tmp_path: Path, workspace: Path, home: Path, session_id: str = "s1") -> None:
+    def __init__(self, tmp_path: Path, workspace: Path, home: Path, session_id: str = "s1",
+                 in_process: bool = False) -> None:
         self.tmp_path = tmp_path
         self.workspace = workspace
         self.home = home
         self.session_id = session_id
         self.turns = 0
+        self.in_process = in_process
+
+    def cli(self, *args: str) -> Result:
+        """Run one `recursive` command in the workspace."""
+        run = invoke if self.in_process else run_cli
+        return run(*args, cwd=self.workspace)
 
     def turn(self, prompt: str, *replies: dict[str, Any], flags: tuple[str, ...] = (),
-             ok: bool = True) -> subprocess.CompletedProcess[str]:
+             ok: bool = True) -> Result:
         """Run one turn whose model replies are `replies` then a final answer."""
         started = self.turns > 0
         # On resume the scripted provider skips as many replies as the conversation already holds.
         held = self._assistant_messages() if started else 0
-        script = write_script(self.tmp_path / f"script-{self.turns}.json",
+        script = write_script(self.tmp_path / f"script-{self.session_id}-{self.turns}.json",
                               [{"text": "(replayed)"}] * held + [*replies, {"text": f"done: {prompt}"}])
         scripted = ("--provider", "scripted", "--script", str(script))
         if started:
@@ -46,15 +57,15 @@ class Agent:
         else:
             args = ("run", prompt, "-C", str(self.workspace), "--session-id", self.session_id,
                     *scripted, *flags)
-        proc = run_cli(*args, cwd=self.workspace)
+        proc = self.cli(*args)
         self.turns += 1
         if ok:
             assert proc.returncode == 0, proc.stderr
         return proc
 
-    def checkpoints(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def checkpoints(self, *args: str) -> Result:
         """`recursive checkpoints SUBCOMMAND SESSION ARGS…`."""
-        return run_cli("checkpoints", args[0], self.session_id, *args[1:], cwd=self.workspace)
+        return self.cli("checkpoints", args[0], self.session_id, *args[1:])
 
     def records(self, kind: str | None = None) -> list[dict[str, Any]]:
         path = self.home / "sessions" / self.session_id / "transcript.jsonl"
@@ -106,7 +117,7 @@ def tree_bytes(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def stream(proc: subprocess.CompletedProcess[str], subtype: str) -> list[dict[str, Any]]:
+def stream(proc: Result, subtype: str) -> list[dict[str, Any]]:
     """The `system` lines of one subtype in a stream-json output."""
     return [line for line in json_lines(proc.stdout)
             if line["type"] == "system" and line.get("subtype") == subtype]

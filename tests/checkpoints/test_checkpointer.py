@@ -1,9 +1,15 @@
-"""GitCheckpointer and restore planning on real git in tmp_path, without the CLI."""
+"""GitCheckpointer and restore planning on real git in tmp_path, without the CLI.
+
+What the session changes is done inside `tool_call(cp, turn)`, the window a tool call of the
+session gets; changes made outside one are someone else's.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +24,14 @@ from .conftest import state
 @pytest.fixture
 def cp(workspace: Path, isolated_home: Path) -> GitCheckpointer:
     return GitCheckpointer(isolated_home, workspace, "s1")
+
+
+@contextlib.contextmanager
+def tool_call(cp: GitCheckpointer, turn: int) -> Iterator[None]:
+    """What the body changes is done by a tool call of the session in `turn`."""
+    window = cp.open_window(turn, "run_shell")
+    yield
+    cp.close_window(window)
 
 
 def test_an_unchanged_tree_stages_nothing_and_keeps_the_index(cp: GitCheckpointer, workspace: Path) -> None:
@@ -40,9 +54,10 @@ def test_odd_file_names_round_trip(cp: GitCheckpointer, workspace: Path) -> None
     for name in names:
         (workspace / name).write_text(name)
     cp.snapshot(1, "before")
-    for name in names:
-        (workspace / name).write_text("changed")
-    (workspace / "made by turn").write_text("x")
+    with tool_call(cp, 1):
+        for name in names:
+            (workspace / name).write_text("changed")
+        (workspace / "made by turn").write_text("x")
     cp.snapshot(1, "after")
     plan = plan_restore(cp, 1)
     assert sorted(a.path for a in plan.actions) == sorted(names + ["made by turn"])
@@ -82,21 +97,25 @@ def test_callers_git_environment_is_ignored(cp: GitCheckpointer, workspace: Path
     cp.snapshot(1, "before")
     assert not (workspace / ".git" / "index").exists()
     assert (workspace / ".git" / "HEAD").read_bytes() == head
-    (workspace / "crlf.txt").write_bytes(b"changed")
+    with tool_call(cp, 1):
+        (workspace / "crlf.txt").write_bytes(b"changed")
     cp.snapshot(1, "after")
     apply_restore(cp, plan_restore(cp, 1))
     assert (workspace / "crlf.txt").read_bytes() == b"a\r\nb\r\n"
 
 
-def test_a_turn_killed_before_its_after_snapshot_owns_its_changes(cp: GitCheckpointer,
-                                                                  workspace: Path) -> None:
+def test_a_tool_call_killed_before_its_end_owns_its_changes(cp: GitCheckpointer, workspace: Path,
+                                                            isolated_home: Path) -> None:
     (workspace / "a.txt").write_text("a")
     cp.snapshot(1, "before")
     cp.snapshot(1, "after")
     cp.snapshot(2, "before")
-    (workspace / "a.txt").write_text("half-done")  # then kill -9: no "after" snapshot
+    cp.open_window(2, "run_shell")
+    (workspace / "a.txt").write_text("half-done")  # then kill -9: no end, no "after" snapshot
     (workspace / "b.txt").write_text("b")
-    plan = plan_restore(cp, 2)
+    later = GitCheckpointer(isolated_home, workspace, "s1")  # another process reads it from disk
+    assert sorted(later.history().own({2})) == ["a.txt", "b.txt"]
+    plan = plan_restore(later, 2)
     assert plan.conflicts == []
     assert [(a.kind, a.path) for a in plan.actions] == [("restore", "a.txt"), ("remove", "b.txt")]
 
@@ -107,7 +126,8 @@ def test_restore_never_writes_through_a_symlink(cp: GitCheckpointer, workspace: 
     (workspace / "conf").mkdir()
     (workspace / "conf" / "x.cfg").write_text("inside")
     cp.snapshot(1, "before")
-    (workspace / "conf" / "x.cfg").unlink()
+    with tool_call(cp, 1):
+        (workspace / "conf" / "x.cfg").unlink()
     cp.snapshot(1, "after")
     (workspace / "conf").rmdir()
     (workspace / "conf").symlink_to(outside)  # someone else puts a symlink where the folder was
@@ -123,8 +143,9 @@ def test_restore_then_restore_earlier(cp: GitCheckpointer, workspace: Path) -> N
     for turn in (1, 2, 3):
         states.append(state(workspace))
         cp.snapshot(turn, "before")
-        (workspace / "a.txt").write_text(str(turn + 1))
-        (workspace / f"t{turn}.txt").write_text("t")
+        with tool_call(cp, turn):
+            (workspace / "a.txt").write_text(str(turn + 1))
+            (workspace / f"t{turn}.txt").write_text("t")
         cp.snapshot(turn, "after")
     apply_restore(cp, plan_restore(cp, 3))
     assert state(workspace) == states[2]

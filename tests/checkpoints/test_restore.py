@@ -129,7 +129,7 @@ def test_conflicting_outside_edit_is_refused_then_forced(agent: Agent, workspace
 
     refused = agent.checkpoints("restore", "--turn", "1")
     assert refused.returncode == 1
-    assert "conflicts (changed since the session's last checkpoint):\n  shared.txt\n" in refused.stdout
+    assert "conflicts (changed by someone else since the session wrote them):\n  shared.txt\n" in refused.stdout
     assert "--force" in refused.stderr
     assert state(workspace) == edited and agent.records("rewind") == []
     assert agent.checkpoints("restore", "--turn", "1", "--dry-run").returncode == 1  # same verdict
@@ -174,8 +174,12 @@ def test_restore_rewinds_the_conversation_and_resume_goes_on(agent: Agent, works
     assert [(r[0], r[4]) for r in listing] == [("1", ""), ("2", "rewound"), ("3", "rewound"), ("4", "")]
     assert agent.checkpoints("restore", "--turn", "4").returncode == 0
     assert sorted(p.name for p in workspace.iterdir()) == ["f1.txt"]
-    gone = agent.checkpoints("restore", "--turn", "3")
-    assert gone.returncode == 1 and "no checkpoint before turn 3 (turns with one: 1)" in gone.stderr
+    again = agent.checkpoints("restore", "--turn", "3")  # undone already: nothing left to undo
+    assert again.returncode == 0, again.stderr
+    assert "no turn since is still in effect; turn 3 itself was undone" in again.stdout
+    assert sorted(p.name for p in workspace.iterdir()) == ["f1.txt"]
+    gone = agent.checkpoints("restore", "--turn", "9")
+    assert gone.returncode == 1 and "no checkpoint before turn 9 (turns with one: 1, 2, 3, 4)" in gone.stderr
 
 
 def test_no_checkpoints_flag(agent: Agent, workspace: Path) -> None:

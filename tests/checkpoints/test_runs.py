@@ -34,8 +34,8 @@ def test_a_failing_snapshot_never_ends_the_run(agent: Agent, workspace: Path) ->
     assert proc.stdout == "done: edit\n"
     assert proc.stderr.count("warning: checkpoint before turn 1 failed") == 1
     assert "checkpoint after turn 1 failed" not in proc.stderr  # shown once, recorded every time
-    assert [(r["phase"], "error" in r) for r in agent.records("checkpoint")] == [("before", True),
-                                                                                ("after", True)]
+    assert [(r["phase"], "error" in r) for r in agent.records("checkpoint")] == [
+        ("before", True), ("tool", True), ("after", True)]  # the snapshot before run_shell too
     assert (workspace / "x.txt").read_text() == "x\n"
 
 

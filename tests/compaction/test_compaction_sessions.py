@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clitools import json_lines, run_cli, write_script
+from clitools import invoke, json_lines, write_script
 from fakeserver import FakeLLMServer
 
 from recursive_cli.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
@@ -37,11 +37,11 @@ def test_a_compacted_run_resumes_from_its_summary(workspace: Path, isolated_home
                + [{"text": "SUMMARY-OF-TURN-ONE"}] + shell_turn(4) + [{"text": "five"}])
     with FakeLLMServer(replies) as server:
         base = ["-C", str(workspace), "--api-base", server.openai_base_url, "-m", "gpt-4"]
-        first = run_cli("run", "task 1", "--session-id", "cmp", *base, env=KEY)
+        first = invoke("run", "task 1", "--session-id", "cmp", *base, env=KEY)
         assert first.returncode == 0, first.stderr
         stderr = {}
         for n in (2, 3, 4, 5):
-            proc = run_cli("resume", "cmp", f"task {n}", env=KEY)
+            proc = invoke("resume", "cmp", f"task {n}", env=KEY)
             assert proc.returncode == 0, proc.stderr
             stderr[n] = proc.stderr
         assert "compacted 4 earlier messages into a summary" in stderr[4]
@@ -83,8 +83,8 @@ def test_a_loop_compacts_at_max_context_tokens(tmp_path: Path, workspace: Path) 
         wake(4), {"text": "t3", "usage": {"input_tokens": 3_500, "output_tokens": 5}},
         {"text": "THE SUMMARY"}, {"text": "t4"},
     ])
-    proc = run_cli("loop", "turn 1", "-C", str(workspace), "--max-context-tokens", "4000",
-                   "--provider", "scripted", "--script", str(script), "-o", "stream-json")
+    proc = invoke("loop", "turn 1", "-C", str(workspace), "--max-context-tokens", "4000",
+                  "--provider", "scripted", "--script", str(script), "-o", "stream-json")
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
     (compaction,) = [line for line in lines if line.get("subtype") == "compaction"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clitools import json_lines, run_cli
+from clitools import invoke, json_lines
 from fakeserver import FakeLLMServer
 
 KEY = {"RECURSIVE_API_KEY": "sk-test"}
@@ -16,13 +16,13 @@ OVERFLOW = {"status": 400, "code": "context_length_exceeded",
 def test_context_overflow_compacts_then_retries(workspace: Path, isolated_home: Path) -> None:
     with FakeLLMServer([{"text": f"answer {i}"} for i in range(5)]) as server:
         base = ["-C", str(workspace), "--api-base", server.openai_base_url]
-        assert run_cli("run", "turn 0", *base, "--session-id", "big-1", env=KEY).returncode == 0
+        assert invoke("run", "turn 0", *base, "--session-id", "big-1", env=KEY).returncode == 0
         for i in range(1, 5):
-            assert run_cli("resume", "big-1", f"turn {i}", *base, env=KEY).returncode == 0
+            assert invoke("resume", "big-1", f"turn {i}", *base, env=KEY).returncode == 0
     replies = [{"error": OVERFLOW}, {"text": "SUMMARY of turns 0 and 1"}, {"text": "fits now"}]
     with FakeLLMServer(replies) as server:
-        proc = run_cli("resume", "big-1", "turn 5", "-C", str(workspace), "--api-base",
-                       server.openai_base_url, "-o", "stream-json", env=KEY)
+        proc = invoke("resume", "big-1", "turn 5", "-C", str(workspace), "--api-base",
+                      server.openai_base_url, "-o", "stream-json", env=KEY)
         bodies = [r.body for r in server.requests]
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from clitools import json_lines, run_cli, write_script
+from clitools import CliResult, invoke, json_lines, write_script
 
 
 def call(name: str, **arguments: object) -> dict[str, Any]:
@@ -29,11 +28,11 @@ def verdict(achieved: bool, reason: str) -> dict[str, Any]:
 
 
 def goal(tmp_path: Path, workspace: Path, replies: list[dict[str, Any]], *args: str,
-         script_name: str = "script.json", **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """Run `recursive goal ... -C workspace` with the scripted provider."""
+         script_name: str = "script.json", **kwargs: Any) -> CliResult:
+    """Run `recursive goal ... -C workspace` with the scripted provider (in this process)."""
     script = write_script(tmp_path / script_name, replies)
-    return run_cli("goal", *args, "-C", str(workspace), "--provider", "scripted",
-                   "--script", str(script), **kwargs)
+    return invoke("goal", *args, "-C", str(workspace), "--provider", "scripted",
+                  "--script", str(script), **kwargs)
 
 
 def evaluations(stdout: str) -> list[dict[str, Any]]:

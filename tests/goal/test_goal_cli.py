@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from clitools import run_cli
+from clitools import invoke, wait_gone
 
 from recursive_cli.messages import Usage
 from recursive_cli.pricing import cost_usd
@@ -122,7 +121,7 @@ def test_hanging_check_is_killed_by_its_timeout(tmp_path: Path, workspace: Path)
     check = "sleep 300 & echo $! > child.pid; echo started; wait"
     started = time.monotonic()
     proc = goal(tmp_path, workspace, [say("nothing to do")], "wait", "--check", check,
-                "--check-timeout", "1s", "--max-turns", "1", "-o", "stream-json")
+                "--check-timeout", "0.5s", "--max-turns", "1", "-o", "stream-json")
     assert proc.returncode == 4, proc.stderr
     assert time.monotonic() - started < 20
     (evaluation,) = evaluations(proc.stdout)
@@ -131,18 +130,7 @@ def test_hanging_check_is_killed_by_its_timeout(tmp_path: Path, workspace: Path)
     assert result["output_tail"] == "started"
     assert "timed out after" in evaluation["reason"]
     child = int((workspace / "child.pid").read_text())
-    assert _gone(child), "the check's background child survived its timeout"
-
-
-def _gone(pid: int, wait: float = 3.0) -> bool:
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
+    assert wait_gone(child, 3.0), "the check's background child survived its timeout"
 
 
 def test_json_result_carries_the_verdicts(tmp_path: Path, workspace: Path) -> None:
@@ -199,7 +187,7 @@ def test_usage_errors_exit_2(tmp_path: Path, workspace: Path) -> None:
         (["goal", "x", "--check", "true", "--max-turns", "0"], "--max-turns"),
     ]
     for args, message in cases:
-        proc = run_cli(*args, "-C", str(workspace))
+        proc = invoke(*args, "-C", str(workspace))
         assert proc.returncode == 2, (args, proc.stderr)
         assert message in proc.stderr, (args, proc.stderr)
 

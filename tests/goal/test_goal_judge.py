@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from clitools import run_cli
+from clitools import invoke
 from fakeserver import FakeLLMServer
 
 from recursive_cli.budget import Budget
@@ -67,10 +67,10 @@ def test_judge_model_is_used_for_the_judge_without_tools(workspace) -> None:
                {"text": "done"},
                {"text": '{"achieved": true, "reason": "the output shows EVIDENCE-42"}'}]
     with FakeLLMServer(replies) as server:
-        proc = run_cli("goal", "print the evidence", "--until", "EVIDENCE-42 was printed", "-C",
-                       str(workspace), "--provider", "openai", "--api-base", server.openai_base_url,
-                       "-m", "main-model", "--judge-model", "judge-model", "-o", "json",
-                       "--check", "true", env={"RECURSIVE_API_KEY": "sk-test"})
+        proc = invoke("goal", "print the evidence", "--until", "EVIDENCE-42 was printed", "-C",
+                      str(workspace), "--provider", "openai", "--api-base", server.openai_base_url,
+                      "-m", "main-model", "--judge-model", "judge-model", "-o", "json",
+                      "--check", "true", env={"RECURSIVE_API_KEY": "sk-test"})
         bodies = [request.body for request in server.requests]
     assert proc.returncode == 0, proc.stderr
     assert [body["model"] for body in bodies] == ["main-model", "main-model", "judge-model"]

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import write_script
+from clitools import alive, wait_gone, write_script  # noqa: F401  (the loop tests import them from here)
 
 
 def call(name: str, **arguments: object) -> dict[str, Any]:
@@ -49,26 +49,6 @@ def prompts(records: list[dict[str, Any]]) -> list[str]:
 def loop_state(home: Path, session_id: str) -> dict[str, Any]:
     meta = json.loads((home / "sessions" / session_id / "meta.json").read_text())
     return meta["state"]["loop"]
-
-
-def alive(pid: int) -> bool:
-    """Whether a process exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return not alive(pid)
 
 
 class LiveCLI:

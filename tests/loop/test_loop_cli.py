@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-from clitools import json_lines, run_cli
+from clitools import invoke, json_lines
 
 from .conftest import alive, call, loop_state, prompts, scripted, session_records, tools, wait_gone
 
@@ -23,8 +23,8 @@ def test_a_background_job_output_reaches_the_next_turn(tmp_path: Path, workspace
         {"text": "started it"},
         {"text": "the job failed with 3"},
     ])
-    proc = run_cli("loop", "run the job", "-C", str(workspace), "--session-id", "j1",
-                   "-o", "stream-json", *args)
+    proc = invoke("loop", "run the job", "-C", str(workspace), "--session-id", "j1",
+                  "-o", "stream-json", *args)
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
     subtypes = [line.get("subtype") for line in lines if line["type"] == "system"]
@@ -44,23 +44,23 @@ def test_a_background_job_output_reaches_the_next_turn(tmp_path: Path, workspace
 def test_a_wakeup_runs_its_prompt_after_the_delay(tmp_path: Path, workspace: Path,
                                                   isolated_home: Path) -> None:
     args = scripted(tmp_path, [
-        tools(call("schedule_wakeup", delay_seconds=0.8, prompt="check the build again",
+        tools(call("schedule_wakeup", delay_seconds=0.3, prompt="check the build again",
                    reason="build in progress")),
         {"text": "sleeping"},
         {"text": "the build is green"},
     ])
-    proc = run_cli("loop", "watch the build", "-C", str(workspace), "--session-id", "w1",
-                   "-o", "stream-json", *args)
+    proc = invoke("loop", "watch the build", "-C", str(workspace), "--session-id", "w1",
+                  "-o", "stream-json", *args)
     assert proc.returncode == 0, proc.stderr
     lines = json_lines(proc.stdout)
     scheduled = next(line for line in lines if line.get("subtype") == "wakeup_scheduled")
-    assert scheduled["delay_seconds"] == 0.8 and scheduled["reason"] == "build in progress"
+    assert scheduled["delay_seconds"] == 0.3 and scheduled["reason"] == "build in progress"
     assert lines[-1]["result"] == "the build is green"
     records = session_records(isolated_home, "w1")
     assert prompts(records) == ["watch the build", "check the build again"]
     wakeup = next(r for r in records if r["type"] == "wakeup_scheduled")
     second = [r for r in records if r["type"] == "turn_start"][1]
-    assert stamp(second) - stamp(wakeup) >= 0.75
+    assert stamp(second) - stamp(wakeup) >= 0.25
     assert loop_state(isolated_home, "w1")["wakeup"] is None
 
 
@@ -73,7 +73,7 @@ def test_stop_loop_ends_at_once_and_kills_running_jobs(tmp_path: Path, workspace
         {"text": "done here"},
     ])
     started = time.monotonic()
-    proc = run_cli("loop", "go", "-C", str(workspace), "--session-id", "st", "-o", "json", *args)
+    proc = invoke("loop", "go", "-C", str(workspace), "--session-id", "st", "-o", "json", *args)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 15
     (result,) = json_lines("".join(proc.stdout.split("\n")))
@@ -89,7 +89,7 @@ def test_a_job_writing_10_mb_reaches_the_agent_as_a_tail(tmp_path: Path, workspa
     command = "head -c 10000000 /dev/zero | tr '\\0' x; echo; echo LAST-LINE"
     args = scripted(tmp_path, [tools(call("run_background", command=command)),
                                {"text": "waiting"}, {"text": "saw it"}])
-    proc = run_cli("loop", "big output", "-C", str(workspace), "--session-id", "big", *args)
+    proc = invoke("loop", "big output", "-C", str(workspace), "--session-id", "big", *args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "saw it\n"
     output = isolated_home / "sessions" / "big" / "jobs" / "job-1.log"
@@ -138,7 +138,7 @@ def test_max_iterations_exits_3_and_kills_jobs(tmp_path: Path, workspace: Path) 
         tools(call("run_background", command="echo $$ > job.pid; exec sleep 60")),
         again, {"text": "one"}, again, {"text": "two"}, again, {"text": "three"},
     ])
-    proc = run_cli("loop", "go", "-C", str(workspace), "--max-iterations", "2", "-o", "json", *args)
+    proc = invoke("loop", "go", "-C", str(workspace), "--max-iterations", "2", "-o", "json", *args)
     assert proc.returncode == 3, proc.stderr
     (result,) = json_lines("".join(proc.stdout.split("\n")))
     assert result["subtype"] == "error_max_budget" and result["finish_reason"] == "max_iterations"
@@ -150,7 +150,7 @@ def test_max_duration_cuts_a_long_wakeup_short(tmp_path: Path, workspace: Path) 
     args = scripted(tmp_path, [tools(call("schedule_wakeup", delay_seconds=600, prompt="later")),
                                {"text": "sleeping"}])
     started = time.monotonic()
-    proc = run_cli("loop", "go", "-C", str(workspace), "--max-duration", "2s", "-o", "json", *args)
+    proc = invoke("loop", "go", "-C", str(workspace), "--max-duration", "0.5s", "-o", "json", *args)
     assert proc.returncode == 3, proc.stderr
     assert time.monotonic() - started < 15
     (result,) = json_lines("".join(proc.stdout.split("\n")))
@@ -159,7 +159,7 @@ def test_max_duration_cuts_a_long_wakeup_short(tmp_path: Path, workspace: Path) 
 
 def test_nothing_pending_ends_the_loop_after_one_turn(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [{"text": "all done already"}])
-    proc = run_cli("loop", "go", "-C", str(workspace), *args)
+    proc = invoke("loop", "go", "-C", str(workspace), *args)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "all done already\n"
     assert "↻ loop iteration 1: start" in proc.stderr
@@ -171,7 +171,7 @@ def test_a_job_timeout_kills_it_and_says_so(tmp_path: Path, workspace: Path,
         tools(call("run_background", command="echo started; sleep 60", timeout_seconds=0.5)),
         {"text": "waiting"}, {"text": "it hung"},
     ])
-    proc = run_cli("loop", "go", "-C", str(workspace), "--session-id", "to", *args)
+    proc = invoke("loop", "go", "-C", str(workspace), "--session-id", "to", *args)
     assert proc.returncode == 0, proc.stderr
     report = prompts(session_records(isolated_home, "to"))[1]
     assert "timed out after 0.5 s" in report and "started" in report
@@ -179,14 +179,14 @@ def test_a_job_timeout_kills_it_and_says_so(tmp_path: Path, workspace: Path,
 
 def test_job_status_and_job_stop(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     args = scripted(tmp_path, [
-        tools(call("run_background", command="echo $$ > job.pid; echo working; exec sleep 60")),
-        tools(call("run_shell", command="sleep 0.3")),
+        tools(call("run_background", command="echo working; echo $$ > job.pid; exec sleep 60")),
+        tools(call("run_shell", command="until [ -s job.pid ]; do sleep 0.01; done")),  # it has begun
         tools(call("job_status", job_id="job-1")),
         tools(call("job_stop", job_id="job-1")),
         tools(call("job_status", job_id="job-9")),
         {"text": "stopped it"},
     ])
-    proc = run_cli("loop", "go", "-C", str(workspace), "--session-id", "js", *args)
+    proc = invoke("loop", "go", "-C", str(workspace), "--session-id", "js", *args)
     assert proc.returncode == 0, proc.stderr
     results = [r["message"] for r in session_records(isolated_home, "js")
                if r["type"] == "message" and r["message"]["role"] == "tool"]
@@ -201,8 +201,8 @@ def test_job_status_and_job_stop(tmp_path: Path, workspace: Path, isolated_home:
 def test_the_loop_tools_are_listed_and_obey_permissions(tmp_path: Path, workspace: Path) -> None:
     args = scripted(tmp_path, [tools(call("run_background", command="touch made-it")),
                                {"text": "could not"}])
-    proc = run_cli("loop", "go", "-C", str(workspace), "--permission-mode", "accept-edits",
-                   "-o", "stream-json", *args)
+    proc = invoke("loop", "go", "-C", str(workspace), "--permission-mode", "accept-edits",
+                  "-o", "stream-json", *args)
     lines = json_lines(proc.stdout)
     assert {"schedule_wakeup", "run_background", "job_status", "job_stop",
             "stop_loop"} <= set(lines[0]["tools"])

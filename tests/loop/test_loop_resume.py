@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-from clitools import run_cli
+from clitools import invoke
 from fakeserver import FakeLLMServer
 
 from .conftest import alive, call, loop_state, prompts, scripted, session_records, tools, wait_gone
@@ -18,7 +18,7 @@ KEY = {"RECURSIVE_API_KEY": "sk-test"}
 def test_resume_sleeps_out_a_wakeup_interrupted_by_sigint(tmp_path: Path, workspace: Path,
                                                            isolated_home: Path, live) -> None:
     args = scripted(tmp_path, [
-        tools(call("schedule_wakeup", delay_seconds=2.5, prompt="look again", reason="soon")),
+        tools(call("schedule_wakeup", delay_seconds=1.5, prompt="look again", reason="soon")),
         {"text": "sleeping"},
         {"text": "looked again"},
     ])
@@ -29,7 +29,7 @@ def test_resume_sleeps_out_a_wakeup_interrupted_by_sigint(tmp_path: Path, worksp
     due = loop_state(isolated_home, "nap")["wakeup"]["due"]
     assert due > time.time()  # interrupted well before the wakeup
 
-    proc = run_cli("resume", "nap")
+    proc = invoke("resume", "nap")
     assert proc.returncode == 0, proc.stderr
     assert time.time() >= due
     assert proc.stdout == "looked again\n"
@@ -54,7 +54,7 @@ def test_resume_reports_a_job_interrupted_by_sigint_as_lost(tmp_path: Path, work
     assert wait_gone(int((workspace / "job.pid").read_text()))  # killed with the loop
     assert loop_state(isolated_home, "lost")["jobs"][0]["status"] == "lost"
 
-    proc = run_cli("resume", "lost")
+    proc = invoke("resume", "lost")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "I will run it again\n"
     report = prompts(session_records(isolated_home, "lost"))[1]
@@ -79,7 +79,7 @@ def test_resume_after_kill_9_kills_the_orphaned_job_and_reports_it_lost(
         assert alive(orphan)  # the job outlives its supervisor...
         assert loop_state(isolated_home, "k9")["jobs"][0]["status"] == "running"
 
-        proc = run_cli("resume", "k9", env=KEY)
+        proc = invoke("resume", "k9", env=KEY)
         assert proc.returncode == 0, proc.stderr
         assert wait_gone(orphan)  # ...until the resume recognises and kills it
         assert proc.stdout == "it was lost; noted\n"
@@ -104,7 +104,7 @@ def test_resume_with_a_prompt_runs_it_before_the_pending_wakeup(tmp_path: Path, 
     cli.wait_for("loop_waiting")
     cli.signal(signal.SIGINT)
     assert cli.finish() == 130
-    proc = run_cli("resume", "pr", "a question from the user")
+    proc = invoke("resume", "pr", "a question from the user")
     assert proc.returncode == 0, proc.stderr
     assert prompts(session_records(isolated_home, "pr")) == [
         "go", "a question from the user", "scheduled look"]

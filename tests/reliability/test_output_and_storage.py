@@ -160,26 +160,25 @@ def test_home_full_at_start(tmp_path: Path, workspace: Path) -> None:
 
 
 def test_home_fills_up_during_the_run(tmp_path: Path, workspace: Path) -> None:
-    steps = shell_steps(4, "head -c 20000 /dev/zero | tr '\\0' a; echo")  # 20 kB per tool result
+    steps = shell_steps(3, "head -c 20000 /dev/zero | tr '\\0' a; echo")  # 20 kB per tool result
     args = ["-C", str(workspace), "--no-checkpoints",
-            *scripted_args(tmp_path / "s.json", [*steps, {"text": "finished"}, {"text": "resumed"}])]
+            *scripted_args(tmp_path / "s.json", [*steps, {"text": "finished"}])]
     with tmpfs(tmp_path / "filling-home", "64k") as home:
         fill(home, leave=24 * 1024)
         run = agent("run", "x", *args, "--session-id", "filling", env={"RECURSIVE_HOME": str(home)})
-        assert run.code == 0 and run.stdout == "finished\n", run.stderr
-        run.assert_clear(errors=0)
-        warnings = [line for line in run.stderr.splitlines() if "warning" in line]
-        assert len(warnings) == 1 and "No space left on device" in warnings[0], run.stderr
+        assert run.code == 1 and run.stdout == "", run.stderr  # no answer: the run did not finish
+        run.assert_clear(errors=1)
+        assert "No space left on device" in run.error_lines()[0], run.stderr
+        assert "warning" not in run.stderr
         (home / "filler").unlink()  # the user frees space, then looks and resumes
         session = inspect_session(home, "filling")
-        assert any("torn last line" in warning for warning in session.warnings), session.warnings
-        resumed = agent("resume", "filling", "go on", *args, env={"RECURSIVE_HOME": str(home)})
-        assert resumed.code == 0 and resumed.stdout.strip(), resumed.stderr
-        check_row(Row("home-full-mid-run",
-                      (Scrub(home=home)(warnings[0]), "the run goes on: the answer on stdout"),
-                      str(run.code), f"`{session.status}`: what was written before the disk filled "
-                      "(a torn last line is skipped with a warning); `sessions show` loads it; "
-                      "`resume` works once there is space (exit 0)"))
+        assert session.warnings == [], session.warnings  # no torn record, nothing lost
+        resumed = agent("resume", "filling", *args, env={"RECURSIVE_HOME": str(home)})
+        assert resumed.code == 0 and resumed.stdout == "finished\n", resumed.stderr
+        check_row(Row("home-full-mid-run", (Scrub(home=home)(run.error_lines()[0]),),
+                      str(run.code), f"`{session.status}`: what was written before the disk filled, "
+                      "with no torn record; `sessions show` loads it; `resume` finishes the run "
+                      "once there is space (exit 0)"))
 
 
 def test_no_file_descriptors_left(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:

@@ -1,129 +1,185 @@
 """SIGKILL, SIGTERM and SIGINT at random moments of a run (seeded, bounded trials): each leaves a
-session that `recursive sessions show` loads and `recursive resume` finishes."""
+session that `recursive sessions show` loads and `recursive resume` finishes. And a second
+SIGINT that exits at once while the shutdown of the first is still waiting.
+
+The runs that get signals are real processes; every signal goes out when a marker says the run
+is where the case wants it (a tool result saved, a process waiting on a lock), not after a
+sleep that a loaded machine can outrun. Loading and resuming the sessions afterwards needs no
+process of its own and runs in this one.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
+import os
 import random
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from clitools import alive, invoke, wait_gone, wait_until
+
+from recursive_cli.checkpoints.repo import shadow_folder
+
 from .doctable import Row, check_row
-from .harness import (SessionView, agent, call, exit_text, inspect_session, scripted_args,
-                      start_agent, wait_for)
+from .harness import BASE_ENV, call, exit_text, inspect_session, scripted_args, start_agent
 
 SEED = 20240611
 TRIALS = 2  # per signal
-STEPS = 16  # about 0.06 s each: a run lasts a second or more, even on a fast machine
-LATEST_SIGNAL = 0.5  # seconds after the first turn starts
+STEPS = 16
+STEP_SECONDS = 0.04  # a step: the model thinks 0.02 s, then its shell command runs 0.02 s
 EXPECTED_EXIT = {signal.SIGKILL: -signal.SIGKILL, signal.SIGTERM: 143, signal.SIGINT: 130}
 SEES = {signal.SIGKILL: "nothing: the process is gone"}
 
 
 def steps_script() -> list[dict]:
-    steps = [{"delay": 0.03, "tool_calls": [call("run_shell", {"command": f"sleep 0.03; echo step {i}"})]}
+    steps = [{"delay": 0.02, "tool_calls": [call("run_shell", {"command": f"sleep 0.02; echo step {i}"})]}
              for i in range(STEPS)]
     return [*steps, {"text": "finished"}]
+
+
+def tool_results(transcript: Path) -> int:
+    """How many tool results the transcript holds so far (a line being written is not counted)."""
+    count = 0
+    for line in transcript.read_bytes().splitlines() if transcript.exists() else []:
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            count += record["type"] == "message" and record["message"]["role"] == "tool"
+    return count
 
 
 @dataclass
 class Trial:
     signum: signal.Signals
-    delay: float
+    after: int  # tool results saved before the signal
+    jitter: float  # seconds from that marker to the signal
     code: int
     stderr: str
-    status: str  # the session's status right after the signal
-    resume_code: int
-    resume_stdout: str
-    session: SessionView
+
+    @property
+    def where(self) -> str:
+        return f"{self.signum.name} {self.jitter:.3f} s after tool result {self.after}"
 
 
-def run_trial(tmp_path: Path, home: Path, name: str, signum: signal.Signals, delay: float) -> Trial:
-    """Start a run, signal it `delay` s after its first turn starts, then load and resume it."""
+def signal_trial(tmp_path: Path, home: Path, name: str, signum: signal.Signals, after: int,
+                 jitter: float) -> Trial:
+    """Start a run and signal it `jitter` s after its `after`-th tool result is saved."""
     workspace = tmp_path / name
     workspace.mkdir()
     args = ["-C", str(workspace), *scripted_args(tmp_path / f"{name}.json", steps_script())]
     transcript = home / "sessions" / name / "transcript.jsonl"
     proc = start_agent("run", "work through the steps", *args, "--session-id", name,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_for(lambda: transcript.exists() and b'"turn_start"' in transcript.read_bytes())
-    time.sleep(delay)
+    wait_until(lambda: transcript.exists() and b'"turn_start"' in transcript.read_bytes()
+               and tool_results(transcript) >= after, proc=proc)
+    time.sleep(jitter)  # anywhere in the next step: the model's wait or the tool's run
     proc.send_signal(signum)
     _, stderr = proc.communicate(timeout=30)
+    return Trial(signum, after, jitter, proc.returncode, stderr)
+
+
+def check_trial(tmp_path: Path, home: Path, name: str, trial: Trial) -> str:
+    """Check what the signal left, resume the run and check that; returns the status it left."""
+    where = trial.where
+    assert trial.code == EXPECTED_EXIT[trial.signum], (where, trial.stderr)
+    assert "Traceback" not in trial.stderr, (where, trial.stderr)
+    if trial.signum != signal.SIGKILL:
+        assert [line for line in trial.stderr.splitlines() if line.startswith("error:")] == \
+            ["error: interrupted"], (where, trial.stderr)
     status = inspect_session(home, name).status  # `sessions show` loads what the signal left
-    resumed = agent("resume", name, *args)
-    return Trial(signum, delay, proc.returncode, stderr, status, resumed.code, resumed.stdout,
-                 inspect_session(home, name))
+    args = ["-C", str(tmp_path / name), *scripted_args(tmp_path / f"{name}.json", steps_script())]
+    resumed = invoke("resume", name, *args, env=BASE_ENV)
+    session = inspect_session(home, name)
+    assert resumed.returncode == 0 and resumed.stdout == "finished\n", (where, resumed.stderr)
+    assert session.status == "completed", where
+    assert session.unanswered_calls() == [], where
+    if trial.signum != signal.SIGKILL:  # (a torn line from kill -9 is reported on every load)
+        assert session.warnings == [], (where, session.warnings)
+    calls = sum(len(m.tool_calls) for m in session.messages)
+    assert max(1, trial.after) <= calls <= STEPS, where  # replies replayed are not doubled
+    return status
 
 
 def test_signals_at_random_points(tmp_path: Path, isolated_home: Path) -> None:
     rng = random.Random(SEED)
-    plan = [(f"{sig.name.lower()}-{i}", sig, rng.uniform(0.0, LATEST_SIGNAL))
+    # after 0 to STEPS - 3 results, so at least two steps are left to land in
+    plan = [(f"{sig.name.lower()}-{i}", sig, rng.randrange(STEPS - 2), rng.uniform(0.0, STEP_SECONDS))
             for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT) for i in range(TRIALS)]
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        trials = list(pool.map(lambda p: run_trial(tmp_path, isolated_home, *p), plan))
-    by_signal: dict[signal.Signals, list[Trial]] = {}
-    for trial in trials:
-        where = f"{trial.signum.name} after {trial.delay:.2f} s"
-        assert trial.code == EXPECTED_EXIT[trial.signum], (where, trial.stderr)
-        assert "Traceback" not in trial.stderr, (where, trial.stderr)
-        if trial.signum != signal.SIGKILL:
-            assert [line for line in trial.stderr.splitlines() if line.startswith("error:")] == \
-                ["error: interrupted"], (where, trial.stderr)
-        assert trial.resume_code == 0 and trial.resume_stdout == "finished\n", where
-        assert trial.session.status == "completed", where
-        assert trial.session.unanswered_calls() == [], where
-        if trial.signum != signal.SIGKILL:  # (a torn line from kill -9 is reported on every load)
-            assert trial.session.warnings == [], (where, trial.session.warnings)
-        calls = sum(len(m.tool_calls) for m in trial.session.messages)
-        assert 1 <= calls <= STEPS, where  # replies replayed after a crash are not doubled
-        by_signal.setdefault(trial.signum, []).append(trial)
+    by_signal: dict[signal.Signals, list[tuple[Trial, str]]] = {}
+    with ThreadPoolExecutor(max_workers=3) as pool:  # the signalled runs, in parallel: they wait, mostly
+        trials = pool.map(lambda p: signal_trial(tmp_path, isolated_home, *p), plan)
+        for (name, *_), trial in zip(plan, trials):  # each is checked here while later ones run
+            status = check_trial(tmp_path, isolated_home, name, trial)
+            by_signal.setdefault(trial.signum, []).append((trial, status))
     for signum, group in by_signal.items():
-        statuses = {trial.status for trial in group}
+        statuses = {status for _, status in group}
         assert len(statuses) == 1, (signum.name, statuses)
         sees = SEES.get(signum, "error: interrupted")
-        check_row(Row(signum.name.lower(), (sees,), exit_text(group[0].code),
+        check_row(Row(signum.name.lower(), (sees,), exit_text(group[0][0].code),
                       f"`{statuses.pop()}`; `sessions show` loads it; `resume` finishes the run "
                       f"(exit 0) with every tool call answered — {len(group)} of {TRIALS} trials"))
 
 
+@contextlib.contextmanager
+def index_held_by_another_run(home: Path, workspace: Path) -> Iterator[None]:
+    """Hold the workspace's checkpoint index as a second run snapshotting it would: a snapshot
+    of ours then waits (`ShadowGit.index_locked`)."""
+    mutex = shadow_folder(home, workspace) / "index.mutex"
+    fd = os.open(mutex, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def waiting_for_a_lock(pid: int) -> bool:
+    """Whether process `pid` is blocked waiting for a file lock (a `->` line of /proc/locks)."""
+    waiters = [line.split() for line in Path("/proc/locks").read_text().splitlines() if " -> " in line]
+    return any(fields[5:6] == [str(pid)] for fields in waiters)  # "1: -> FLOCK ADVISORY WRITE PID …"
+
+
 def test_a_second_sigint_exits_at_once(tmp_path: Path, isolated_home: Path) -> None:
+    # The first SIGINT kills the tool's processes at once, but the shutdown after it can still
+    # wait: here its after-turn checkpoint waits for an index that another run holds. A second
+    # SIGINT must not wait for it. With that second SIGINT ignored this run would sit until the
+    # lock is let go (5 s below), end `interrupted` and say `error: interrupted`: all asserted.
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    script = [{"tool_calls": [call("run_shell", {"command": "sleep 31.5"})]}, {"text": "finished"}]
+    command = call("run_shell", {"command": "echo $$ > tool.pid; exec sleep 31.5"})
+    script: list[dict] = [{"tool_calls": [command]}, {"text": "finished"}]
     args = ["-C", str(workspace), *scripted_args(tmp_path / "s.json", script)]
     proc = start_agent("run", "wait", *args, "--session-id", "twice", "-o", "stream-json",
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if '"tool_use"' in line:
-            break
-    time.sleep(0.2)
-    sent = time.monotonic()
-    while proc.poll() is None and time.monotonic() - sent < 5:  # Ctrl-C, Ctrl-C, Ctrl-C…
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tool_pid = workspace / "tool.pid"
+    wait_until(lambda: tool_pid.exists() and tool_pid.read_text().strip() != "", proc=proc)
+    tool = int(tool_pid.read_text())
+    with index_held_by_another_run(isolated_home, workspace):
         proc.send_signal(signal.SIGINT)
-        time.sleep(0.01)
+        wait_until(lambda: waiting_for_a_lock(proc.pid), proc=proc)  # the shutdown is stuck
+        assert not alive(tool), "the first SIGINT left the tool command running"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        elapsed = time.monotonic() - sent
     _, stderr = proc.communicate(timeout=10)
-    # 130, or killed by SIGINT itself when a last one lands while the interpreter shuts down
-    # (its handlers are gone by then): a shell reports both as $? = 130.
-    assert proc.returncode in (130, -signal.SIGINT) and time.monotonic() - sent < 5, stderr
+    assert elapsed < 2, f"the second SIGINT waited {elapsed:.1f} s for the shutdown"
+    assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr, stderr
-    # The second signal either cut the shutdown short or found it already done: both are fine.
-    at_once = "interrupted twice: exiting now" in stderr
-    assert at_once or "error: interrupted" in stderr, stderr
-    status = inspect_session(isolated_home, "twice").status
-    assert status == ("running" if at_once else "interrupted")
-    still_running = subprocess.run(["pgrep", "-f", "sleep 31.5"], capture_output=True)
-    assert still_running.returncode == 1, "the shell command outlived the run"
-    shown = agent("sessions", "show", "twice")
-    resumed = agent("resume", "twice", *args)
+    assert "interrupted twice: exiting now" in stderr and "error: interrupted" not in stderr, stderr
+    assert wait_gone(tool)
+    assert inspect_session(isolated_home, "twice").status == "running"  # no time to record more
+    resumed = invoke("resume", "twice", *args, env=BASE_ENV)
     session = inspect_session(isolated_home, "twice")
-    assert shown.code == 0 and resumed.code == 0 and resumed.stdout == "finished\n", resumed.stderr
+    assert resumed.returncode == 0 and resumed.stdout == "finished\n", resumed.stderr
     assert session.unanswered_calls() == []
-    check_row(Row("sigint-twice", ("interrupted twice: exiting now (or `error: interrupted` when the "
-                                   "first signal had already finished the shutdown)",),
-                  "130 (as `$?`)", "`running` after the exit at once (else `interrupted`); "
-                  "`sessions show` loads it; `resume` answers the cut-off call and finishes (exit 0)"))
+    check_row(Row("sigint-twice", ("interrupted twice: exiting now",), "130",
+                  "`running`: the exit did not wait for the shutdown; `sessions show` loads it; "
+                  "`resume` answers the cut-off call and finishes (exit 0)"))

@@ -153,29 +153,36 @@ def test_update_meta_rewrites_state(new_session):
     assert read_meta(writer.folder).state == {"goal": {"turns_left": 3}}
 
 
-def test_a_failing_append_during_a_run_warns_once_and_does_not_raise(store):
+def test_a_failing_append_stops_before_the_next_action_and_never_warns_twice(store):
     warnings: list[str] = []
     writer = JsonlSessionWriter.create(store.folder("s1"), make_meta("s1"), warn=warnings.append)
     os.close(writer._fd)  # the disk went away under the run
-    write_turn(writer, conversation())
-    writer.emit(turn_finished())
-    writer.emit(run_finished(0))
+    with pytest.raises(SessionWriteError, match="cannot write session s1"):
+        writer.emit(TurnStarted(turn=1, prompt="go"))
+    with pytest.raises(SessionWriteError):  # every later action is refused too
+        writer.emit(MessageAdded(message=Message.user("go"), turn=1))
+    writer.emit(turn_finished())  # end-of-turn and end-of-run events never raise
+    writer.emit(run_finished(1))
     writer.close()
     assert writer.error is not None and str(store.folder("s1")) in str(writer.error)
-    assert len(warnings) == 1 and "cannot write session" in warnings[0]
+    assert warnings == []  # the error is the run's result (cli/launch.py), not a warning
+    meta = read_meta(store.folder("s1"))
+    assert (meta.status, meta.turns, meta.messages) == ("failed", 0, 0)  # counts what is on disk
 
 
-def test_a_failing_meta_write_keeps_the_transcript_going(store, monkeypatch, capsys):
+def test_a_failing_meta_write_stops_the_run_and_keeps_the_last_good_meta(store, monkeypatch):
     writer = JsonlSessionWriter.create(store.folder("s1"), make_meta("s1"))
 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("recursive_cli.sessions.meta.tempfile.mkstemp", full_disk)
-    write_turn(writer, conversation())
+    with pytest.raises(SessionWriteError, match="No space left on device"):
+        write_turn(writer, conversation())
     writer.emit(turn_finished())
-    writer.emit(turn_finished())
+    writer.emit(run_finished(1))
     writer.close()
     monkeypatch.undo()
-    assert capsys.readouterr().err.count("No space left on device") == 1
-    assert load_session(store.folder("s1")).messages == conversation()
+    assert read_meta(store.folder("s1")).status == "running"  # the last good meta.json
+    loaded = load_session(store.folder("s1"))
+    assert loaded.messages == [Message.user(conversation()[0].content)] and loaded.turns == 1
