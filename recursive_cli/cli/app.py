@@ -159,8 +159,7 @@ def sessions_gc(
 ) -> None:
     """Delete this workspace's sessions not updated for the given time. Nothing else ever deletes one.
 
-    On a terminal it lists them and asks first; otherwise it deletes only with --yes (exit 2
-    without it). Each removed id is printed on stderr.
+    On a terminal it lists them and asks first; otherwise it deletes only with --yes (exit 2 without it). Each removed id is printed on stderr.
     """
     from .sessions_cmd import gc_command
 

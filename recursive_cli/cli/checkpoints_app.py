@@ -26,7 +26,7 @@ def checkpoints_list(
     session: SessionArg,
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
 ) -> None:
-    """List a session's turns: time, files changed, prompt, and whether a restore undid them."""
+    """List a session's turns: time, files the session changed, prompt, and whether a restore undid them."""
     from .checkpoints_cmd import list_command
 
     raise typer.Exit(list_command(session, json_output))
@@ -42,7 +42,7 @@ def checkpoints_diff(
     session: SessionArg,
     turn: Annotated[Optional[int], typer.Argument(min=1, help="Turn number; omitted: every turn of the session.", show_default=False)] = None,
 ) -> None:
-    """Show what TURN changed in the workspace, shell commands included, as a diff."""
+    """Show what the session changed in TURN (its file edits and shell commands) as a diff."""
     from .checkpoints_cmd import diff_command
 
     raise typer.Exit(diff_command(session, turn))
@@ -60,13 +60,14 @@ def checkpoints_restore(
     session: SessionArg,
     turn: Annotated[int, typer.Option("--turn", min=1, help="Go back to before this turn.", show_default=False)],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files changed outside the session since its last checkpoint.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files someone else changed since the session wrote them.")] = False,
 ) -> None:
     """Put the workspace back as it was before turn N, and the conversation too.
 
-    Files that turns N and later modified are restored, those they created removed, those they
-    deleted recreated; files the session never touched are left alone. Refused when a file to
-    restore changed outside the session since its last checkpoint, unless --force.
+    Only what the session itself did in turns N and later is undone: files its tool calls and
+    jobs modified are restored, those they created removed, those they deleted recreated.
+    What anyone else changed, even during those turns, is left alone. Refused when a file to
+    restore was changed by someone else since the session wrote it, unless --force.
     """
     from .checkpoints_cmd import restore_command
 

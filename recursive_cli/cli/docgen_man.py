@@ -22,8 +22,16 @@ DESCRIPTION = (
     "line, in the shapes of Claude Code's headless mode plus `schema_version`; the exit status "
     "tells success from each kind of failure.",
     "Every run is written to disk as it goes, as a session under `$RECURSIVE_HOME/sessions`, "
-    "and can be continued later. Before and after every turn the workspace is snapshotted, so "
-    "the agent's changes can be inspected and undone.",
+    "and can be continued later; when the session cannot be written (a full disk), the run "
+    "stops before the next tool runs and exits 1. Before and after every turn, and around "
+    "every tool call that can change files, the workspace is snapshotted, so the agent's "
+    "changes can be inspected and undone: `checkpoints restore` undoes only what the session's "
+    "own tool calls and shell commands changed, never edits made by anyone else in between, "
+    "and lists a file someone else changed since the session wrote it as a conflict.",
+    "A model reply is acted on only when it is whole: when it is cut off at the output limit "
+    "or stops for any reason but finishing or calling tools, none of its tool calls run; the "
+    "model is told and goes on, and a second cut-off in a row ends the run with exit status 1. "
+    "A refusal is the answer and also exits 1.",
     "Settings come from command-line options, then environment variables, then the project's "
     "`.recursive/config.toml`, then the user's `$RECURSIVE_HOME/config.toml`, then built-in "
     "defaults. Config keys are the long option names, e.g. `max-steps = 50`.",
