@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+from dataclasses import replace
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -118,10 +119,14 @@ class AgentRuntime:
         """The kernel's turn; a context-length rejection gets one compaction and one more try."""
         try:
             return await self._kernel.run(self._context())
-        except ContextLengthError:
+        except ContextLengthError as exc:
             if await self.compact_now() is None:
                 raise
-            return await self._kernel.run(self._context())
+            spent = ended_by(exc, FinishReason.COMPLETED, "")  # the steps before the rejection count
+            outcome = await self._kernel.run(self._context())
+            return replace(outcome, steps=spent.steps + outcome.steps, usage=spent.usage + outcome.usage,
+                           tool_calls=spent.tool_calls + outcome.tool_calls,
+                           denials=spent.denials + outcome.denials)
 
     async def _run_turn(self, text: str | None) -> TurnOutcome:
         self._turn += 1

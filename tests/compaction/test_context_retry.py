@@ -34,3 +34,22 @@ def test_context_overflow_compacts_then_retries(workspace: Path, isolated_home: 
     assert any("SUMMARY of turns 0 and 1" in (text or "") for text in retried)
     assert "turn 0" not in json.dumps(bodies[2]["messages"][1:])
     assert retried[-1] == "turn 5"
+
+
+def test_steps_before_an_overflow_still_count(workspace: Path, isolated_home: Path) -> None:
+    """A rejection after some steps compacts and retries; the steps already taken stay counted."""
+    with FakeLLMServer([{"text": f"answer {i}"} for i in range(3)]) as server:
+        base = ["-C", str(workspace), "--api-base", server.openai_base_url]
+        assert invoke("run", "turn 0", *base, "--session-id", "big-2", env=KEY).returncode == 0
+        for i in range(1, 3):
+            assert invoke("resume", "big-2", f"turn {i}", *base, env=KEY).returncode == 0
+    call = {"name": "list_dir", "arguments": {"path": "."}}
+    replies = [{"tool_calls": [call]}, {"tool_calls": [call]}, {"error": OVERFLOW},
+               {"text": "SUMMARY"}, {"text": "fits now"}]
+    with FakeLLMServer(replies) as server:
+        proc = invoke("resume", "big-2", "turn 3", "-C", str(workspace), "--api-base",
+                      server.openai_base_url, "-o", "json", env=KEY)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["result"] == "fits now"
+    assert result["num_steps"] == 3  # two tool steps before the rejection, one after
