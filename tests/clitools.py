@@ -50,7 +50,8 @@ def _process_state() -> Iterator[None]:
         yield
     finally:
         for signum, handler in handlers.items():
-            signal.signal(signum, handler)
+            if handler is not None:  # (None: set outside Python, cannot be put back)
+                signal.signal(signum, handler)
         log.handlers[:] = log_handlers
         log.setLevel(log_level)
 
