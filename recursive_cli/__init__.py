@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "AgentRuntime": "runtime",
-    "AgentRuntimeBuilder": "builder",
+    "AgentRuntime": "agent",
+    "RuntimeCore": "runtime",
+    "AgentRuntimeBuilder": "agent",
     "AgentKernel": "kernel",
     "TurnContext": "kernel",
     "TurnOutcome": "kernel",
@@ -34,13 +35,14 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from .builder import AgentRuntimeBuilder
+    from .agent import AgentRuntimeBuilder
     from .events import AgentEvent, EventSink, FinishReason
     from .interrupt import InterruptToken
     from .kernel import AgentKernel, TurnContext, TurnOutcome
     from .messages import Message, ToolCall, Usage
     from .providers.base import ChatProvider
-    from .runtime import AgentRuntime
+    from .agent import AgentRuntime
+    from .runtime import RuntimeCore
     from .settings import Settings
     from .tools.base import BaseTool, Tool, ToolRegistry, ToolResult
 

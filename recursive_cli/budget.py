@@ -1,47 +1,113 @@
-"""Budgets shared by every turn of a run: steps per turn, cost, wall clock and transcript size."""
+"""Budgets shared by every turn of a run: steps per turn, cost, wall clock and transcript size.
+
+One `Budget` per runtime holds the limits (`Limits`), what has been spent (`Spent`), the price
+of the run's model (`Price`) and the run's one clock. Every model request — a step, a
+compaction summary, a judge's verdict — is charged through `Budget.charge`, which prices it.
+The kernel asks `check_step` before each model call; drivers ask `check_iteration` between
+turns. A resumed session starts from what it had spent (`Spent.recorded`).
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from .events import FinishReason
 from .messages import Usage
+from .pricing import Price
 
 
-@dataclass
-class Budget:
-    """Limits and the running totals they are checked against."""
+@dataclass(frozen=True)
+class Limits:
+    """What a run may use: model calls per turn, USD, seconds, transcript messages (None: no limit)."""
 
     max_steps: int = 100
     max_cost: float | None = None
     max_duration: float | None = None
     max_messages: int = 50_000
-    spent_cost: float = 0.0
-    usage: Usage = field(default_factory=Usage)
-    cost_known: bool = True
-    started: float = field(default_factory=time.monotonic)
 
-    def charge(self, usage: Usage, cost: float | None) -> None:
-        """Add one request's usage and cost (None when the model's price is unknown)."""
-        self.usage = self.usage + usage
-        if cost is None:
-            self.cost_known = False
-        else:
-            self.spent_cost += cost
+
+@dataclass(frozen=True)
+class Spent:
+    """What has been used so far; `cost` covers only the priced requests when `cost_known` is False."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    cost_known: bool = True
+
+    @classmethod
+    def recorded(cls, usage: Usage, cost_usd: float | None, steps: int) -> Spent:
+        """What a saved session had spent: its cost is unknown only if a step ran unpriced."""
+        return cls(usage=usage, cost=cost_usd or 0.0, cost_known=cost_usd is not None or steps == 0)
+
+    def plus(self, usage: Usage, cost: float | None) -> Spent:
+        """This plus more requests (`cost` None: a model with no price, so the total is unknown)."""
+        return Spent(usage=self.usage + usage, cost=self.cost + (cost or 0.0),
+                     cost_known=self.cost_known and cost is not None)
 
     @property
     def total_cost(self) -> float | None:
-        return self.spent_cost if self.cost_known else None
+        return self.cost if self.cost_known else None
 
-    def exceeded(self, steps: int, messages: int) -> tuple[FinishReason, str] | None:
-        """The budget that is used up before another model call, if any."""
-        if steps >= self.max_steps:
-            return FinishReason.MAX_STEPS, f"reached --max-steps {self.max_steps}"
-        if self.max_cost is not None and self.spent_cost >= self.max_cost:
-            return FinishReason.MAX_COST, f"spent ${self.spent_cost:.4f} of --max-cost ${self.max_cost:g}"
-        if self.max_duration is not None and time.monotonic() - self.started >= self.max_duration:
-            return FinishReason.MAX_DURATION, f"ran for the --max-duration of {self.max_duration:g} s"
-        if messages >= self.max_messages:
-            return FinishReason.TRANSCRIPT_LIMIT, f"the transcript reached {messages} messages"
+
+class Exceeded(NamedTuple):
+    """The limit that ends the run, as its finish reason and the detail shown to the user."""
+
+    reason: FinishReason
+    detail: str
+
+
+@dataclass
+class Budget:
+    """Limits, the running totals they are checked against, the price, and the run's clock."""
+
+    limits: Limits = field(default_factory=Limits)
+    spent: Spent = field(default_factory=Spent)
+    price: Price = field(default_factory=Price)
+    started: float = field(default_factory=time.monotonic)
+
+    def charge(self, usage: Usage, model: str | None = None) -> None:
+        """Add one request's usage at the run's price, or at `model`'s (a judge on its own model)."""
+        price = self.price if model is None else Price(model)
+        self.spent = self.spent.plus(usage, price(usage))
+
+    def resumed(self, spent: Spent) -> Budget:
+        """This budget (limits, price, clock) starting from what a saved session had spent."""
+        return replace(self, spent=spent)
+
+    @property
+    def usage(self) -> Usage:
+        return self.spent.usage
+
+    @property
+    def total_cost(self) -> float | None:
+        return self.spent.total_cost
+
+    def elapsed(self) -> float:
+        """Seconds since the run started."""
+        return time.monotonic() - self.started
+
+    def remaining_duration(self) -> float | None:
+        """Seconds left of --max-duration (negative once over), None without a limit."""
+        limit = self.limits.max_duration
+        return None if limit is None else limit - self.elapsed()
+
+    def check_step(self, steps: int, messages: int) -> Exceeded | None:
+        """The limit that forbids another model call in a turn that has made `steps` of them."""
+        if steps >= self.limits.max_steps:
+            return Exceeded(FinishReason.MAX_STEPS, f"reached --max-steps {self.limits.max_steps}")
+        return self.check_iteration(messages)
+
+    def check_iteration(self, messages: int) -> Exceeded | None:
+        """The limit (cost, wall clock, transcript) that forbids another turn of a driver."""
+        limits = self.limits
+        if limits.max_cost is not None and self.spent.cost >= limits.max_cost:
+            return Exceeded(FinishReason.MAX_COST,
+                            f"spent ${self.spent.cost:.4f} of --max-cost ${limits.max_cost:g}")
+        if limits.max_duration is not None and self.elapsed() >= limits.max_duration:
+            return Exceeded(FinishReason.MAX_DURATION,
+                            f"ran for the --max-duration of {limits.max_duration:g} s")
+        if messages >= limits.max_messages:
+            return Exceeded(FinishReason.TRANSCRIPT_LIMIT, f"the transcript reached {messages} messages")
         return None

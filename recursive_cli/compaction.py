@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .events import Notice
+from .events import CompactionDone
 from .interrupt import Interrupted
 from .messages import Message
 from .providers.base import ProviderError, RetryNotice
@@ -219,13 +219,11 @@ class Compactor:
             reply = await ctx.interrupt.race(ctx.provider.complete(request, [], _RetryHooks(ctx)))
         except (Interrupted, ProviderError):
             return ""
-        ctx.budget.charge(reply.usage, ctx.price(reply.usage))
+        ctx.budget.charge(reply.usage)
         return reply.message.content.strip()
 
 
-def _notice(result: Compaction, turn: int) -> Notice:
-    return Notice(subtype=RECORD_TYPE, data={
-        "turn": turn, "summary": result.summary, "replaced": result.replaced, "kept": result.kept,
-        "tokens_before": result.tokens_before, "tokens_after": result.tokens_after,
-    }, text=(f"compacted {result.replaced} earlier messages into a summary "
-             f"(~{result.tokens_before:,} → ~{result.tokens_after:,} tokens)"))
+def _notice(result: Compaction, turn: int) -> CompactionDone:
+    return CompactionDone(turn=turn, summary=result.summary, replaced=result.replaced,
+                          kept=result.kept, tokens_before=result.tokens_before,
+                          tokens_after=result.tokens_after)

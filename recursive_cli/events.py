@@ -1,15 +1,19 @@
 """The event vocabulary: everything a run reports, consumed by sinks (terminal, JSON stream, session).
 
-Events are plain pydantic models with a literal `type`; sinks dispatch on the class.
+Events are plain pydantic models with a literal `type`; sinks dispatch on the class. The
+events of drivers and features (loop, goal, checkpoints, compaction…) are `Notice`s: each
+says whether the session records it and what the terminal shows, and `notice_fields` is the
+one serialisation both the stream-json line and the session record are made from.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from .event_models import CheckResult, GoalSummary, JudgeVerdict
 from .messages import Message, ToolCall, Usage
 
 
@@ -27,6 +31,7 @@ class FinishReason(str, enum.Enum):
     INTERRUPTED = "interrupted"
     PERMISSION_DENIED = "permission_denied"
     PROVIDER_ERROR = "provider_error"
+    INTERNAL_ERROR = "internal_error"  # a bug, or state of our own that cannot be read
     IO_ERROR = "io_error"  # the run's own record (the session) could not be written
     GOAL_NOT_MET = "goal_not_met"
 
@@ -100,17 +105,194 @@ class ApiRetry(BaseModel):
 
 
 class Notice(BaseModel):
-    """An event of a driver or feature (loop, goal, checkpoints, compaction…), one shape for all.
+    """The base of every driver's and feature's event; its subclasses set a literal `type`.
 
-    Stream-json prints it as `{"type":"system","subtype":<subtype>,…data}`; the session records
-    it as `{"type":<subtype>,…data}` when `record` is set; the terminal prints `text` if any.
+    Stream-json prints one as `{"type":"system","subtype":<type>,…fields}`, the session
+    records it as `{"type":<type>,…fields}` when `recorded` is set, the terminal prints
+    `text()` when it is not empty. Fields named in `omitted_when_none` are left out while None.
     """
 
-    type: Literal["notice"] = "notice"
-    subtype: str
-    data: dict[str, Any] = {}
-    text: str = ""
-    record: bool = True
+    recorded: ClassVar[bool] = True
+    omitted_when_none: ClassVar[frozenset[str]] = frozenset()
+
+    type: str
+
+    def text(self) -> str:
+        """The terminal line(s) for this event; '' shows nothing."""
+        return ""
+
+
+def notice_fields(event: Notice) -> dict[str, Any]:
+    """The event's fields as JSON values, `type` aside: the body of both its outputs."""
+    unset = {name for name in event.omitted_when_none if getattr(event, name) is None}
+    return event.model_dump(mode="json", exclude={"type", *unset})
+
+
+class SkippedPath(BaseModel):
+    """A path a checkpoint left out, and why."""
+
+    path: str
+    reason: str
+
+
+class CheckpointTaken(Notice):
+    """A snapshot of the workspace before or after a turn."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    omitted_when_none: ClassVar[frozenset[str]] = frozenset({"files_changed", "skipped", "skipped_count"})
+
+    turn: int
+    phase: str
+    commit: str
+    files_changed: int | None = None
+    skipped: list[SkippedPath] | None = None  # the first ones; None when nothing was skipped
+    skipped_count: int | None = None
+    shown: str = Field(default="", exclude=True)  # the terminal's lines: new skips, changes
+
+    def text(self) -> str:
+        return self.shown
+
+
+class CheckpointFailed(Notice):
+    """A snapshot that could not be taken (or git is missing); the run goes on."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    omitted_when_none: ClassVar[frozenset[str]] = frozenset({"enabled", "turn", "phase", "tool"})
+
+    enabled: bool | None = None  # False: no git, no checkpoints in this run
+    turn: int | None = None
+    phase: str | None = None
+    tool: str | None = None
+    error: str
+    shown: str = Field(default="", exclude=True)  # the warning; only the first failure shows one
+
+    def text(self) -> str:
+        return self.shown
+
+
+class CompactionDone(Notice):
+    """Older messages were replaced by a summary to keep the context bounded."""
+
+    type: Literal["compaction"] = "compaction"
+
+    turn: int
+    summary: str
+    replaced: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+
+    def text(self) -> str:
+        return (f"compacted {self.replaced} earlier messages into a summary "
+                f"(~{self.tokens_before:,} → ~{self.tokens_after:,} tokens)")
+
+
+class WakeupScheduled(Notice):
+    """The loop's agent asked to be woken up later with a prompt."""
+
+    type: Literal["wakeup_scheduled"] = "wakeup_scheduled"
+
+    delay_seconds: float
+    due: str
+    prompt: str
+    reason: str
+    shown: str = Field(default="", exclude=True)
+
+    def text(self) -> str:
+        return self.shown
+
+
+class BackgroundJobStarted(Notice):
+    """The loop's agent started a background job."""
+
+    type: Literal["background_job_started"] = "background_job_started"
+
+    job_id: str
+    command: str
+    pid: int
+    output_file: str
+    timeout_seconds: float | None
+
+    def text(self) -> str:
+        return f"▶ {self.job_id} started: {self.command}"
+
+
+class BackgroundJobFinished(Notice):
+    """A background job ended (or was found dead on resume)."""
+
+    type: Literal["background_job_finished"] = "background_job_finished"
+
+    job_id: str
+    command: str
+    status: str
+    exit_code: int | None
+    duration_s: float
+    output_file: str
+    shown: str = Field(default="", exclude=True)
+
+    def text(self) -> str:
+        return self.shown
+
+
+class LoopIteration(Notice):
+    """The loop starts another turn, for a prompt, a wakeup or a finished job."""
+
+    type: Literal["loop_iteration"] = "loop_iteration"
+
+    iteration: int
+    max_iterations: int
+    trigger: str
+    detail: str
+
+    def text(self) -> str:
+        about = f" ({self.detail})" if self.detail else ""
+        return f"↻ loop iteration {self.iteration}: {self.trigger}{about}"
+
+
+class LoopWaiting(Notice):
+    """The loop sleeps until a wakeup is due or a job ends (shown and streamed, not recorded)."""
+
+    type: Literal["loop_waiting"] = "loop_waiting"
+    recorded: ClassVar[bool] = False
+
+    wakeup_due: str | None
+    running_jobs: list[str]
+    countdown_to: float | None  # the wakeup's due time, epoch seconds: the terminal counts down
+    shown: str = Field(default="", exclude=True)
+
+    def text(self) -> str:
+        return self.shown
+
+
+class GoalEvaluated(Notice):
+    """The verdict after a goal turn: the checks' results and the judge's, if asked."""
+
+    type: Literal["goal_evaluation"] = "goal_evaluation"
+
+    turn: int
+    max_turns: int
+    session_turn: int
+    achieved: bool
+    checks: list[CheckResult]
+    judge: JudgeVerdict | None
+    reason: str
+
+    def text(self) -> str:
+        mark, word = ("✓", "met") if self.achieved else ("✗", "not met")
+        return f"{mark} goal {word} after turn {self.turn}/{self.max_turns}: {self.reason}"
+
+
+class ToolCallsNotRun(Notice):
+    """A reply that was not whole (cut off, filtered, a refusal) lost its tool calls."""
+
+    type: Literal["tool_calls_not_run"] = "tool_calls_not_run"
+
+    stop_reason: str
+    tool_calls: list[ToolCall]
+    shown: str = Field(default="", exclude=True)
+
+    def text(self) -> str:
+        return self.shown
 
 
 class TurnFinished(BaseModel):
@@ -139,11 +321,15 @@ class RunFinished(BaseModel):
     total_cost_usd: float | None
     finish_reason: str
     error: str = ""
-    extra: dict[str, Any] = {}
+    goal: GoalSummary | None = None  # a goal run's summary (the result line's `goal` object)
 
 
+AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
+             | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
+             | GoalEvaluated | ToolCallsNotRun)
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ToolStarted
-              | ToolFinished | PermissionDenied | ApiRetry | Notice | TurnFinished | RunFinished)
+              | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
+
 
 
 class EventSink(Protocol):

@@ -6,11 +6,9 @@ import asyncio
 from collections.abc import Awaitable
 from typing import TypeVar
 
+from .errors import Interrupted
+
 T = TypeVar("T")
-
-
-class Interrupted(Exception):
-    """Raised by `InterruptToken.race` when the token fires first."""
 
 
 class InterruptToken:

@@ -9,8 +9,9 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
 from .budget import Budget
-from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, Notice, PermissionDenied,
-                     TextDelta, ToolFinished, ToolStarted)
+from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, PermissionDenied,
+                     TextDelta, ToolCallsNotRun, ToolFinished, ToolStarted)
+
 from .interrupt import InterruptToken, Interrupted
 from .messages import Message, ToolCall, Usage
 from .permissions import PermissionPolicy
@@ -50,7 +51,6 @@ class TurnContext:
     interrupt: InterruptToken
     turn: int = 1
     permissions: PermissionPolicy | None = None
-    price: Callable[[Usage], float | None] = lambda usage: None
     retry: Callable[[RetryNotice], None] = lambda notice: None
     # Runs before every model call, e.g. to compact the transcript in place (compaction.py).
     before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation
@@ -159,13 +159,13 @@ class AgentKernel:
     def _stop_reason(ctx: TurnContext, steps: int) -> tuple[FinishReason, str] | None:
         if ctx.interrupt.is_set():
             return FinishReason.INTERRUPTED, "interrupted"
-        return ctx.budget.exceeded(steps, len(ctx.transcript))
+        return ctx.budget.check_step(steps, len(ctx.transcript))
 
     @staticmethod
     def _account(ctx: TurnContext, outcome: TurnOutcome, reply: Completion) -> None:
         outcome.steps += 1
         outcome.usage = outcome.usage + reply.usage
-        ctx.budget.charge(reply.usage, ctx.price(reply.usage))
+        ctx.budget.charge(reply.usage)  # priced by the budget, at the run's model
 
     @staticmethod
     def _append(ctx: TurnContext, message: Message) -> None:
@@ -186,11 +186,11 @@ class AgentKernel:
         kept = Message(role="assistant", content=reply.message.content, usage=reply.message.usage)
         self._append(ctx, kept)
         why = _NOT_WHOLE.get(reply.stop, f"stopped by {reply.reason or reply.stop}")
-        ctx.sink.emit(Notice(subtype="tool_calls_not_run", data={
-            "stop_reason": reply.reason or reply.stop,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]},
-            text=f"warning: the model's reply was {why}; its {_count(len(calls), 'tool call')} "
-                 f"({', '.join(c.name or '?' for c in calls)}) did not run"))
+        ctx.sink.emit(ToolCallsNotRun(
+            stop_reason=reply.reason or reply.stop, tool_calls=list(calls),
+            shown=f"warning: the model's reply was {why}; its {_count(len(calls), 'tool call')} "
+                  f"({', '.join(c.name or '?' for c in calls)}) did not run"))
+
         return kept
 
     async def _call_tool(self, ctx: TurnContext, call: ToolCall, outcome: TurnOutcome) -> ToolResult:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import json
 from typing import Any, Literal
 
@@ -87,3 +89,13 @@ class Message(BaseModel):
             tool_name=call.name,
             is_error=is_error,
         )
+
+
+CONTINUE = "Continue."
+"""The prompt of a turn that carries a finished conversation on with no new instruction."""
+
+
+def unfinished(transcript: Sequence[Message]) -> bool:
+    """Whether the conversation stopped mid-turn: its last message waits for the model."""
+    last = transcript[-1] if transcript else None
+    return last is not None and (last.role in ("user", "tool") or bool(last.tool_calls))

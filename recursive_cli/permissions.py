@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .settings import ConfigError
+from .choices import PermissionMode
+from .errors import ConfigError
 
 Verdict = Literal["allow", "deny", "ask"]
 AskHook = Callable[[str, str], Awaitable[bool]]
@@ -53,7 +54,7 @@ class Decision:
 class PermissionPolicy:
     """Decides each call from the mode, the rules and, in `ask` mode, the ask hook."""
 
-    def __init__(self, mode: str = "auto", allow: Sequence[str] = (), deny: Sequence[str] = (),
+    def __init__(self, mode: PermissionMode = "auto", allow: Sequence[str] = (), deny: Sequence[str] = (),
                  ask: AskHook | None = None) -> None:
         self.mode = mode
         self.allow = [Rule.parse(text) for text in allow]

@@ -2,7 +2,8 @@
 
 Prices are USD per million tokens, as published by the vendors (standard tier, prompts under
 any long-context surcharge). Unknown models cost `None`, never 0: a wrong zero would let
-`--max-cost` pass silently.
+`--max-cost` pass silently. `cost_usd` is the one pricing function; `Price` binds it to a
+model for the run's budget (budget.py), which charges every request through it.
 
 `Usage.input_tokens` counts the whole prompt, cached tokens included; the cached reads and
 cache writes inside it are priced at their own rates.
@@ -95,6 +96,17 @@ def cost_usd(model: str, usage: Usage) -> float | None:
              + written * _or(price.cache_write, price.input)
              + usage.output_tokens * price.output)
     return total / 1_000_000
+
+
+@dataclass(frozen=True)
+class Price:
+    """The price of one model, called on a Usage: its USD cost, or None when `model` is
+    unknown or not in the table. `Price()` prices nothing (a runtime built without a model)."""
+
+    model: str | None = None
+
+    def __call__(self, usage: Usage) -> float | None:
+        return None if self.model is None else cost_usd(self.model, usage)
 
 
 def _normalised(model: str) -> str:

@@ -17,17 +17,6 @@ You are recursive, a coding agent working in a user's workspace through tools.
 - Use run_shell for builds, tests and git; its output is capped, so filter long output.
 - When the task is done, stop calling tools and answer briefly: what you did and what is left."""
 
-MODE_NOTES = {
-    "run": "Mode: one task. Finish it in this turn.",
-    "loop": ("Mode: autonomous loop. Use schedule_wakeup to look again later, run_background for long "
-             "commands, and stop_loop when the work is done. After your turn the loop goes on only "
-             "for a scheduled wakeup or a background job: a job's exit code and output tail come "
-             "back as a new turn. With neither pending, the loop ends."),
-    "goal": ("Mode: goal. Keep working until the goal of this run (stated at the end) holds; it is "
-             "verified after each of your turns."),
-}
-
-
 def project_instructions(workspace: Path) -> str:
     """The workspace's AGENTS.md (else CLAUDE.md), capped at 16 KiB, or ''."""
     for name in INSTRUCTION_FILES:
@@ -42,13 +31,14 @@ def project_instructions(workspace: Path) -> str:
     return ""
 
 
-def build_system_prompt(workspace: Path, tools: list[str], mode: str = "run", *,
+def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
                         replace: str | None = None, append: str | None = None) -> str:
-    """Compose the system prompt; `replace` swaps the built-in part, `append` extends it."""
+    """Compose the system prompt: guidance, environment and the mode's `note` (its driver's);
+    `replace` swaps the built-in part, `append` extends it."""
     base = replace if replace is not None else "\n\n".join([
         GUIDANCE,
         _environment(workspace, tools),
-        MODE_NOTES.get(mode, ""),
+        note,
     ])
     parts = [base, project_instructions(workspace), append or ""]
     return "\n\n".join(part for part in parts if part)

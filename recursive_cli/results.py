@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import signal
-from typing import Any
+
+from .event_models import GoalSummary
 
 from .events import FinishReason, RunFinished
 from .messages import Usage
@@ -12,6 +13,7 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.COMPLETED: (0, "success"),
     FinishReason.PROVIDER_STOP: (1, "error_during_execution"),
     FinishReason.PROVIDER_ERROR: (1, "error_during_execution"),
+    FinishReason.INTERNAL_ERROR: (1, "error_during_execution"),
     FinishReason.IO_ERROR: (1, "error_during_execution"),
     FinishReason.MAX_STEPS: (3, "error_max_budget"),
     FinishReason.MAX_COST: (3, "error_max_budget"),
@@ -35,11 +37,12 @@ def exit_code_for(reason: FinishReason, signum: int | None = None) -> tuple[int,
 
 def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str, num_turns: int,
                 num_steps: int, duration_ms: int, usage: Usage, cost: float | None,
-                signum: int | None = None, extra: dict[str, Any] | None = None) -> RunFinished:
-    """The final result record for a run that ended with `reason`; `extra` adds fields to it."""
+                signum: int | None = None, goal: GoalSummary | None = None) -> RunFinished:
+    """The final result record for a run that ended with `reason` (and a goal run's `goal`)."""
     code, subtype = exit_code_for(reason, signum)
     return RunFinished(subtype=subtype, is_error=code != 0, exit_code=code,
                        result=text if code == 0 else (text or detail), session_id=session_id,
                        num_turns=num_turns, num_steps=num_steps, duration_ms=duration_ms,
                        usage=usage, total_cost_usd=cost, finish_reason=reason.value,
-                       error=detail if code != 0 else "", extra=dict(extra or {}))
+                       error=detail if code != 0 else "", goal=goal)
+

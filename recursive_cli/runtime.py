@@ -5,13 +5,15 @@ from __future__ import annotations
 import collections
 from dataclasses import replace
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .budget import Budget
+from .pricing import Price
 from .compaction import Compaction, Compactor, context_window
+from .event_models import GoalSummary
+
 from .events import (AgentEvent, ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded,
                      NullSink, TurnFinished, TurnStarted)
 from .interrupt import InterruptToken
@@ -19,34 +21,36 @@ from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
 from .permissions import AskHook, PermissionPolicy
 from .providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
-from .sessions.records import SessionWriteError
+from .errors import SessionWriteError
 from .tools.base import TodoItem, Tool, ToolContext, ToolRegistry
 
-if TYPE_CHECKING:
-    from .checkpoints.checkpointer import Checkpointer
-    from .builder import AgentRuntimeBuilder
-    from .drivers.goal_state import GoalState
-    from .loop import BackgroundJobManager, LoopControl, WakeupSlot
+F = TypeVar("F")
 
 
 class TurnObserver(Protocol):
     """Something that acts around every turn (checkpoints snapshot the workspace here)."""
 
-    async def before_turn(self, runtime: AgentRuntime, turn: int) -> None: ...
+    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None: ...
 
-    async def after_turn(self, runtime: AgentRuntime, turn: int, outcome: TurnOutcome) -> None: ...
+    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None: ...
 
 
 class ToolObserver(Protocol):
     """Something that acts around every tool call that runs (checkpoints snapshot the
     workspace here, to tell what the session itself changed)."""
 
-    def around_tool(self, runtime: AgentRuntime, turn: int, call: ToolCall,
+    def around_tool(self, runtime: RuntimeCore, turn: int, call: ToolCall,
                     tool: Tool) -> contextlib.AbstractAsyncContextManager[None]: ...
 
 
-class AgentRuntime:
-    """Drives turns of the kernel over one conversation. Build it with `AgentRuntime.builder()`."""
+class RuntimeCore:
+    """Drives turns of the kernel over one conversation; knows no driver, surface or feature.
+
+    Features attach through declared extension points: turn observers, tool observers, event
+    sinks, the state saver, tools, and `attach(feature)` / `feature(kind)` for a feature other
+    features look up (the loop's jobs, the checkpointer). The library's `AgentRuntime`
+    (agent.py) adds the drivers and `builder()` on top.
+    """
 
     def __init__(self, *, provider: ChatProvider, tools: ToolRegistry, tool_context: ToolContext,
                  system_prompt: str, budget: Budget | None = None, sink: EventSink | None = None,
@@ -55,7 +59,7 @@ class AgentRuntime:
         self.provider = provider
         self.tools = tools
         self.tool_context = tool_context
-        self.budget = budget or Budget()
+        self.budget = budget or Budget(price=Price(provider.model))
         self.session_id = session_id
         self.permissions = permissions or PermissionPolicy()
         self._sink: EventSink = sink or NullSink()
@@ -66,23 +70,14 @@ class AgentRuntime:
         self._turn = 0
         self._observers: list[TurnObserver] = []
         self._tool_observers: list[ToolObserver] = []
-        self._checkpointer: Checkpointer | None = None
+        self._features: dict[type, object] = {}
         self._save_state: Callable[[dict[str, Any]], None] = lambda state: None
         self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
-        self.result_extra: dict[str, Any] = {}  # fields a driver adds to the final result line
-        self.mode = "run"
+        self.goal_summary: GoalSummary | None = None  # a goal run's part of the final result line
         # How the builder writes the system prompt for a tool list (None: keep it as given).
         self.system_prompt_for: Callable[[list[str]], str] | None = None
-        self.loop: LoopControl | None = None  # wakeup slot and background jobs (loop mode)
         self.compactor = Compactor(context_window(provider.model))  # keeps the context bounded
         self.total_steps = 0
-        self.started = time.monotonic()
-
-    @staticmethod
-    def builder() -> AgentRuntimeBuilder:
-        from .builder import AgentRuntimeBuilder
-
-        return AgentRuntimeBuilder()
 
     async def run(self, text: str) -> TurnOutcome:
         """One turn on `text`, then one more per queued message; returns the last turn's outcome."""
@@ -94,22 +89,6 @@ class AgentRuntime:
     async def continue_turn(self) -> TurnOutcome:
         """Pick an interrupted conversation up where it stopped, with no new user message."""
         return await self._run_turn(None)
-
-    async def run_event_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None,
-                             jobs: BackgroundJobManager | None = None, *,
-                             max_iterations: int = 100) -> TurnOutcome:
-        """Run `prompt`, then a turn per due wakeup and per finished background job (SPEC §6)."""
-        from .loop.driver import run_event_loop
-
-        return await run_event_loop(self, prompt, wakeup_slot, jobs, max_iterations=max_iterations)
-
-    async def run_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None, *,
-                       max_iterations: int = 100) -> TurnOutcome:
-        """`run_event_loop` with wakeups only: the agent gets no background job tools."""
-        from .loop.driver import run_event_loop
-
-        return await run_event_loop(self, prompt, wakeup_slot, max_iterations=max_iterations,
-                                    with_jobs=False)
 
     async def compact_now(self) -> Compaction | None:
         """Summarise the older part of the conversation now, whatever its size (None: nothing to do)."""
@@ -152,13 +131,10 @@ class AgentRuntime:
         return outcome
 
     def _context(self) -> TurnContext:
-        from .pricing import cost_usd
-
-        model = self.provider.model
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
                            interrupt=self._interrupt, turn=self._turn, permissions=self.permissions,
-                           price=lambda usage: cost_usd(model, usage), retry=self._on_retry,
+                           retry=self._on_retry,
                            before_model_call=self.compactor.maybe_compact,
                            around_tool=self._around_tool)
 
@@ -187,16 +163,14 @@ class AgentRuntime:
                     await stack.enter_async_context(observer.around_tool(self, ctx.turn, call, tool))
             yield
 
-    def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None) -> bool:
-        """Snapshot the workspace before and after every turn into a shadow git repository under
-        `home` (default: the tools' RECURSIVE_HOME) and add the checkpoint tools (SPEC §8).
+    def attach(self, feature: object) -> None:
+        """Make `feature` findable by its type (one of each kind per runtime)."""
+        self._features[type(feature)] = feature
 
-        False when git is missing: the first turn then says so once and the run goes on without.
-        """
-        from .checkpoints.observer import attach_checkpoints
-
-        self._checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id)
-        return self._checkpointer is not None
+    def feature(self, kind: type[F]) -> F | None:
+        """The attached feature of type `kind`, if any."""
+        found = self._features.get(kind)
+        return found if isinstance(found, kind) else None
 
     def add_tool(self, tool: Tool) -> None:
         """Give the agent another tool, and name it in the system prompt's tool list too."""
@@ -204,9 +178,6 @@ class AgentRuntime:
         if self.system_prompt_for is not None and self._transcript[0].role == "system":
             rebuilt = Message.system(self.system_prompt_for(self.tools.names()))
             self.set_transcript([rebuilt, *self._transcript[1:]])
-
-    def checkpoints_enabled(self) -> bool:
-        return self._checkpointer is not None
 
     def set_state_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
         """Where `save_state` persists `state` (the session's meta.json)."""
@@ -263,34 +234,6 @@ class AgentRuntime:
 
     def current_todos(self) -> list[TodoItem]:
         return list(self.tool_context.todos)
-
-    async def run_goal_loop(self, prompt: str, until: str | None = None,
-                            checks: Sequence[str] | None = None, max_turns: int | None = None, *,
-                            check_timeout: float | None = None, judge: ChatProvider | None = None,
-                            judge_model: str | None = None) -> TurnOutcome:
-        """Turns on `prompt` until every check passes and the judge agrees `until` holds (SPEC §7);
-        what is not given comes from `set_goal`. `judge` defaults to the run's own provider."""
-        from .drivers.goal import run_goal_loop
-
-        return await run_goal_loop(self, prompt, until, checks, max_turns, check_timeout=check_timeout,
-                                   judge=judge, judge_model=judge_model)
-
-    def set_goal(self, condition: str | None, max_turns: int = 10, checks: Sequence[str] = ()) -> None:
-        """Set the goal the next `run_goal_loop` works toward when it is given none."""
-        from .drivers.goal import set_goal
-
-        set_goal(self, condition, max_turns, checks)
-
-    def current_goal(self) -> GoalState | None:
-        """The goal and its progress, or None."""
-        from .drivers.goal_state import load_goal
-
-        return load_goal(self)
-
-    def clear_goal(self) -> None:
-        from .drivers.goal_state import STATE_KEY
-
-        self.save_state(STATE_KEY, None)
 
     def turn_index(self) -> int:
         return self._turn

@@ -11,14 +11,18 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-PROVIDERS = ("openai", "anthropic", "scripted")
-OUTPUT_FORMATS = ("text", "json", "stream-json")
-PERMISSION_MODES = ("auto", "accept-edits", "read-only", "ask")
-DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5", "scripted": "scripted"}
+# The choices are spelled once, in `choices` (import-free, for a fast `--help`); settings
+# validates against them and re-exports them.
+from .choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS  # noqa: F401 (re-exported)
+from .choices import OutputFormat, PermissionMode, ProviderName
+from .errors import ConfigError
+
+DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
+                                           "scripted": "scripted"}
 
 ENV_VARS = {
     "model": "RECURSIVE_MODEL",
@@ -30,17 +34,13 @@ ENV_VARS = {
 }
 
 
-class ConfigError(Exception):
-    """A setting is missing or wrong; the message names the file or variable and the key."""
-
-
 class Settings(BaseModel):
     """Every option of SPEC §3, validated. API keys are kept out of `model_dump` output."""
 
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = None
-    provider: Literal["openai", "anthropic", "scripted"] = "openai"
+    provider: ProviderName = "openai"
     api_base: str | None = None
     api_key: str | None = Field(default=None, exclude=True, repr=False)
     workspace: Path = Field(default_factory=Path.cwd)
@@ -48,11 +48,11 @@ class Settings(BaseModel):
     max_steps: int = Field(default=100, ge=1)
     max_cost: float | None = Field(default=None, gt=0)
     max_duration: float | None = Field(default=None, gt=0)
-    output_format: Literal["text", "json", "stream-json"] = "text"
+    output_format: OutputFormat = "text"
     session_id: str | None = None
     no_session: bool = False
     no_checkpoints: bool = False
-    permission_mode: Literal["auto", "accept-edits", "read-only", "ask"] = "auto"
+    permission_mode: PermissionMode = "auto"
     allow: list[str] = []
     deny: list[str] = []
     system_prompt: str | None = None
@@ -79,12 +79,22 @@ class LoadedSettings:
     settings: Settings
     sources: dict[str, str] = field(default_factory=dict)
     home: Path = Path()
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+
+    def api_key_for(self, provider: str) -> str | None:
+        """The API key for `provider` from the environment these settings were loaded from."""
+        return api_key_for(provider, self.env)
 
 
 def recursive_home(env: Mapping[str, str]) -> Path:
     """`$RECURSIVE_HOME`, else `~/.recursive`."""
     value = env.get("RECURSIVE_HOME")
     return Path(value).expanduser() if value else Path.home() / ".recursive"
+
+
+def default_home() -> Path:
+    """The home folder for this process's environment (`recursive_home(os.environ)`)."""
+    return recursive_home(os.environ)
 
 
 def parse_duration(text: str) -> float:
@@ -166,14 +176,15 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         if isinstance(merged.get(key), str):
             merged[key] = _duration(merged[key], key, sources[key])
     merged["api_base"] = merged.get("api_base") or _fallback_base(merged, env, sources)
-    merged["api_key"] = _api_key(merged, env)
+    provider = str(merged.get("provider") or "openai")
+    merged["api_key"] = api_key_for(provider, env)
     if merged["api_key"]:
-        sources["api_key"] = "env " + next(var for var in _key_vars(merged) if env.get(var))
+        sources["api_key"] = "env " + next(var for var in key_variables(provider) if env.get(var))
     try:
         settings = Settings(**merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources)) from None
-    return LoadedSettings(settings, sources, home)
+    return LoadedSettings(settings, sources, home, env)
 
 
 def _duration(value: str, key: str, source: str) -> float:
@@ -190,20 +201,21 @@ def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict
     return env.get(var) or None
 
 
-def _key_vars(merged: dict[str, Any]) -> tuple[str, str]:
-    fallback = "ANTHROPIC_API_KEY" if merged.get("provider") == "anthropic" else "OPENAI_API_KEY"
-    return ("RECURSIVE_API_KEY", fallback)
-
-
-def _api_key(merged: dict[str, Any], env: Mapping[str, str]) -> str | None:
-    return api_key_for(str(merged.get("provider") or "openai"), env)
+def key_variables(provider: str) -> tuple[str, str]:
+    """The variables an API key is read from, in order: `RECURSIVE_API_KEY`, then the provider's own."""
+    return ("RECURSIVE_API_KEY", "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY")
 
 
 def api_key_for(provider: str, env: Mapping[str, str] | None = None) -> str | None:
-    """`RECURSIVE_API_KEY`, else the provider's own variable."""
+    """`RECURSIVE_API_KEY`, else the provider's own variable. The only place keys are read."""
     env = os.environ if env is None else env
-    fallback = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
-    return env.get("RECURSIVE_API_KEY") or env.get(fallback) or None
+    return next((env[var] for var in key_variables(provider) if env.get(var)), None)
+
+
+def missing_key_message(provider: str) -> str:
+    """What to tell a user who has no API key for `provider`."""
+    ours, fallback = key_variables(provider)
+    return f"no API key for the {provider} provider: set {ours} (or {fallback})"
 
 
 def _describe(exc: ValidationError, sources: dict[str, str]) -> str:

@@ -25,18 +25,5 @@ Errors:
 
 from __future__ import annotations
 
-
-class CheckpointError(Exception):
-    """A checkpoint operation failed; the message is one line for the user."""
-
-
-class GitMissingError(CheckpointError):
-    """`git` is not installed (or not on PATH)."""
-
-
-class GitCommandError(CheckpointError):
-    """A git command exited with an error."""
-
-
-class UnknownTurnError(CheckpointError):
-    """The session has no checkpoint for the requested turn."""
+# re-exported: the package's errors are defined in errors.py and importable from here
+from ..errors import CheckpointError, GitCommandError, GitMissingError, UnknownTurnError  # noqa: F401

@@ -9,30 +9,28 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from . import CheckpointError
 from .git import ShadowGit, find_git
 from .repo import CHECKPOINTS_DIR, REF_ROOT, session_refs
 
-if TYPE_CHECKING:
-    from ..sessions.store import SessionStore
-
 PRUNE_GRACE = "1.hour.ago"
 
 
-def prune_checkpoints(store: SessionStore) -> list[str]:
-    """Delete the checkpoints of sessions missing from `store`; returns their ids. Never raises."""
-    root = store.home / CHECKPOINTS_DIR
+def prune_checkpoints(home: Path, exists: Callable[[str], bool], used: set[str]) -> list[str]:
+    """Delete the checkpoints under `home` of sessions that no longer exist (`exists(id)` is
+    False); the repository of a workspace no session in `used` has is removed whole. Returns
+    the pruned session ids. Never raises."""
+    root = home / CHECKPOINTS_DIR
     git = find_git()
     if git is None or not root.is_dir():
         return []
     pruned: list[str] = []
-    used = {meta.workspace for meta in store.list()}
     for folder in sorted(root.iterdir()):
         if (folder / "repo" / "HEAD").is_file():
             try:
-                pruned += _prune_repo(_shadow(git, folder), store, used)
+                pruned += _prune_repo(_shadow(git, folder), exists, used)
             except (CheckpointError, OSError):
                 continue  # one broken repository must not stop the others
     return pruned
@@ -46,10 +44,10 @@ def _shadow(git: str, folder: Path) -> ShadowGit:
     return ShadowGit(git, folder / "repo", workspace, folder / "index")
 
 
-def _prune_repo(shadow: ShadowGit, store: SessionStore, used: set[str]) -> list[str]:
+def _prune_repo(shadow: ShadowGit, exists: Callable[[str], bool], used: set[str]) -> list[str]:
     refs = shadow.run("for-each-ref", "--format=%(refname)", REF_ROOT, bare=True).decode().split()
     sessions = {ref.split("/")[2] for ref in refs if ref.count("/") >= 3}
-    gone = sorted(sid for sid in sessions if not store.exists(sid))
+    gone = sorted(sid for sid in sessions if not exists(sid))
     doomed = [ref for ref in refs if any(ref.startswith(session_refs(sid)) for sid in gone)]
     if doomed:
         shadow.run("update-ref", "--stdin", bare=True,

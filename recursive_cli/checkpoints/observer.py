@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..events import Notice
+from ..events import CheckpointFailed, CheckpointTaken, SkippedPath
 from .calls import is_watched, written_paths
 from .checkpointer import GitCheckpointer, Phase, Snapshot
 from .git import find_git
@@ -25,7 +25,7 @@ from .git import find_git
 if TYPE_CHECKING:
     from ..kernel import TurnOutcome
     from ..messages import ToolCall
-    from ..runtime import AgentRuntime
+    from ..runtime import RuntimeCore
     from ..tools.base import Tool
 
 T = TypeVar("T")
@@ -45,14 +45,14 @@ class CheckpointObserver:
         self._skips_shown: set[str] = set()
         self._before: dict[int, str] = {}  # turn → its "before" commit
 
-    async def before_turn(self, runtime: AgentRuntime, turn: int) -> None:
+    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
         await self._take(runtime, turn, "before")
 
-    async def after_turn(self, runtime: AgentRuntime, turn: int, outcome: TurnOutcome) -> None:
+    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
         await self._take(runtime, turn, "after")
 
     @contextlib.asynccontextmanager
-    async def around_tool(self, runtime: AgentRuntime, turn: int, call: ToolCall,
+    async def around_tool(self, runtime: RuntimeCore, turn: int, call: ToolCall,
                           tool: Tool) -> AsyncIterator[None]:
         """A window around one tool call: what it changes is the session's own."""
         if self.checkpointer is None or not is_watched(tool):
@@ -62,7 +62,7 @@ class CheckpointObserver:
         async with self._window(runtime, turn, tool.name, paths):
             yield
 
-    def around_job(self, runtime: AgentRuntime,
+    def around_job(self, runtime: RuntimeCore,
                    command: str) -> contextlib.AbstractAsyncContextManager[None]:
         """A window from a background job's start to its end, owned by the turn that started it."""
         if self.checkpointer is None:
@@ -70,7 +70,7 @@ class CheckpointObserver:
         return self._window(runtime, runtime.turn_index(), "run_background", None)
 
     @contextlib.asynccontextmanager
-    async def _window(self, runtime: AgentRuntime, turn: int, label: str,
+    async def _window(self, runtime: RuntimeCore, turn: int, label: str,
                       paths: list[str] | None) -> AsyncIterator[None]:
         cp = self.checkpointer
         assert cp is not None
@@ -82,27 +82,28 @@ class CheckpointObserver:
                 close = functools.partial(cp.close_window, window, paths)
                 await self._guarded(runtime, turn, label, close)
 
-    async def _guarded(self, runtime: AgentRuntime, turn: int, label: str,
+    async def _guarded(self, runtime: RuntimeCore, turn: int, label: str,
                        work: Callable[[], T]) -> T | None:
         """`work` in a thread; a failure is reported (once) and never reaches the tool call."""
         try:
             return await asyncio.to_thread(work)
         except Exception as exc:  # a snapshot must never end the run
-            self._warn_once(runtime, {"turn": turn, "phase": "tool", "tool": label, "error": str(exc)},
+            failed = CheckpointFailed(turn=turn, phase="tool", tool=label, error=str(exc))
+            self._warn_once(runtime, failed,
                             f"warning: checkpoint around {label} in turn {turn} failed: {exc}; "
                             "the run goes on")
             return None
 
-    async def _take(self, runtime: AgentRuntime, turn: int, phase: Phase) -> None:
+    async def _take(self, runtime: RuntimeCore, turn: int, phase: Phase) -> None:
         if self.checkpointer is None:
-            self._warn_once(runtime, {"enabled": False, "error": "git not found"},
+            self._warn_once(runtime, CheckpointFailed(enabled=False, error="git not found"),
                             "warning: git is not installed: running without checkpoints")
             return
         started = time.monotonic()
         try:
             snap = await asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase)
         except Exception as exc:  # a snapshot must never end the run
-            self._warn_once(runtime, {"turn": turn, "phase": phase, "error": str(exc)},
+            self._warn_once(runtime, CheckpointFailed(turn=turn, phase=phase, error=str(exc)),
                             f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
             return
         text = self._text(runtime.session_id, turn, phase, snap)
@@ -110,7 +111,7 @@ class CheckpointObserver:
         if took > SLOW_SECONDS:
             text += (f"\ncheckpoint: the snapshot took {took:.1f} s; add big generated folders to "
                      ".gitignore, or pass --no-checkpoints")
-        runtime.emit(Notice(subtype="checkpoint", data=_data(turn, phase, snap), text=text.strip()))
+        runtime.emit(_taken(turn, phase, snap, text.strip()))
 
     def _snapshot(self, cp: GitCheckpointer, turn: int, phase: Phase) -> Snapshot:
         """The snapshot; after a turn, `files_changed` counts the session's own changes only."""
@@ -121,8 +122,8 @@ class CheckpointObserver:
         own = cp.history(since=self._before.pop(turn, None), now=snap.tree).own({turn})
         return dataclasses.replace(snap, files_changed=len(own))
 
-    def _warn_once(self, runtime: AgentRuntime, data: dict[str, Any], text: str) -> None:
-        runtime.emit(Notice(subtype="checkpoint", data=data, text="" if self._warned else text))
+    def _warn_once(self, runtime: RuntimeCore, failed: CheckpointFailed, text: str) -> None:
+        runtime.emit(failed.model_copy(update={"shown": "" if self._warned else text}))
         self._warned = True
 
     def _text(self, session_id: str, turn: int, phase: Phase, snap: Snapshot) -> str:
@@ -146,29 +147,26 @@ def _arguments(call: ToolCall) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _data(turn: int, phase: Phase, snap: Snapshot) -> dict[str, Any]:
-    """The fields of a `checkpoint` record and stream-json line."""
-    data: dict[str, Any] = {"turn": turn, "phase": phase, "commit": snap.commit}
-    if snap.files_changed is not None:
-        data["files_changed"] = snap.files_changed
-    if snap.skipped:
-        data["skipped"] = [{"path": s.path, "reason": s.reason} for s in snap.skipped[:SHOWN_SKIPS]]
-        data["skipped_count"] = len(snap.skipped)
-    return data
+def _taken(turn: int, phase: Phase, snap: Snapshot, shown: str) -> CheckpointTaken:
+    """The `checkpoint` event of a snapshot (the first SHOWN_SKIPS skipped paths listed)."""
+    skipped = [SkippedPath(path=s.path, reason=s.reason) for s in snap.skipped[:SHOWN_SKIPS]]
+    return CheckpointTaken(turn=turn, phase=phase, commit=snap.commit, files_changed=snap.files_changed,
+                           skipped=skipped or None, skipped_count=len(snap.skipped) or None,
+                           shown=shown)
 
 
 def _files(count: int) -> str:
     return f"{count} file" + ("" if count == 1 else "s")
 
 
-def attach_checkpoints(runtime: AgentRuntime, home: Path, session_id: str | None = None
+def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None = None
                        ) -> GitCheckpointer | None:
     """Snapshot `runtime`'s workspace around every turn, every tool call that may change it
     and every background job, and give the agent its checkpoint tools.
 
     Returns the checkpointer, or None when git is missing (the first turn then says so).
     """
-    from ..tools.checkpoint_tools import checkpoint_tools
+    from .tools import checkpoint_tools
 
     git = find_git()
     checkpointer = None
@@ -183,6 +181,9 @@ def attach_checkpoints(runtime: AgentRuntime, home: Path, session_id: str | None
     observer = CheckpointObserver(checkpointer)
     runtime.add_turn_observer(observer)
     runtime.add_tool_observer(observer)
-    if runtime.loop is not None and runtime.loop.jobs is not None:
-        runtime.loop.jobs.around_job = functools.partial(observer.around_job, runtime)
+    from ..loop.control import LoopControl
+
+    loop = runtime.feature(LoopControl)
+    if loop is not None and loop.jobs is not None:
+        loop.jobs.around_job = functools.partial(observer.around_job, runtime)
     return checkpointer

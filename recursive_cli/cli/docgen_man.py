@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..choices import PROVIDERS, spelled_out
+
 if TYPE_CHECKING:
     from .docgen_model import CommandDoc, OptionDoc
 
@@ -41,7 +43,7 @@ ENVIRONMENT = (
     ("RECURSIVE_HOME", "Folder for user configuration, sessions, checkpoints and memory. "
      "Default: `~/.recursive`."),
     ("RECURSIVE_MODEL", "Model name, as `--model`. Default: the provider's."),
-    ("RECURSIVE_PROVIDER", "`openai`, `anthropic` or `scripted`, as `--provider`. "
+    ("RECURSIVE_PROVIDER", spelled_out(PROVIDERS, "`") + ", as `--provider`. "
      "Default: `openai`."),
     ("RECURSIVE_API_BASE", "Base URL of the API, as `--api-base`. When unset, "
      "`OPENAI_BASE_URL` or `ANTHROPIC_BASE_URL` (by provider), else the official endpoint."),

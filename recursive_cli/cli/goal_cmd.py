@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..events import FinishReason
 from ..kernel import TurnOutcome
-from ..providers.base import ChatProvider
-from ..runtime import AgentRuntime
-from ..sessions.reader import LoadedSession
-from ..settings import ConfigError, Settings, load_settings, parse_duration
+from ..agent import AgentRuntime
+from ..drivers.goal_mode import judge_provider
+from ..settings import ConfigError, parse_duration
 from .errors import EXIT_USAGE, fail
-from .launch import Work, launch, new_launch
+from .launch import launch, new_launch
 from .options import CommonOptions
 from .prompt_input import read_prompt
 
@@ -69,56 +67,3 @@ def _usage_problem(prompt: str, request: GoalRequest) -> str:
     except ValueError as exc:
         return f"--check-timeout: {exc}"
     return "" if seconds > 0 else "--check-timeout must be more than 0"
-
-
-def judge_provider(settings: Settings, judge_model: str | None) -> ChatProvider | None:
-    """A provider for `--judge-model`, or None when the judge uses the run's own provider.
-
-    A scripted run always judges with its own script: its replies are one sequence.
-    """
-    if not judge_model or judge_model == settings.effective_model or settings.provider == "scripted":
-        return None
-    from ..providers import make_provider
-
-    return make_provider(settings.model_copy(update={"model": judge_model}))
-
-
-def resume_work(session: LoadedSession, prompt: str) -> Work:
-    """Continue the session's goal with the turns it has left (or a new round if it had ended)."""
-
-    async def work(runtime: AgentRuntime) -> TurnOutcome:
-        from ..drivers.goal import resume_goal_loop
-        from ..drivers.goal_state import load_goal
-
-        state = load_goal(runtime)
-        try:
-            judge = _resumed_judge(session, state.judge_model if state else None)
-        except ConfigError as exc:
-            return TurnOutcome(FinishReason.PROVIDER_ERROR, detail=str(exc))
-        if judge is None and state is not None:
-            _skip_judge_replies(runtime, state.judge_requests)
-        try:
-            return await resume_goal_loop(runtime, prompt, judge)
-        finally:
-            if judge is not None:
-                await judge.aclose()
-
-    return work
-
-
-def _resumed_judge(session: LoadedSession, judge_model: str | None) -> ChatProvider | None:
-    """The judge's provider, from the session's settings as `resume` restores them."""
-    if not judge_model:
-        return None
-    from ..sessions.resume import restore_settings
-
-    settings, _ = restore_settings(load_settings({}), session.meta)
-    return judge_provider(settings, judge_model)
-
-
-def _skip_judge_replies(runtime: AgentRuntime, requests: int) -> None:
-    """A scripted provider's replay already skipped the turns' replies; skip the judge's too."""
-    from ..providers.scripted import ScriptedProvider
-
-    if isinstance(runtime.provider, ScriptedProvider):
-        runtime.provider.consumed += requests

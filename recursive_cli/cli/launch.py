@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-import time
 import traceback
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import SessionStateError
 from ..events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ..kernel import TurnOutcome
 from ..results import make_result
-from ..runtime import AgentRuntime
+from ..agent import AgentRuntime
 from ..sessions.binding import SessionBinding
 from ..sessions.lock import SessionLock
 from ..sessions.reader import LoadedSession
@@ -59,7 +59,8 @@ def new_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
-    """The sinks for the chosen output format: stdout JSON, stderr progress."""
+    """The sinks for the chosen output format: stdout JSON or the text answer, stderr progress."""
+    from ..sinks.answer import TextAnswerSink
     from ..sinks.json_stream import JsonResultSink, StreamJsonSink
     from ..sinks.terminal import PlainTerminalSink, RichTerminalSink
 
@@ -72,6 +73,8 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
         sinks.append(RichTerminalSink(sys.stderr, settings.quiet, settings.verbose))
     else:
         sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+    if settings.output_format == "text":  # last: after the progress display has finished
+        sinks.append(TextAnswerSink(sys.stdout))
     return sinks
 
 
@@ -111,21 +114,7 @@ def launch(spec: Launch, work: Work) -> int:
             binding.close()
         elif spec.lock is not None:
             spec.lock.release()
-    if settings.output_format == "text" and result.exit_code == 0 and result.result:
-        print_answer(result.result)
     return result.exit_code
-
-
-def print_answer(text: str) -> None:
-    """The answer on stdout: rendered Markdown on a terminal, the plain text when piped."""
-    if sys.stdout.isatty():
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        Console().print(Markdown(text))
-        return
-    sys.stdout.write(text.rstrip("\n") + "\n")
-    sys.stdout.flush()
 
 
 def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBinding:
@@ -154,10 +143,12 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
         outcome = await work(runtime)
     except SessionWriteError as exc:  # raised by the session sink outside a turn (a driver's record)
         outcome = TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
+    except SessionStateError as exc:  # a damaged goal or loop state: not the model's failure
+        outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
     except Exception as exc:  # a bug must still end in a result line, not a traceback
         if settings.verbose:
             traceback.print_exc()
-        outcome = TurnOutcome(FinishReason.PROVIDER_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
+        outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
     finally:
         await runtime.aclose()
     lost = session.error if session is not None else None
@@ -166,9 +157,10 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
     result = make_result(
         reason=outcome.finish_reason, text=outcome.text, detail=outcome.detail,
         session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
-        duration_ms=int((time.monotonic() - runtime.started) * 1000), usage=runtime.usage,
+        duration_ms=int(runtime.budget.elapsed() * 1000), usage=runtime.usage,
         cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
-        extra=runtime.result_extra)
+        goal=runtime.goal_summary)
+
     runtime.emit(result)
     for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
         loop.remove_signal_handler(signum)

@@ -5,9 +5,11 @@ import functools
 import inspect
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Optional, cast
 
 import typer
+
+from ..choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, spelled_out
 
 ADVANCED = "Advanced"
 MODEL = "Model and provider"
@@ -16,23 +18,17 @@ OUTPUT = "Output"
 SAFETY = "Permissions"
 
 
-class ProviderName(str, enum.Enum):
-    openai = "openai"
-    anthropic = "anthropic"
-    scripted = "scripted"
+def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
+    """A str enum of `values` for typer (members named like `stream_json`)."""
+    members = {value.replace("-", "_"): value for value in values}
+    return cast("type[enum.Enum]", enum.Enum(name, members, type=str))
 
 
-class OutputFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
-    stream_json = "stream-json"
-
-
-class PermissionMode(str, enum.Enum):
-    auto = "auto"
-    accept_edits = "accept-edits"
-    read_only = "read-only"
-    ask = "ask"
+# typer takes its choices from enums; these are built from the one spelling in `choices`.
+ProviderName = _choice_enum("ProviderName", PROVIDERS)
+OutputFormat = _choice_enum("OutputFormat", OUTPUT_FORMATS)
+PermissionMode = _choice_enum("PermissionMode", PERMISSION_MODES)
+_PROVIDERS_HELP = spelled_out(tuple(p + " (any compatible server)" if p == "openai" else p for p in PROVIDERS))
 
 
 @dataclass
@@ -40,18 +36,18 @@ class CommonOptions:
     """The parsed common options; None / False / [] mean "not given on the command line"."""
 
     model: Optional[str] = None
-    provider: Optional[ProviderName] = None
+    provider: Optional[enum.Enum] = None  # a ProviderName
     api_base: Optional[str] = None
     workspace: Optional[Path] = None
     add_dir: Optional[list[Path]] = None
     max_steps: Optional[int] = None
     max_cost: Optional[float] = None
     max_duration: Optional[str] = None
-    output_format: Optional[OutputFormat] = None
+    output_format: Optional[enum.Enum] = None  # an OutputFormat
     session_id: Optional[str] = None
     no_session: bool = False
     no_checkpoints: bool = False
-    permission_mode: Optional[PermissionMode] = None
+    permission_mode: Optional[enum.Enum] = None  # a PermissionMode
     allow: Optional[list[str]] = None
     deny: Optional[list[str]] = None
     system_prompt: Optional[str] = None
@@ -69,18 +65,18 @@ class CommonOptions:
 
 _OPTIONS: dict[str, Any] = {
     "model": Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (default: the provider's).", rich_help_panel=MODEL)],
-    "provider": Annotated[Optional[ProviderName], typer.Option("--provider", help="openai (any compatible server), anthropic or scripted.", rich_help_panel=MODEL, show_default=False)],
+    "provider": Annotated[Optional[ProviderName], typer.Option("--provider", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)],
     "api_base": Annotated[Optional[str], typer.Option("--api-base", help="Base URL of the API.", rich_help_panel=MODEL)],
     "workspace": Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Root the tools work in (default: current directory).")],
     "add_dir": Annotated[Optional[list[Path]], typer.Option("--add-dir", help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)],
     "max_steps": Annotated[Optional[int], typer.Option("--max-steps", min=1, help="LLM calls per turn (default 100).", rich_help_panel=BUDGETS)],
     "max_cost": Annotated[Optional[float], typer.Option("--max-cost", help="USD for the whole session.", rich_help_panel=BUDGETS)],
     "max_duration": Annotated[Optional[str], typer.Option("--max-duration", help="Wall clock, e.g. 90s, 20m, 2h.", rich_help_panel=BUDGETS)],
-    "output_format": Annotated[Optional[OutputFormat], typer.Option("--output-format", "-o", help="text, json or stream-json.", rich_help_panel=OUTPUT, show_default=False)],
+    "output_format": Annotated[Optional[OutputFormat], typer.Option("--output-format", "-o", help=spelled_out(OUTPUT_FORMATS) + ".", rich_help_panel=OUTPUT, show_default=False)],
     "session_id": Annotated[Optional[str], typer.Option("--session-id", help="Id for the new session.", rich_help_panel=ADVANCED)],
     "no_session": Annotated[bool, typer.Option("--no-session", help="Keep nothing on disk.", rich_help_panel=ADVANCED)],
     "no_checkpoints": Annotated[bool, typer.Option("--no-checkpoints", help="No workspace snapshots.", rich_help_panel=ADVANCED)],
-    "permission_mode": Annotated[Optional[PermissionMode], typer.Option("--permission-mode", help="auto, accept-edits, read-only or ask.", rich_help_panel=SAFETY, show_default=False)],
+    "permission_mode": Annotated[Optional[PermissionMode], typer.Option("--permission-mode", help=spelled_out(PERMISSION_MODES) + ".", rich_help_panel=SAFETY, show_default=False)],
     "allow": Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)],
     "deny": Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule like 'write_file(secrets/**)'; deny wins.", rich_help_panel=SAFETY)],
     "system_prompt": Annotated[Optional[str], typer.Option("--system-prompt", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..runtime import AgentRuntime
 from ..sessions.lock import acquire_lock
 from ..sessions.reader import LoadedSession, load_session
 from ..sessions.records import SessionError
@@ -16,11 +15,6 @@ from .errors import fail
 from .launch import Launch, Work, launch
 from .options import CommonOptions
 from .prompt_input import read_prompt
-
-CONTINUE = "Continue."
-# Each module has `resume_work(session: LoadedSession, prompt: str) -> Work`.
-DRIVER_MODULES = {"loop": ".loop_cmd", "goal": ".goal_cmd"}
-
 
 def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
     """Resume SESSION (or this workspace's latest) with PROMPT, or carry on where it stopped."""
@@ -58,36 +52,11 @@ def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
 
 
 def _work(prompt: str, session: LoadedSession) -> Work:
-    """Loop and goal sessions go back to their driver; a run gets the new prompt, or continues
-    an unfinished turn, or gets "Continue.".
+    """The session's driver, from the table, continues it (drivers/__init__.py)."""
+    from ..drivers import driver_for
 
-    A run that died before its first turn began still owes its first prompt (kept in meta.json):
-    that prompt runs first, as turn 1, and a new PROMPT follows as turn 2 once it completed.
-    """
-    if session.meta.mode in DRIVER_MODULES:
-        import importlib
-
-        driver = importlib.import_module(DRIVER_MODULES[session.meta.mode], __package__)
-        return driver.resume_work(session, prompt)
-    first = str(session.meta.state.get("first_prompt") or "") if not session.messages else ""
-    if first and prompt and session.turns == 0:
-
-        async def both(runtime: AgentRuntime):  # type: ignore[no-untyped-def]
-            runtime.enqueue(prompt)  # `run` takes it up after the first prompt's turn completes
-            return await runtime.run(first)
-
-        return both
-    prompt = prompt or first
-    if prompt:
-        return lambda runtime: runtime.run(prompt)
-    last = session.messages[-1] if session.messages else None
-    if last is not None and (last.role in ("user", "tool") or last.tool_calls):
-
-        async def carry_on(runtime: AgentRuntime):  # type: ignore[no-untyped-def]
-            return await runtime.continue_turn()
-
-        return carry_on
-    return lambda runtime: runtime.run(CONTINUE)
+    driver = driver_for(session.meta.mode)
+    return lambda runtime: driver.resume(runtime, session, prompt)
 
 
 def _warn(text: str) -> None:

@@ -154,11 +154,16 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
             continue
         removed += 1
         sys.stderr.write(f"removed {meta.id}\n")
-    from ..checkpoints.gc import prune_checkpoints
-
-    prune_checkpoints(store)  # the checkpoints of every session that no longer exists
+    _prune_checkpoints(store)
     sys.stderr.write(f"removed {removed} session(s) of {where} not updated for {older_than}\n")
     return 0
+
+
+def _prune_checkpoints(store: SessionStore) -> None:
+    """Drop the checkpoints of every session that no longer exists (of any workspace)."""
+    from ..checkpoints.gc import prune_checkpoints
+
+    prune_checkpoints(store.home, store.exists, {meta.workspace for meta in store.list()})
 
 
 def parse_age(text: str) -> float:

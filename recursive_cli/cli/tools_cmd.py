@@ -21,7 +21,7 @@ def tools_command(common: CommonOptions, as_json: bool) -> int:
     tools = core_tools()
     if not (settings.no_session or settings.no_checkpoints):  # what launch adds (with git present)
         from ..checkpoints.git import find_git
-        from ..tools.checkpoint_tools import checkpoint_tools
+        from ..checkpoints.tools import checkpoint_tools
 
         tools += checkpoint_tools() if find_git() else []
     if as_json:

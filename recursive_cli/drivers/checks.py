@@ -9,38 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, computed_field
-
+from ..event_models import CheckResult
 from ..tools.base import ToolContext
 from ..tools.shell import HeadTailBuffer, run_command
 
 OUTPUT_TAIL_BYTES = 4096
 DEFAULT_CHECK_TIMEOUT = 600.0
-
-
-class CheckResult(BaseModel):
-    """One check after one turn: its exit code (None when killed), time and output tail."""
-
-    command: str
-    exit_code: int | None
-    timed_out: bool = False
-    duration_s: float = 0.0
-    output_tail: str = ""
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def passed(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    def status(self) -> str:
-        """`exit 0`, `exit 1`, `killed by SIGKILL` or `timed out after 5 s`."""
-        if self.timed_out:
-            return f"timed out after {self.duration_s:.0f} s and was killed"
-        if self.exit_code is None:
-            return "did not finish"
-        if self.exit_code < 0:
-            return f"killed by signal {-self.exit_code}"
-        return f"exit {self.exit_code}"
 
 
 async def run_checks(commands: Sequence[str], ctx: ToolContext, timeout: float) -> list[CheckResult]:

@@ -1,4 +1,4 @@
-"""The goal driver (SPEC §7): turns over `AgentRuntime.run` until the goal verifiably holds.
+"""The goal driver (SPEC §7): turns over `RuntimeCore.run` until the goal verifiably holds.
 
 After every turn each check runs; if all pass and there is a condition, the judge is asked.
 Success needs every check green and the judge's yes. Otherwise the next turn's prompt carries
@@ -12,14 +12,13 @@ as they end any turn. Progress is saved in the session before and after every st
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..events import ApiRetry, FinishReason, Notice
+from ..events import ApiRetry, FinishReason, GoalEvaluated
 from ..interrupt import Interrupted
 from ..kernel import TurnOutcome
-from ..messages import Message
+from ..messages import CONTINUE, Message, unfinished
 from ..providers.base import ChatProvider, ProviderError, RetryNotice
 from .checks import CheckResult, run_checks
 from .fingerprint import workspace_fingerprint
@@ -27,10 +26,9 @@ from .goal_state import DEFAULT_MAX_TURNS, Evaluation, GoalState, load_goal, sav
 from .judge import GoalJudge, JudgeVerdict
 
 if TYPE_CHECKING:
-    from ..runtime import AgentRuntime
+    from ..runtime import RuntimeCore
 
 STALL_TURNS = 3
-CONTINUE = "Continue."
 GOAL_NOTE = ("Goal of this run: keep working until {goal}. After each of your turns this is "
              "verified{how}, and you are told the result. When you believe the goal holds, stop "
              "calling tools and say what you did.")
@@ -39,7 +37,7 @@ GOAL_NOTE = ("Goal of this run: keep working until {goal}. After each of your tu
 class _RetryHooks:
     """Judge requests stream nothing to the terminal but report their retries like turns do."""
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: RuntimeCore) -> None:
         self._runtime = runtime
 
     def on_text(self, delta: str) -> None:
@@ -54,7 +52,7 @@ class _RetryHooks:
 class GoalDriver:
     """Runs one goal on a runtime; `judge` is the provider for the judge (default: the run's)."""
 
-    def __init__(self, runtime: AgentRuntime, state: GoalState,
+    def __init__(self, runtime: RuntimeCore, state: GoalState,
                  judge: ChatProvider | None = None) -> None:
         self.runtime = runtime
         self.state = state
@@ -98,7 +96,7 @@ class GoalDriver:
                     return ended
                 text, new_turn = self.state.next_prompt, True
         finally:
-            self.runtime.result_extra["goal"] = self.state.result_fields()
+            self.runtime.goal_summary = self.state.result_fields()
 
     async def _turn_then_evaluate(self, text: str | None, new_turn: bool) -> TurnOutcome | None:
         """One turn (`text` None continues a cut-short one) and its verdict; an outcome ends the run."""
@@ -173,12 +171,11 @@ class GoalDriver:
         state.evaluated, state.reason = state.turns, evaluation.reason()
         state.verdicts.append(evaluation.compact())
         self._save()
-        data = {"turn": evaluation.turn, "max_turns": state.max_turns,
-                "session_turn": self.runtime.turn_index(), **evaluation.model_dump(mode="json"),
-                "reason": state.reason}
-        mark, word = ("✓", "met") if evaluation.achieved else ("✗", "not met")
-        self.runtime.emit(Notice(subtype="goal_evaluation", data=data, text=(
-            f"{mark} goal {word} after turn {evaluation.turn}/{state.max_turns}: {state.reason}")))
+        self.runtime.emit(GoalEvaluated(
+            turn=evaluation.turn, max_turns=state.max_turns, session_turn=self.runtime.turn_index(),
+            achieved=evaluation.achieved, checks=evaluation.checks, judge=evaluation.judge,
+            reason=state.reason))
+
 
     def _not_met(self, reason: str, text: str) -> TurnOutcome:
         self.state.status, self.state.reason = "not_met", reason
@@ -187,8 +184,8 @@ class GoalDriver:
 
     def _budget_stop(self) -> TurnOutcome | None:
         """The budget (cost, wall clock) that is used up, as the run's ending."""
-        exceeded = self.runtime.budget.exceeded(0, len(self.runtime.transcript()))
-        return None if exceeded is None else TurnOutcome(exceeded[0], detail=exceeded[1])
+        exceeded = self.runtime.budget.check_iteration(len(self.runtime.transcript()))
+        return None if exceeded is None else TurnOutcome(exceeded.reason, detail=exceeded.detail)
 
     def _interrupted(self) -> TurnOutcome | None:
         if self.runtime.interrupt_token.is_set():
@@ -197,10 +194,9 @@ class GoalDriver:
 
     def _check_timeout(self) -> float:
         """--check-timeout, cut to what is left of --max-duration."""
-        budget = self.runtime.budget
-        if budget.max_duration is None:
+        left = self.runtime.budget.remaining_duration()
+        if left is None:
             return self.state.check_timeout
-        left = budget.max_duration - (time.monotonic() - budget.started)
         return max(min(self.state.check_timeout, left), 0.1)
 
     def _note_goal_in_system_prompt(self) -> None:
@@ -245,18 +241,12 @@ def _longest_backtick_run(text: str) -> int:
     return longest
 
 
-def unfinished(transcript: Sequence[Message]) -> bool:
-    """Whether the conversation stopped mid-turn (waiting for the model)."""
-    last = transcript[-1] if transcript else None
-    return last is not None and (last.role in ("user", "tool") or bool(last.tool_calls))
-
-
 def last_answer(transcript: Sequence[Message]) -> str:
     """The text of the last assistant message."""
     return next((m.content for m in reversed(transcript) if m.role == "assistant"), "")
 
 
-def set_goal(runtime: AgentRuntime, condition: str | None, max_turns: int = DEFAULT_MAX_TURNS,
+def set_goal(runtime: RuntimeCore, condition: str | None, max_turns: int = DEFAULT_MAX_TURNS,
              checks: Sequence[str] = ()) -> GoalState:
     """Record a new goal (no turns yet) in the runtime's state and return it."""
     if not condition and not checks:
@@ -266,7 +256,7 @@ def set_goal(runtime: AgentRuntime, condition: str | None, max_turns: int = DEFA
     return state
 
 
-async def run_goal_loop(runtime: AgentRuntime, prompt: str, until: str | None = None,
+async def run_goal_loop(runtime: RuntimeCore, prompt: str, until: str | None = None,
                         checks: Sequence[str] | None = None, max_turns: int | None = None, *,
                         check_timeout: float | None = None, judge: ChatProvider | None = None,
                         judge_model: str | None = None) -> TurnOutcome:
@@ -284,11 +274,11 @@ async def run_goal_loop(runtime: AgentRuntime, prompt: str, until: str | None = 
     return await GoalDriver(runtime, state, judge).start()
 
 
-async def resume_goal_loop(runtime: AgentRuntime, prompt: str = "",
+async def resume_goal_loop(runtime: RuntimeCore, prompt: str = "",
                            judge: ChatProvider | None = None) -> TurnOutcome:
     """Continue the goal saved in the runtime's state (see GoalDriver.resume)."""
     state = load_goal(runtime)
-    if state is None:
-        return TurnOutcome(FinishReason.PROVIDER_ERROR,
+    if state is None:  # a goal session always saves its goal first: ours is lost, not the model's fault
+        return TurnOutcome(FinishReason.INTERNAL_ERROR,
                            detail="this session has no saved goal to resume")
     return await GoalDriver(runtime, state, judge).resume(prompt)

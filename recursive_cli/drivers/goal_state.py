@@ -2,44 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from .checks import DEFAULT_CHECK_TIMEOUT, CheckResult
-from .judge import JudgeVerdict
+from ..errors import SessionStateError
+from ..event_models import Evaluation, GoalStatus, GoalSummary
+from .checks import DEFAULT_CHECK_TIMEOUT
 
 if TYPE_CHECKING:
-    from ..runtime import AgentRuntime
+    from ..runtime import RuntimeCore
 
 STATE_KEY = "goal"
 DEFAULT_MAX_TURNS = 10
-
-GoalStatus = Literal["running", "met", "not_met"]
-_NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}}  # tails are in the goal_evaluation events
-
-
-class Evaluation(BaseModel):
-    """The verdict after one goal turn: every check's result and, if it was asked, the judge's."""
-
-    turn: int
-    achieved: bool
-    checks: list[CheckResult] = Field(default_factory=list)
-    judge: JudgeVerdict | None = None
-
-    def reason(self) -> str:
-        """One line saying why the goal is (not) met."""
-        failing = [check for check in self.checks if not check.passed]
-        if failing:
-            return "; ".join(f"check `{check.command}` {check.status()}" for check in failing)
-        if self.judge is not None:
-            return f"judge: {self.judge.reason}"
-        return f"all {len(self.checks)} checks passed" if self.checks else "nothing to check"
-
-    def compact(self) -> Evaluation:
-        """The same verdict without output tails, as kept in the state and the result line."""
-        checks = [check.model_copy(update={"output_tail": ""}) for check in self.checks]
-        return self.model_copy(update={"checks": checks})
 
 
 class GoalState(BaseModel):
@@ -69,19 +44,32 @@ class GoalState(BaseModel):
             parts.append("these checks pass (exit 0): " + ", ".join(f"`{c}`" for c in self.checks))
         return " and ".join(parts)
 
-    def result_fields(self) -> dict[str, Any]:
+    def result_fields(self) -> GoalSummary:
         """The `goal` object of the run's result line."""
-        return {"status": self.status, "until": self.until, "checks": self.checks,
-                "turns": self.turns, "max_turns": self.max_turns, "reason": self.reason,
-                "verdicts": [v.model_dump(mode="json", exclude=_NO_TAILS) for v in self.verdicts]}
+        return GoalSummary(status=self.status, until=self.until, checks=list(self.checks),
+                           turns=self.turns, max_turns=self.max_turns, reason=self.reason,
+                           verdicts=list(self.verdicts))
 
 
-def load_goal(runtime: AgentRuntime) -> GoalState | None:
-    """The goal kept in the runtime's state, if any."""
+
+def load_goal(runtime: RuntimeCore) -> GoalState | None:
+    """The goal kept in the runtime's state, if any; raises SessionStateError if it is damaged."""
     raw = runtime.state.get(STATE_KEY)
-    return GoalState.model_validate(raw) if raw else None
+    if not raw:
+        return None
+    try:
+        return GoalState.model_validate(raw)
+    except ValidationError as exc:
+        raise SessionStateError("goal", _first_problem(exc)) from None
 
 
-def save_goal(runtime: AgentRuntime, state: GoalState | None) -> None:
+def _first_problem(exc: ValidationError) -> str:
+    """`field: what is wrong` for the first error pydantic found (one line)."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
+
+
+def save_goal(runtime: RuntimeCore, state: GoalState | None) -> None:
     """Persist the goal state now (None clears it)."""
     runtime.save_state(STATE_KEY, None if state is None else state.model_dump(mode="json"))

@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pydantic import BaseModel
-
 from ..budget import Budget
+from ..event_models import JudgeVerdict
 from ..interrupt import InterruptToken
 from ..messages import Message
-from ..pricing import cost_usd
 from ..providers.base import ChatProvider, ProviderHooks
 from .checks import CheckResult
 
@@ -33,15 +31,6 @@ Answer with one JSON object and nothing else:
 
 RETRY_PROMPT = ('That was not a JSON object of the form {"achieved": true|false, "reason": "..."}. '
                 "Reply with only that object.")
-
-
-class JudgeVerdict(BaseModel):
-    """The judge's decision; `valid` is False when its answer was not the JSON asked for."""
-
-    achieved: bool
-    reason: str
-    model: str = ""
-    valid: bool = True
 
 
 class GoalJudge:
@@ -75,7 +64,7 @@ class GoalJudge:
     async def _ask(self, messages: list[Message]) -> str:
         self.requests += 1
         reply = await self._interrupt.race(self.provider.complete(messages, [], self._hooks))
-        self._budget.charge(reply.usage, cost_usd(self.provider.model, reply.usage))
+        self._budget.charge(reply.usage, model=self.provider.model)  # it may be --judge-model
         return reply.message.content
 
 

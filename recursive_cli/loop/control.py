@@ -2,7 +2,8 @@
 
 It holds the wakeup slot, the background jobs, the stop request and the loop's limits. Every
 change is saved at once in the session (`runtime.state["loop"]`, i.e. meta.json) and reported
-as a Notice event (`wakeup_scheduled`, `background_job_started`, `background_job_finished`),
+as an event (`WakeupScheduled`, `BackgroundJobStarted`, `BackgroundJobFinished`),
+
 so a `kill -9` at any moment leaves enough on disk for `resume` to carry the loop on.
 """
 
@@ -13,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from ..events import Notice
+from ..events import AnyNotice, BackgroundJobFinished, BackgroundJobStarted, WakeupScheduled
 from .jobs import BackgroundJobManager, JobRecord
 from .reports import ending
 from .wakeup import Wakeup, WakeupSlot, human_duration
 
 if TYPE_CHECKING:
-    from ..runtime import AgentRuntime
+    from ..runtime import RuntimeCore
     from ..tools.base import Tool, ToolRegistry
 
 STATE_KEY = "loop"
@@ -49,39 +50,31 @@ class LoopControl:
         self.max_iterations = max_iterations
         self.max_context_tokens: int | None = None
         self.stop_reason: str | None = None
-        self._runtime: AgentRuntime | None = None
+        self._runtime: RuntimeCore | None = None
 
-    def attach(self, runtime: AgentRuntime) -> None:
-        """Become `runtime.loop`: report through its events and save into its session state."""
+    def attach(self, runtime: RuntimeCore) -> None:
+        """Become `runtime`'s loop feature: report through its events, save into its session state."""
         self._runtime = runtime
-        runtime.loop = self
+        runtime.attach(self)
         if self.jobs is not None:
             self.jobs.on_finish = self._job_finished
-
-    def tools(self) -> list[Tool]:
-        """The loop tools bound to this control (the job tools only when there are jobs)."""
-        from .tools import loop_tools
-
-        return loop_tools(self)
 
     # What the tools do.
 
     def schedule(self, delay_seconds: float, prompt: str, reason: str) -> Wakeup:
         wakeup = self.slot.schedule(delay_seconds, prompt, reason)
         self.save()
-        self._emit("wakeup_scheduled", {
-            "delay_seconds": delay_seconds, "due": wakeup.due_iso(), "prompt": prompt, "reason": reason,
-        }, f"⏰ wakeup in {human_duration(delay_seconds)}: {reason or prompt}")
+        self._emit(WakeupScheduled(
+            delay_seconds=delay_seconds, due=wakeup.due_iso(), prompt=prompt, reason=reason,
+            shown=f"⏰ wakeup in {human_duration(delay_seconds)}: {reason or prompt}"))
         return wakeup
 
     async def start_job(self, command: str, cwd: Path, timeout_seconds: float | None) -> JobRecord:
         assert self.jobs is not None
         record = await self.jobs.start(command, cwd, timeout_seconds)
         self.save()
-        self._emit("background_job_started", {
-            "job_id": record.id, "command": command, "pid": record.pgid, "output_file": record.output,
-            "timeout_seconds": timeout_seconds,
-        }, f"▶ {record.id} started: {command}")
+        self._emit(BackgroundJobStarted(job_id=record.id, command=command, pid=record.pgid,
+                                        output_file=record.output, timeout_seconds=timeout_seconds))
         return record
 
     async def stop_job(self, job_id: str) -> JobRecord | None:
@@ -156,22 +149,14 @@ class LoopControl:
 
     def _job_finished(self, record: JobRecord) -> None:
         self.save()
-        self._emit("background_job_finished", {
-            "job_id": record.id, "command": record.command, "status": record.status,
-            "exit_code": record.exit_code, "duration_s": round(record.duration(), 3),
-            "output_file": record.output,
-        }, f"■ {record.id} {ending(record)} after {human_duration(record.duration())}: {record.command}")
+        self._emit(BackgroundJobFinished(
+            job_id=record.id, command=record.command, status=record.status,
+            exit_code=record.exit_code, duration_s=round(record.duration(), 3),
+            output_file=record.output,
+            shown=f"■ {record.id} {ending(record)} after {human_duration(record.duration())}: "
+                  f"{record.command}"))
 
-    def _emit(self, subtype: str, data: dict[str, object], text: str) -> None:
+    def _emit(self, event: AnyNotice) -> None:
+
         if self._runtime is not None:
-            self._runtime.emit(Notice(subtype=subtype, data=data, text=text))
-
-
-def loop_control_for(mode: str, tools: ToolRegistry) -> LoopControl | None:
-    """For the `loop` mode, a control with background jobs and its tools added to `tools`."""
-    if mode != "loop":
-        return None
-    control = LoopControl(jobs=BackgroundJobManager())
-    for tool in control.tools():
-        tools.add(tool)
-    return control
+            self._runtime.emit(event)

@@ -1,4 +1,4 @@
-"""The event-loop driver (SPEC §6): turns of `AgentRuntime.run`, then wakeups and finished jobs.
+"""The event-loop driver (SPEC §6): turns of `RuntimeCore.run`, then wakeups and finished jobs.
 
 After each turn it decides, in order: `stop_loop` was called → end; the wakeup is due → a
 turn with its prompt; a background job ended → a turn with its exit code and output tail; a
@@ -11,20 +11,24 @@ loop ends, every background job is killed.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..events import FinishReason, Notice
+from pydantic import ValidationError
+
+from ..events import FinishReason, LoopIteration, LoopWaiting
 from ..interrupt import Interrupted
 from ..kernel import TurnOutcome
-from .control import DEFAULT_MAX_ITERATIONS, LoopControl
+from ..messages import CONTINUE, unfinished
+from .control import DEFAULT_MAX_ITERATIONS, STATE_KEY, LoopControl, LoopState
 from .jobs import BackgroundJobManager, JobRecord
 from .reports import job_report, waiting_text
 from .wakeup import Wakeup, WakeupSlot
 
 if TYPE_CHECKING:
-    from ..runtime import AgentRuntime
+    from ..runtime import RuntimeCore
+    from ..sessions.reader import LoadedSession
 
 TriggerKind = Literal["start", "resume", "wakeup", "job"]
 
@@ -41,7 +45,7 @@ class Trigger:
 class EventLoop:
     """Runs one loop over a runtime whose `loop` control is attached."""
 
-    def __init__(self, runtime: AgentRuntime, control: LoopControl) -> None:
+    def __init__(self, runtime: RuntimeCore, control: LoopControl) -> None:
         self.runtime = runtime
         self.control = control
         self.iterations = 0  # turns run by this process; --max-iterations counts these
@@ -75,11 +79,9 @@ class EventLoop:
         self.iterations += 1
         if trigger.prompt is not None:
             self.control.new_turn()
-        about = f" ({trigger.detail})" if trigger.detail else ""
-        self.runtime.emit(Notice(subtype="loop_iteration", data={
-            "iteration": self.iterations, "max_iterations": self.control.max_iterations,
-            "trigger": trigger.kind, "detail": trigger.detail,
-        }, text=f"↻ loop iteration {self.iterations}: {trigger.kind}{about}"))
+        self.runtime.emit(LoopIteration(iteration=self.iterations,
+                                        max_iterations=self.control.max_iterations,
+                                        trigger=trigger.kind, detail=trigger.detail))
         if trigger.prompt is None:
             return await self.runtime.continue_turn()
         return await self.runtime.run(trigger.prompt)
@@ -116,30 +118,27 @@ class EventLoop:
         if self.iterations >= self.control.max_iterations:
             return TurnOutcome(FinishReason.MAX_ITERATIONS, text=text,
                                detail=f"reached --max-iterations {self.control.max_iterations}")
-        exceeded = self.runtime.budget.exceeded(0, len(self.runtime.transcript()))
+        exceeded = self.runtime.budget.check_iteration(len(self.runtime.transcript()))
         if exceeded is not None:
-            return TurnOutcome(exceeded[0], text=text, detail=exceeded[1])
+            return TurnOutcome(exceeded.reason, text=text, detail=exceeded.detail)
         return None
 
     async def _wait(self, changed: asyncio.Event, wakeup: Wakeup | None,
                     running: list[JobRecord]) -> None:
         """Sleep until a job ends, the wakeup is due, an interrupt, or --max-duration runs out."""
         timeout = _earliest(wakeup.remaining() if wakeup else None, self._duration_left())
-        self.runtime.emit(Notice(subtype="loop_waiting", record=False, data={
-            "wakeup_due": wakeup.due_iso() if wakeup else None,
-            "running_jobs": [record.id for record in running],
-            "countdown_to": wakeup.due if wakeup else None,
-        }, text=waiting_text(wakeup, running)))
+        self.runtime.emit(LoopWaiting(
+            wakeup_due=wakeup.due_iso() if wakeup else None,
+            running_jobs=[record.id for record in running],
+            countdown_to=wakeup.due if wakeup else None, shown=waiting_text(wakeup, running)))
+
         try:
             await self.runtime.interrupt_token.race(asyncio.wait_for(changed.wait(), timeout))
         except (asyncio.TimeoutError, Interrupted):
             pass  # the caller looks again and sees which
 
     def _duration_left(self) -> float | None:
-        budget = self.runtime.budget
-        if budget.max_duration is None:
-            return None
-        return budget.started + budget.max_duration - time.monotonic()
+        return self.runtime.budget.remaining_duration()
 
     def _ended(self) -> TurnOutcome:
         """The loop ran out of things to do, or the agent stopped it: success."""
@@ -153,24 +152,96 @@ def _earliest(*delays: float | None) -> float | None:
     return min(known) if known else None
 
 
-def install_loop(runtime: AgentRuntime, wakeup_slot: WakeupSlot | None = None,
+def install_loop(runtime: RuntimeCore, wakeup_slot: WakeupSlot | None = None,
                  jobs: BackgroundJobManager | None = None, *, with_jobs: bool = True) -> LoopControl:
     """The runtime's loop control (made and attached if it has none), using the given slot and
-    job manager, with the loop tools registered."""
-    control = runtime.loop or LoopControl()
+    job manager, with the loop tools registered once."""
+    from .tools import loop_tools
+
+    control = runtime.feature(LoopControl) or LoopControl()
     control.slot = wakeup_slot or control.slot
     control.jobs = (jobs or control.jobs or BackgroundJobManager()) if with_jobs else None
     control.attach(runtime)
-    for tool in control.tools():
-        runtime.add_tool(tool)
+    have = set(runtime.tools.names())
+    for tool in loop_tools(control):
+        if tool.name not in have:
+            runtime.add_tool(tool)
     return control
 
 
-async def run_event_loop(runtime: AgentRuntime, prompt: str, wakeup_slot: WakeupSlot | None = None,
+async def run_event_loop(runtime: RuntimeCore, prompt: str, wakeup_slot: WakeupSlot | None = None,
                          jobs: BackgroundJobManager | None = None, *,
-                         max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                         with_jobs: bool = True) -> TurnOutcome:
-    """Run `prompt`, then keep going on wakeups and finished background jobs (SPEC §6)."""
+                         max_iterations: int = DEFAULT_MAX_ITERATIONS, with_jobs: bool = True,
+                         max_context_tokens: int | None = None,
+                         jobs_folder: Path | None = None) -> TurnOutcome:
+    """Run `prompt`, then keep going on wakeups and finished background jobs (SPEC §6).
+
+    `jobs_folder` holds the jobs' output (the session folder; None: a temp folder);
+    `max_context_tokens` compacts the conversation at that size."""
     control = install_loop(runtime, wakeup_slot, jobs, with_jobs=with_jobs)
-    control.max_iterations = max_iterations
+    control.max_iterations, control.max_context_tokens = max_iterations, max_context_tokens
+    _prepare(runtime, control, jobs_folder)
     return await EventLoop(runtime, control).run(Trigger("start", prompt))
+
+
+async def resume_event_loop(runtime: RuntimeCore, session: LoadedSession, prompt: str) -> TurnOutcome:
+    """Continue a saved loop: its pending wakeup is slept out, jobs that died with the old
+    process are reported as lost, an interrupted turn carries on; PROMPT, if given, runs first.
+    An unreadable loop state ends the run with a clear error rather than a different loop."""
+    try:
+        state = LoopState.model_validate(runtime.state.get(STATE_KEY) or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "state"
+        return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=(
+            f"the loop state in {session.folder / 'meta.json'} is damaged ({where}: {first['msg']}); "
+            "resume cannot continue this loop"))
+    control = install_loop(runtime)
+    control.restore(state)
+    _prepare(runtime, control, session.folder)
+    return await EventLoop(runtime, control).run(_first_turn(session, prompt))
+
+
+def _prepare(runtime: RuntimeCore, control: LoopControl, folder: Path | None) -> None:
+    """Jobs' output goes to `folder` (else where the job manager says: a temp folder by
+    default); save the state."""
+    if control.jobs is not None and folder is not None:
+        control.jobs.folder = folder
+    compactor = getattr(runtime, "compactor", None)
+    if control.max_context_tokens and compactor is not None:
+        compactor.max_tokens = control.max_context_tokens
+    control.save()
+
+
+def _first_turn(session: LoadedSession, prompt: str) -> Trigger | None:
+    """PROMPT; else "Continue." for a loop that had ended; else the interrupted turn, if any."""
+    if prompt:
+        return Trigger("resume", prompt)
+    if session.meta.status == "completed":
+        return Trigger("resume", CONTINUE)
+    if unfinished(session.messages):
+        return Trigger("resume", None, "carrying on with the interrupted turn")
+    return None
+
+
+NOTE = ("Mode: autonomous loop. Use schedule_wakeup to look again later, run_background for long "
+        "commands, and stop_loop when the work is done. After your turn the loop goes on only "
+        "for a scheduled wakeup or a background job: a job's exit code and output tail come "
+        "back as a new turn. With neither pending, the loop ends.")
+
+
+class LoopDriver:
+    """`recursive loop`: the event loop (SPEC §6)."""
+
+    mode = "loop"
+    note = NOTE
+
+    def install(self, runtime: RuntimeCore) -> None:
+        """The loop tools, bound to a loop control with background jobs."""
+        install_loop(runtime)
+
+    async def start(self, runtime: RuntimeCore, prompt: str) -> TurnOutcome:
+        return await run_event_loop(runtime, prompt)
+
+    async def resume(self, runtime: RuntimeCore, session: LoadedSession, prompt: str) -> TurnOutcome:
+        return await resume_event_loop(runtime, session, prompt)

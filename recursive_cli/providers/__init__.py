@@ -14,7 +14,7 @@ __all__ = ["ChatProvider", "ContextLengthError", "ProviderError", "make_provider
 
 def make_provider(settings: Settings) -> ChatProvider:
     """Build the provider the settings name; raises ConfigError for missing keys or scripts."""
-    from ..settings import ConfigError
+    from ..settings import ConfigError, missing_key_message
 
     model = settings.effective_model
     if settings.provider == "scripted":
@@ -26,10 +26,8 @@ def make_provider(settings: Settings) -> ChatProvider:
             return ScriptedProvider(load_script(settings.script), model=model)
         except ScriptError as exc:
             raise ConfigError(str(exc)) from None
-    if not settings.api_key:
-        fallback = "ANTHROPIC_API_KEY" if settings.provider == "anthropic" else "OPENAI_API_KEY"
-        raise ConfigError(f"no API key for the {settings.provider} provider: set RECURSIVE_API_KEY "
-                          f"(or {fallback})")
+    if not settings.api_key:  # (the key was resolved with the settings; providers only receive it)
+        raise ConfigError(missing_key_message(settings.provider))
     from .retry import request_timeout
 
     stream = not settings.no_stream

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
 from ..messages import Message, Usage
 
 # Why the model stopped. Only after "end" and "tool_calls" is a reply whole; "length" is the
@@ -60,22 +61,6 @@ class RetryNotice:
     delay_seconds: float
     status: int | None
     reason: str
-
-
-class ProviderError(Exception):
-    """A request failed; `reason` is one line a user can act on."""
-
-    def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
-        self.retryable = retryable
-        self.retry_after = retry_after
-
-
-class ContextLengthError(ProviderError):
-    """The conversation is too long for the model's context window."""
 
 
 class ProviderHooks(Protocol):

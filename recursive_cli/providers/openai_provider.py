@@ -10,7 +10,6 @@ back plain dicts instead of building pydantic models for every chunk.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -192,9 +191,9 @@ def _body_tail(stream: bool, max_tokens: int | None, official: bool) -> bytes:
 
 
 def _resolve_key(api_key: str | None, base_url: str | None) -> str:
-    key = api_key or os.environ.get("OPENAI_API_KEY")
-    if key:
-        return key
+    """The key given (settings read the environment), or a placeholder for a local server."""
+    if api_key:
+        return api_key
     if base_url:
         return _PLACEHOLDER_KEY
     raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")

@@ -19,13 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import ScriptError
 from ..messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import call_with_retries
-
-
-class ScriptError(Exception):
-    """The script file is missing or not in the expected format."""
 
 
 def load_script(path: Path) -> list[dict[str, Any]]:

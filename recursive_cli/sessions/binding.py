@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..runtime import AgentRuntime
+from ..budget import Spent
+from ..runtime import RuntimeCore
 from ..settings import Settings
 from .lock import SessionLock, acquire_lock
 from .meta import SessionBudgets, SessionMeta, make_title
@@ -28,7 +29,7 @@ class SessionBinding:
             self.lock.release()
 
 
-def session_meta(runtime: AgentRuntime, settings: Settings, mode: str, prompt: str) -> SessionMeta:
+def session_meta(runtime: RuntimeCore, settings: Settings, mode: str, prompt: str) -> SessionMeta:
     """The meta.json of a new session started with these settings."""
     return SessionMeta(
         id=runtime.session_id, workspace=str(runtime.workspace), mode=mode,  # type: ignore[arg-type]
@@ -41,7 +42,7 @@ def session_meta(runtime: AgentRuntime, settings: Settings, mode: str, prompt: s
         state={"first_prompt": prompt} if prompt else {})  # in case of a crash before turn 1 starts
 
 
-def create_session(folder: Path, meta: SessionMeta, runtime: AgentRuntime) -> SessionBinding:
+def create_session(folder: Path, meta: SessionMeta, runtime: RuntimeCore) -> SessionBinding:
     """Make the session folder, its transcript and its lock; SessionError when that fails."""
     writer = JsonlSessionWriter.create(folder, meta)
     try:
@@ -54,7 +55,7 @@ def create_session(folder: Path, meta: SessionMeta, runtime: AgentRuntime) -> Se
     return SessionBinding(writer, lock)
 
 
-def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: AgentRuntime) -> SessionBinding:
+def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: RuntimeCore) -> SessionBinding:
     """Put a loaded conversation back into `runtime` and append to its transcript from here on.
 
     Tool calls left unanswered by a crash get a synthetic error result, recorded as `repair`.
@@ -65,16 +66,15 @@ def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: AgentRunti
         writer.write_record(repair_record(message, loaded.turns))
     runtime.set_transcript(runtime.transcript()[:1] + messages)
     runtime.set_turn_index(loaded.turns)
-    runtime.budget.spent_cost = loaded.meta.cost_usd or 0.0
-    runtime.budget.cost_known = loaded.meta.cost_usd is not None or loaded.meta.steps == 0
-    runtime.budget.usage = loaded.meta.usage
+    meta = loaded.meta
+    runtime.budget = runtime.budget.resumed(Spent.recorded(meta.usage, meta.cost_usd, meta.steps))
     _skip_replayed_replies(runtime, messages)
     runtime.state = dict(loaded.meta.state)
     runtime.set_state_saver(lambda state: writer.update_meta(state=state))
     return SessionBinding(writer, lock)
 
 
-def _skip_replayed_replies(runtime: AgentRuntime, messages: list) -> None:
+def _skip_replayed_replies(runtime: RuntimeCore, messages: list) -> None:
     """A scripted provider continues after the replies the session already holds."""
     from ..providers.scripted import ScriptedProvider
 

@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..budget import Spent
 from ..compaction import RECORD_TYPE as COMPACTION_RECORD
 from ..compaction import apply_record as apply_compaction_record
 from ..kernel import INTERRUPTED_RESULT
 from ..messages import Message, ToolCall, Usage
-from ..pricing import cost_usd
+from ..pricing import Price
 from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
 from .records import (SCHEMA_VERSION, ExtraRecord, MessageRecord, RepairRecord, SessionHeader,
                       SessionReadError, SessionSchemaError, TranscriptRecord, TurnEndRecord,
@@ -300,11 +301,11 @@ def _catch_up(meta: SessionMeta, records: list[TranscriptRecord]) -> None:
         elif isinstance(record, TurnEndRecord):
             tail_steps, tail_usage, total_cost = 0, Usage(), record.cost_usd
     meta.turns, meta.messages = max(meta.turns, turns), max(meta.messages, messages)
-    if tail_steps:
-        tail_cost = cost_usd(meta.model, tail_usage)
+    if tail_steps:  # their cost was never written: priced as the budget prices (one function)
+        saved = Spent(usage=meta.usage, cost=total_cost or 0.0, cost_known=total_cost is not None)
+        spent = saved.plus(tail_usage, Price(meta.model)(tail_usage))
         meta.steps += tail_steps
-        meta.usage = meta.usage + tail_usage
-        meta.cost_usd = None if total_cost is None or tail_cost is None else total_cost + tail_cost
+        meta.usage, meta.cost_usd = spent.usage, spent.total_cost
 
 
 def pair_tool_results(messages: list[Message], fill: Callable[[ToolCall], Message | None]

@@ -26,41 +26,19 @@ from typing import Annotated, Any, Literal, Union, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ..errors import (  # noqa: F401 (re-exported: defined in errors.py, imported from here)
+    AmbiguousSessionError,
+    SessionError,
+    SessionExistsError,
+    SessionInUseError,
+    SessionNotFoundError,
+    SessionReadError,
+    SessionSchemaError,
+    SessionWriteError,
+)
 from ..messages import Message, Usage
 
 SCHEMA_VERSION = 1
-
-
-class SessionError(Exception):
-    """Base of every error the sessions package raises; its message is one line for the user."""
-
-
-class SessionWriteError(SessionError):
-    """A session file or folder cannot be written (read-only home, disk full, ...)."""
-
-
-class SessionExistsError(SessionError):
-    """A new session was asked for in a folder that already holds a transcript."""
-
-
-class SessionReadError(SessionError):
-    """A session's transcript or meta.json is missing or cannot be read."""
-
-
-class SessionSchemaError(SessionReadError):
-    """The session was written by a newer version of recursive."""
-
-
-class SessionInUseError(SessionError):
-    """Another live process owns the session."""
-
-
-class SessionNotFoundError(SessionError):
-    """No session matches the given id or prefix."""
-
-
-class AmbiguousSessionError(SessionError):
-    """An id prefix matches more than one session."""
 
 
 def now_iso() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..settings import LoadedSettings, Settings, api_key_for
+from ..settings import LoadedSettings, Settings
 from .meta import SessionMeta
 from .records import SessionNotFoundError
 from .store import SessionStore
@@ -46,7 +46,7 @@ def restore_settings(loaded: LoadedSettings, meta: SessionMeta) -> tuple[Setting
         if given and now != saved[key]:
             notes.append(_override_note(key, saved[key], now))
         values[key] = now if given else saved[key]
-    values["api_key"] = api_key_for(values["provider"])
+    values["api_key"] = loaded.api_key_for(values["provider"])
     return current.model_copy(update=values), notes
 
 

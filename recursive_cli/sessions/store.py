@@ -106,7 +106,7 @@ class SessionStore:
         from .reader import lost_conversation  # (the reader pulls in the kernel: only when listing)
 
         problem = lost_conversation(folder, meta) or ""
-        status = meta.status
+        status: str = meta.status
         if problem:
             status = "damaged"
         elif status == "running" and live_owner(folder) is None:
@@ -171,8 +171,8 @@ class SessionStore:
 
     def gc(self, older_than_seconds: float, dry_run: bool = False,
            workspace: Path | None = None) -> builtins.list[SessionMeta]:
-        """Delete (or with dry_run only list) the `stale` sessions, then the checkpoints of every
-        session that no longer exists; returns the sessions removed (or that would be)."""
+        """Delete (or with dry_run only list) the `stale` sessions; returns those removed (or that
+        would be). Their checkpoints are the caller's to prune (checkpoints/gc.py)."""
         chosen = self.stale(older_than_seconds, workspace)
         if dry_run:
             return chosen
@@ -183,9 +183,6 @@ class SessionStore:
             except SessionError:
                 continue
             removed.append(meta)
-        from ..checkpoints.gc import prune_checkpoints
-
-        prune_checkpoints(self)
         return removed
 
     @staticmethod

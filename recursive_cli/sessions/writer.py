@@ -28,7 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted
+from ..events import (AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted,
+                      notice_fields)
 from .meta import META_FILE, SessionMeta, fsync_dir, make_title, write_meta
 from .records import (MessageRecord, SessionExistsError, SessionHeader, SessionWriteError,
                       TurnEndRecord, TurnStartRecord, dump_record, now_iso)
@@ -63,7 +64,6 @@ class JsonlSessionWriter:
         self._handlers: dict[type, Callable[[Any], None]] = {
             MessageAdded: self._on_message, TurnStarted: self._on_turn_started,
             TurnFinished: self._on_turn_finished, RunFinished: self._on_run_finished,
-            Notice: self._on_notice,
         }
 
     @classmethod
@@ -131,6 +131,8 @@ class JsonlSessionWriter:
         written, so that no action follows whose record would be lost.
         """
         handler = self._handlers.get(type(event))
+        if handler is None and isinstance(event, Notice):
+            handler = self._on_notice
         if handler is not None:
             handler(event)
         if self.error is not None and isinstance(event, _BEFORE_ACTIONS):
@@ -172,9 +174,9 @@ class JsonlSessionWriter:
         self.close()
 
     def _on_notice(self, event: Notice) -> None:
-        if event.record:
-            self._write(json.dumps({"type": event.subtype, **event.data, "time": now_iso()},
-                                   ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        if event.recorded:
+            self._write(json.dumps(session_record(event), ensure_ascii=False,
+                                   separators=(",", ":")).encode() + b"\n")
 
     def _on_message(self, event: MessageAdded) -> None:
         record = MessageRecord(turn=event.turn, message=event.message, time=now_iso())
@@ -271,6 +273,11 @@ class JsonlSessionWriter:
         when = "there is room" if exc.errno in _NO_ROOM else "the session can be written again"
         self.error = SessionWriteError(f"{where}; the run stopped so that nothing goes unrecorded; "
                                        f"`recursive resume {self.meta.id}` continues once {when}")
+
+
+def session_record(event: Notice) -> dict[str, Any]:
+    """A driver's or feature's event as a transcript record (read back as an ExtraRecord)."""
+    return {"type": event.type, **notice_fields(event), "time": now_iso()}
 
 
 def ends_torn(path: Path) -> bool:

@@ -6,7 +6,7 @@ import json
 from typing import Any, TextIO
 
 from ..events import (AgentEvent, ApiRetry, MessageAdded, Notice, PermissionDenied, RunFinished,
-                      RunStarted)
+                      RunStarted, notice_fields)
 from ..messages import Message
 
 SCHEMA_VERSION = 1
@@ -27,8 +27,14 @@ def result_record(event: RunFinished) -> dict[str, Any]:
     }
     if event.error:
         record["error"] = event.error
-    record.update(event.extra)
+    if event.goal is not None:
+        record["goal"] = event.goal.model_dump(mode="json")
     return record
+
+
+def system_line(event: Notice, session_id: str) -> dict[str, Any]:
+    """A driver's or feature's event as a stream-json `system` line."""
+    return {"type": "system", "subtype": event.type, **notice_fields(event), "session_id": session_id}
 
 
 def message_record(message: Message, session_id: str) -> dict[str, Any] | None:
@@ -88,8 +94,7 @@ class StreamJsonSink:
                     "tool_use_id": event.tool_use_id, "subject": event.subject,
                     "reason": event.reason, "session_id": self.session_id}
         if isinstance(event, Notice):
-            return {"type": "system", "subtype": event.subtype, **event.data,
-                    "session_id": self.session_id}
+            return system_line(event, self.session_id)
         if isinstance(event, RunFinished):
             return result_record(event)
         return None

@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..events import (AgentEvent, ApiRetry, MessageAdded, ModelRequest, Notice, PermissionDenied, RunFinished,
-                      TextDelta, ToolFinished, ToolStarted, TurnFinished)
+from ..events import (AgentEvent, ApiRetry, LoopWaiting, MessageAdded, ModelRequest, Notice,
+                      PermissionDenied, RunFinished, TextDelta, ToolFinished, ToolStarted,
+                      TurnFinished)
 
 
 # C0 and C1 control characters except tab and newline: a model can put escape sequences in a
@@ -64,7 +65,7 @@ class PlainTerminalSink:
         if isinstance(event, ToolFinished):
             return tool_line(event)
         if isinstance(event, Notice):
-            return event.text or None
+            return event.text() or None
         if isinstance(event, PermissionDenied):
             return f"✗ denied {event.tool} {event.subject}: {event.reason}"
         if isinstance(event, ApiRetry):
@@ -132,10 +133,10 @@ class RichTerminalSink(PlainTerminalSink):
         elif isinstance(event, ToolStarted):
             self._end_stream()
             self._spin(printable(f"{event.call.name} {event.subject}"[:70]))
-        elif isinstance(event, Notice) and "countdown_to" in event.data:  # a loop waiting
+        elif isinstance(event, LoopWaiting):
             self._end_stream()
             self._stop_spinner()
-            self._status = self._console.status(_WaitText(event.text, event.data["countdown_to"]))
+            self._status = self._console.status(_WaitText(event.text(), event.countdown_to))
             self._status.start()
         else:
             self._end_stream()

@@ -13,15 +13,12 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..errors import ToolError
 from ..messages import ToolCall
 from ..providers.base import ToolSpec
 
 ToolKind = Literal["read", "edit", "shell", "other"]
 A = TypeVar("A", bound=BaseModel)
-
-
-class ToolError(Exception):
-    """A tool could not do what was asked; the message goes back to the model as an error result."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import PatchError
+
 BEGIN_MARKER = "*** Begin Patch"
 END_MARKER = "*** End Patch"
 ADD_HEADER = "*** Add File:"
@@ -20,18 +22,6 @@ HUNK_MARKER = "@@"
 _OPERATION_HEADERS = (ADD_HEADER, DELETE_HEADER, UPDATE_HEADER)
 _HEREDOC_OPENER = re.compile(r"(?:[\w./-]+\s+)?<<-?\s*(['\"]?)(\w+)\1")
 _UNIFIED_HUNK_HEADER = re.compile(r"-\d+(?:,\d+)? \+\d+(?:,\d+)? @@\s*(.*)")
-
-
-class PatchError(Exception):
-    """A patch that cannot be parsed or applied; the message says why, in one line.
-
-    ``applied`` lists the operations that had already been carried out (and were kept)
-    when a later one failed, or is ``None`` when nothing was changed.
-    """
-
-    def __init__(self, message: str, applied: PatchResult | None = None) -> None:
-        super().__init__(message)
-        self.applied = applied
 
 
 @dataclass(frozen=True)

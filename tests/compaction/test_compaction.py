@@ -10,7 +10,7 @@ from pathlib import Path
 from recursive_cli import AgentRuntime, Message, Settings, ToolCall
 from recursive_cli.compaction import (SUMMARY_HEADER, SUMMARY_SYSTEM, apply_record, choose_cut,
                                       context_window, estimate_tokens, message_tokens)
-from recursive_cli.events import AgentEvent, Notice
+from recursive_cli.events import AgentEvent, CompactionDone
 from recursive_cli.messages import Usage
 from recursive_cli.providers.base import Completion, ProviderHooks, ToolSpec
 from recursive_cli.providers.scripted import ScriptedProvider
@@ -131,9 +131,10 @@ def test_compaction_keeps_the_system_prompt_and_every_call_paired(workspace: Pat
     assert [m.content for m in transcript if m.role == "user"][1:] == ["task 2", "task 3", "task 4"]
     assert_paired(transcript[1:])
     assert all(m.usage is None for m in transcript[2:11])  # kept messages: stale usage dropped
-    (notice,) = [e for e in sink.events if isinstance(e, Notice) and e.subtype == "compaction"]
-    assert notice.data["replaced"] == 4 and notice.data["kept"] == 9 and notice.data["turn"] == 4
-    assert notice.data["tokens_before"] > notice.data["tokens_after"]
+    (notice,) = [e for e in sink.events if isinstance(e, CompactionDone)]
+    assert notice.replaced == 4 and notice.kept == 9 and notice.turn == 4
+    assert notice.tokens_before > notice.tokens_after
+
     summary_messages, summary_tools = provider.requests[6]
     assert summary_tools == []
     assert summary_messages[0].content == SUMMARY_SYSTEM

@@ -14,7 +14,7 @@ from recursive_cli.drivers.checks import OUTPUT_TAIL_BYTES, run_check
 from recursive_cli.drivers.fingerprint import workspace_fingerprint
 from recursive_cli.drivers.goal import feedback_prompt
 from recursive_cli.drivers.goal_state import Evaluation, GoalState
-from recursive_cli.events import Notice
+from recursive_cli.events import GoalEvaluated, Notice
 from recursive_cli.providers.scripted import ScriptedProvider
 
 from .goaltools import say, verdict, write
@@ -45,8 +45,9 @@ def test_set_goal_then_run_goal_loop(workspace: Path) -> None:
     done = runtime.current_goal()
     assert done is not None and done.status == "met" and done.turns == 1 and done.checks == ["test -f x"]
     (notice,) = [e for e in sink.events if isinstance(e, Notice)]
-    assert notice.subtype == "goal_evaluation" and notice.record and notice.data["achieved"] is True
-    assert runtime.result_extra["goal"]["status"] == "met"
+    assert isinstance(notice, GoalEvaluated) and notice.recorded and notice.achieved is True
+    assert runtime.goal_summary is not None and runtime.goal_summary.status == "met"
+
     runtime.clear_goal()
     assert runtime.current_goal() is None and "goal" not in runtime.state
 

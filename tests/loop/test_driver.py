@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from recursive_cli import AgentRuntime, FinishReason, Settings
-from recursive_cli.events import AgentEvent, Notice
+from recursive_cli.events import AgentEvent, Notice, notice_fields
+
 from recursive_cli.loop import BackgroundJobManager, WakeupSlot
 from recursive_cli.providers.scripted import ScriptedProvider
 
@@ -21,8 +22,8 @@ class Collect:
     def emit(self, event: AgentEvent) -> None:
         self.events.append(event)
 
-    def notices(self, subtype: str) -> list[Notice]:
-        return [e for e in self.events if isinstance(e, Notice) and e.subtype == subtype]
+    def notices(self, kind: str) -> list[Notice]:
+        return [e for e in self.events if isinstance(e, Notice) and e.type == kind]
 
 
 def runtime_for(workspace: Path, replies: list[dict]) -> tuple[AgentRuntime, Collect]:
@@ -45,7 +46,7 @@ def test_run_event_loop_reports_a_finished_job(tmp_path: Path, workspace: Path) 
     assert outcome.finish_reason is FinishReason.COMPLETED and outcome.text == "got it"
     assert "from-the-job" in user_prompts(runtime)[1]
     assert (tmp_path / "session" / "jobs" / "job-1.log").read_text() == "from-the-job\n"
-    assert [n.data["trigger"] for n in sink.notices("loop_iteration")] == ["start", "job"]
+    assert [notice_fields(n)["trigger"] for n in sink.notices("loop_iteration")] == ["start", "job"]
     assert runtime.state["loop"]["jobs"][0]["reported"] is True
 
 

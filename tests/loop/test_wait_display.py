@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import time
 
-from recursive_cli.events import Notice, TurnStarted
+from recursive_cli.events import LoopWaiting, TurnStarted
 from recursive_cli.loop.jobs import JobRecord
 from recursive_cli.loop.reports import waiting_text
 from recursive_cli.loop.wakeup import Wakeup
@@ -31,8 +31,9 @@ def test_the_countdown_counts_down_in_whole_seconds() -> None:
 
 
 def test_sinks_show_a_wait_and_move_on() -> None:
-    notice = Notice(subtype="loop_waiting", record=False, text="waiting — job-1",
-                    data={"countdown_to": None, "running_jobs": ["job-1"]})
+    notice = LoopWaiting(wakeup_due=None, running_jobs=["job-1"], countdown_to=None,
+                         shown="waiting — job-1")
+
     plain = io.StringIO()
     PlainTerminalSink(plain).emit(notice)
     assert plain.getvalue() == "waiting — job-1\n"

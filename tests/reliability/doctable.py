@@ -101,6 +101,42 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("home-full-mid-run", "`RECURSIVE_HOME` fills up during the run (64 kB tmpfs)"),
         ("fd-limit", "file descriptors exhausted (`ulimit -n 10`)"),
     )),
+    ("Work and truth", (
+        ("restore-keeps-others", ("while a turn edits `mine.txt` and creates `made.txt`, the user "
+                                  "edits `theirs.txt` and creates `user-new.txt`; then "
+                                  "`checkpoints restore --turn 1`")),
+        ("restore-conflict", ("the user edits `a.txt` after the turn's `write_file` wrote it; "
+                              "`checkpoints restore --turn 1`, then again with `--force`")),
+        ("restore-rewound-turn", ("`restore --turn 2`, `restore --turn 1`, a new turn, then "
+                                  "`restore --turn 1` again")),
+        ("folder-becomes-symlink", ("a turn replaces the folder `sub` by a symlink to a folder "
+                                    "outside and deletes the symlink `link`; another session's "
+                                    "turn follows; then `restore --turn 1`")),
+        ("openai-cut-tool-call", ("openai: `finish_reason: \"length\"` 9 characters into the second "
+                                  "of two `run_shell` calls (`touch HALF_EXECUTED`, …), then an answer")),
+        ("anthropic-cut-tool-call", ("anthropic: `stop_reason: \"max_tokens\"` 9 characters into the "
+                                     "second of two `run_shell` calls, then an answer")),
+        ("openai-cut-twice", "openai: two replies in a row cut off (`length`) inside a tool call"),
+        ("anthropic-cut-twice", ("anthropic: two replies in a row cut off (`max_tokens`) inside a "
+                                 "tool call")),
+        ("openai-refusal", "openai: the reply is a `refusal` (content null)"),
+        ("openai-error-after-steps", "openai: HTTP 401 after two steps that ran `run_shell`"),
+        ("resume-before-turn-1", ("`resume SESSION PROMPT` of a run that died before turn 1 was "
+                                  "recorded (meta.json, and a transcript with only its header)")),
+        ("transcript-deleted", ("`transcript.jsonl` deleted while meta.json counts 8 messages; "
+                                "`resume`")),
+        ("transcript-empty", ("`transcript.jsonl` emptied (0 bytes) while meta.json counts 8 "
+                              "messages; `resume`")),
+        ("meta-invalid", ("the newer of two sessions has a `meta.json` that is not JSON; "
+                          "`sessions list`, then `resume --last`")),
+        ("gc-no-unit", "`sessions gc --older-than 30 --yes` (no unit)"),
+        ("gc-no-tty", "`sessions gc --older-than 30d` with no terminal and no `--yes`"),
+        ("gc-other-workspace", ("`sessions gc --older-than 30d --yes` in a workspace with an old and "
+                                "a new session, while another workspace has an old one")),
+        ("shell-leftover", "`run_shell` of `sleep 300 & echo $! > pid`"),
+        ("shell-leftover-sigint", ("SIGINT during `run_shell` of `sleep 300 & echo $! > pid; "
+                                   "sleep 300`")),
+    )),
 )
 
 FAULTS: dict[str, str] = {case: fault for _, cases in GROUPS for case, fault in cases}

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, Tool, ToolContext, ToolError, ToolResult
+from ..tools.base import BaseTool, Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from ..checkpoints.checkpointer import GitCheckpointer, TurnCheckpoints
+    from .checkpointer import GitCheckpointer, TurnCheckpoints
 
 STATUS_WORDS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
 LISTED_FILES = 200

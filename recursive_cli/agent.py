@@ -1,0 +1,186 @@
+"""The library façade: `AgentRuntime` and `AgentRuntimeBuilder`, above the drivers.
+
+The core (runtime.py) knows no driver, feature or surface; `AgentRuntime` adds, under the
+names of the design this project follows, what a program embedding the agent calls:
+`builder()`, the goal and event-loop drivers, checkpoints. `AgentRuntimeBuilder` assembles
+provider, tools, sandbox, budget, permissions and the mode's driver into one. Surfaces (the
+CLI) build their runtime here; nothing below imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .budget import Budget, Limits
+from .events import EventSink, NullSink
+from .kernel import TurnOutcome
+from .pricing import Price
+from .providers.base import ChatProvider
+from .runtime import RuntimeCore
+from .settings import ConfigError, Settings, default_home
+from .tools.base import ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from .checkpoints.checkpointer import GitCheckpointer
+    from .drivers.goal_state import GoalState
+    from .loop import BackgroundJobManager, WakeupSlot
+
+
+class AgentRuntime(RuntimeCore):
+    """Drives turns of the kernel over one conversation. Build it with `AgentRuntime.builder()`."""
+
+    @staticmethod
+    def builder() -> AgentRuntimeBuilder:
+        return AgentRuntimeBuilder()
+
+    async def run_event_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None,
+                             jobs: BackgroundJobManager | None = None, *,
+                             max_iterations: int = 100) -> TurnOutcome:
+        """Run `prompt`, then a turn per due wakeup and per finished background job (SPEC §6)."""
+        from .loop.driver import run_event_loop
+
+        return await run_event_loop(self, prompt, wakeup_slot, jobs, max_iterations=max_iterations)
+
+    async def run_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None, *,
+                       max_iterations: int = 100) -> TurnOutcome:
+        """`run_event_loop` with wakeups only: the agent gets no background job tools."""
+        from .loop.driver import run_event_loop
+
+        return await run_event_loop(self, prompt, wakeup_slot, max_iterations=max_iterations,
+                                    with_jobs=False)
+
+    async def run_goal_loop(self, prompt: str, until: str | None = None,
+                            checks: Sequence[str] | None = None, max_turns: int | None = None, *,
+                            check_timeout: float | None = None, judge: ChatProvider | None = None,
+                            judge_model: str | None = None) -> TurnOutcome:
+        """Turns on `prompt` until every check passes and the judge agrees `until` holds (SPEC §7);
+        what is not given comes from `set_goal`. `judge` defaults to the run's own provider."""
+        from .drivers.goal import run_goal_loop
+
+        return await run_goal_loop(self, prompt, until, checks, max_turns, check_timeout=check_timeout,
+                                   judge=judge, judge_model=judge_model)
+
+    def set_goal(self, condition: str | None, max_turns: int = 10, checks: Sequence[str] = ()) -> None:
+        """Set the goal the next `run_goal_loop` works toward when it is given none."""
+        from .drivers.goal import set_goal
+
+        set_goal(self, condition, max_turns, checks)
+
+    def current_goal(self) -> GoalState | None:
+        """The goal and its progress, or None."""
+        from .drivers.goal_state import load_goal
+
+        return load_goal(self)
+
+    def clear_goal(self) -> None:
+        from .drivers.goal_state import STATE_KEY
+
+        self.save_state(STATE_KEY, None)
+
+    def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None) -> bool:
+        """Snapshot the workspace before and after every turn and around every tool call that
+        can change files, into a shadow git repository under `home` (default: the tools'
+        RECURSIVE_HOME), and add the checkpoint tools (SPEC §8).
+
+        False when git is missing: the first turn then says so once and the run goes on without.
+        """
+        from .checkpoints.observer import attach_checkpoints
+
+        checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id)
+        if checkpointer is not None:
+            self.attach(checkpointer)
+        return checkpointer is not None
+
+    def checkpoints_enabled(self) -> bool:
+        from .checkpoints.checkpointer import GitCheckpointer
+
+        checkpointer: GitCheckpointer | None = self.feature(GitCheckpointer)
+        return checkpointer is not None
+
+
+class AgentRuntimeBuilder:
+    """Collects the parts of a runtime; anything not given is derived from the settings."""
+
+    def __init__(self) -> None:
+        self._settings = Settings()
+        self._home = default_home()  # $RECURSIVE_HOME, as for the CLI
+        self._provider: ChatProvider | None = None
+        self._tools: ToolRegistry | None = None
+        self._sink: EventSink = NullSink()
+        self._mode = "run"
+        self._session_id = ""
+
+    def settings(self, settings: Settings, home: Path | None = None) -> AgentRuntimeBuilder:
+        self._settings = settings
+        if home is not None:
+            self._home = home
+        return self
+
+    def provider(self, provider: ChatProvider) -> AgentRuntimeBuilder:
+        self._provider = provider
+        return self
+
+    def tools(self, tools: ToolRegistry) -> AgentRuntimeBuilder:
+        self._tools = tools
+        return self
+
+    def sink(self, sink: EventSink) -> AgentRuntimeBuilder:
+        self._sink = sink
+        return self
+
+    def mode(self, mode: str) -> AgentRuntimeBuilder:
+        self._mode = mode
+        return self
+
+    def session_id(self, session_id: str) -> AgentRuntimeBuilder:
+        self._session_id = session_id
+        return self
+
+    def build(self) -> AgentRuntime:
+        """The runtime; raises ConfigError when the workspace or provider settings are unusable."""
+        from .drivers import driver_for
+        from .prompts import build_system_prompt
+        from .tools.catalog import core_tools
+        from .tools.sandbox import WorkspaceSandbox
+
+        s = self._settings
+        workspace = check_workspace(s.workspace)
+        tools = self._tools if self._tools is not None else ToolRegistry(core_tools())
+        driver = driver_for(self._mode)
+        provider = self._provider or self._make_provider()
+        # RECURSIVE_HOME holds the sessions (this one's folder too): file tools never write there.
+        sandbox = WorkspaceSandbox(workspace, [check_workspace(p) for p in s.add_dir],
+                                   protected=[self._home])
+        context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
+                              allow_private_network=s.allow_private_network)
+        prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
+                                     append=s.append_system_prompt)
+        from .permissions import PermissionPolicy
+
+        permissions = PermissionPolicy(s.permission_mode, s.allow, s.deny)
+        budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
+                        price=Price(provider.model))
+        runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
+                               system_prompt=prompt, budget=budget, sink=self._sink,
+                               session_id=self._session_id, permissions=permissions)
+        runtime.system_prompt_for = lambda names: build_system_prompt(
+            workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt)
+        driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
+        return runtime
+
+    def _make_provider(self) -> ChatProvider:
+        from .providers import make_provider
+
+        return make_provider(self._settings)
+
+
+def check_workspace(path: Path) -> Path:
+    """The resolved directory, or ConfigError when it does not exist or is not a directory."""
+    resolved = path.expanduser().resolve()
+    if not resolved.exists():
+        raise ConfigError(f"workspace does not exist: {path}")
+    if not resolved.is_dir():
+        raise ConfigError(f"workspace is not a directory: {path}")
+    return resolved

@@ -1,0 +1,88 @@
+"""The data that events carry: a goal's checks, the judge's verdict, an evaluation, the summary.
+
+These are core models (nothing above `events.py` is imported), so the goal driver's
+`goal_evaluation` event and the result line's `goal` object can be typed without the core
+reaching up into `drivers/`. The drivers import them back from here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, computed_field, field_serializer
+
+GoalStatus = Literal["running", "met", "not_met"]
+_NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}}  # tails are in the goal_evaluation events
+
+
+class CheckResult(BaseModel):
+    """One check after one turn: its exit code (None when killed), time and output tail."""
+
+    command: str
+    exit_code: int | None
+    timed_out: bool = False
+    duration_s: float = 0.0
+    output_tail: str = ""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def status(self) -> str:
+        """`exit 0`, `exit 1`, `killed by SIGKILL` or `timed out after 5 s`."""
+        if self.timed_out:
+            return f"timed out after {self.duration_s:.0f} s and was killed"
+        if self.exit_code is None:
+            return "did not finish"
+        if self.exit_code < 0:
+            return f"killed by signal {-self.exit_code}"
+        return f"exit {self.exit_code}"
+
+
+class JudgeVerdict(BaseModel):
+    """The judge's decision; `valid` is False when its answer was not the JSON asked for."""
+
+    achieved: bool
+    reason: str
+    model: str = ""
+    valid: bool = True
+
+
+class Evaluation(BaseModel):
+    """The verdict after one goal turn: every check's result and, if it was asked, the judge's."""
+
+    turn: int
+    achieved: bool
+    checks: list[CheckResult] = Field(default_factory=list)
+    judge: JudgeVerdict | None = None
+
+    def reason(self) -> str:
+        """One line saying why the goal is (not) met."""
+        failing = [check for check in self.checks if not check.passed]
+        if failing:
+            return "; ".join(f"check `{check.command}` {check.status()}" for check in failing)
+        if self.judge is not None:
+            return f"judge: {self.judge.reason}"
+        return f"all {len(self.checks)} checks passed" if self.checks else "nothing to check"
+
+    def compact(self) -> Evaluation:
+        """The same verdict without output tails, as kept in the state and the result line."""
+        checks = [check.model_copy(update={"output_tail": ""}) for check in self.checks]
+        return self.model_copy(update={"checks": checks})
+
+
+class GoalSummary(BaseModel):
+    """The `goal` object of a goal run's result line; its verdicts leave out the output tails."""
+
+    status: GoalStatus
+    until: str | None
+    checks: list[str]
+    turns: int
+    max_turns: int
+    reason: str
+    verdicts: list[Evaluation]
+
+    @field_serializer("verdicts")
+    def _without_tails(self, verdicts: list[Evaluation]) -> list[dict[str, Any]]:
+        return [verdict.model_dump(mode="json", exclude=_NO_TAILS) for verdict in verdicts]

@@ -1,0 +1,79 @@
+"""Driver and feature events: one serialisation for the stream-json line and the session record."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from recursive_cli.event_models import CheckResult, Evaluation, GoalSummary
+from recursive_cli.events import (CheckpointFailed, CheckpointTaken, LoopWaiting, RunFinished,
+                                  SkippedPath, Usage)
+from recursive_cli.sessions.meta import SessionMeta
+from recursive_cli.sessions.writer import JsonlSessionWriter
+from recursive_cli.sinks.json_stream import StreamJsonSink
+
+
+def _stream(*events: object) -> list[str]:
+    out = io.StringIO()
+    sink = StreamJsonSink(out, "s1")
+    for event in events:
+        sink.emit(event)  # type: ignore[arg-type]
+    return out.getvalue().splitlines()
+
+
+def test_a_checkpoint_leaves_out_what_it_does_not_have() -> None:
+    plain = CheckpointTaken(turn=1, phase="before", commit="abc")
+    skipped = CheckpointTaken(turn=2, phase="after", commit="def", files_changed=3,
+                              skipped=[SkippedPath(path="big.bin", reason="too large")],
+                              skipped_count=7, shown="checkpoint: …")
+    failed = CheckpointFailed(enabled=False, error="git not found", shown="warning: no git")
+    assert _stream(plain, skipped, failed) == [
+        ('{"type": "system", "subtype": "checkpoint", "turn": 1, "phase": "before", "commit": "abc", '
+         '"session_id": "s1"}'),
+        ('{"type": "system", "subtype": "checkpoint", "turn": 2, "phase": "after", "commit": "def", '
+         '"files_changed": 3, "skipped": [{"path": "big.bin", "reason": "too large"}], '
+         '"skipped_count": 7, "session_id": "s1"}'),
+        ('{"type": "system", "subtype": "checkpoint", "enabled": false, "error": "git not found", '
+         '"session_id": "s1"}'),
+    ]
+    assert failed.text() == "warning: no git"
+
+
+def test_the_session_records_the_same_fields_and_not_a_loop_wait(tmp_path: Path) -> None:
+    meta = SessionMeta(id="s1", created="t", updated="t", workspace=str(tmp_path))
+    with JsonlSessionWriter.create(tmp_path / "s1", meta) as writer:
+        writer.emit(CheckpointTaken(turn=1, phase="before", commit="abc", shown="not recorded"))
+        writer.emit(LoopWaiting(wakeup_due=None, running_jobs=["job-1"], countdown_to=None))
+    lines = (tmp_path / "s1" / "transcript.jsonl").read_text().splitlines()
+    record = json.loads(lines[-1])
+    assert len(lines) == 2 and record.pop("time")
+    assert record == {"type": "checkpoint", "turn": 1, "phase": "before", "commit": "abc"}
+
+
+def test_the_result_line_carries_a_goal_summary_without_output_tails() -> None:
+    check = CheckResult(command="pytest", exit_code=1, duration_s=0.5, output_tail="1 failed")
+    goal = GoalSummary(status="not_met", until=None, checks=["pytest"], turns=1, max_turns=3,
+                       reason="check `pytest` exit 1",
+                       verdicts=[Evaluation(turn=1, achieved=False, checks=[check])])
+    result = RunFinished(subtype="error_goal_not_met", is_error=True, exit_code=4, result="",
+                         session_id="s1", num_turns=1, num_steps=2, duration_ms=10, usage=Usage(),
+                         total_cost_usd=None, finish_reason="goal_not_met", error="not met",
+                         goal=goal)
+    (line,) = _stream(result)
+    record = json.loads(line)
+    assert list(record)[-2:] == ["error", "goal"]
+    assert record["goal"]["verdicts"] == [{"turn": 1, "achieved": False, "judge": None, "checks": [
+        {"command": "pytest", "exit_code": 1, "timed_out": False, "duration_s": 0.5, "passed": False}]}]
+    plain = result.model_copy(update={"goal": None})
+    assert "goal" not in json.loads(_stream(plain)[0])
+
+
+def test_the_event_vocabulary_imports_nothing_above_the_core() -> None:
+    code = ("import sys, recursive_cli.events; "
+            "print(sorted(m for m in sys.modules if m.startswith(('recursive_cli.drivers', "
+            "'recursive_cli.loop', 'recursive_cli.checkpoints', 'recursive_cli.sessions'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

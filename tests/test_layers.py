@@ -1,0 +1,75 @@
+"""The package's layers import only downward: core → plugins → features → drivers → façade → surfaces.
+
+The layer of each module comes from `LAYERS` (longest prefix wins). A new module under a
+known folder gets that folder's layer; a module in no layer fails the test, so every new
+file is placed on purpose. TYPE_CHECKING imports count too: a type from above is a
+dependency on above.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "recursive_cli"
+
+CORE, PLUGINS, FEATURES, DRIVERS, FACADE, SURFACES = range(6)
+NAMES = ("core", "plugins", "features", "drivers", "façade", "surfaces")
+LAYERS = {
+    # core: the vocabulary, the kernel and the runtime core, the protocols plugins implement
+    **{name: CORE for name in (
+        "messages", "events", "event_models", "budget", "pricing", "kernel", "runtime",
+        "interrupt", "stuck", "errors", "choices", "settings", "results", "prompts", "utf8",
+        "diagnostics", "compaction", "permissions", "providers.base", "tools.base")},
+    # plugins: implementations of the core's protocols
+    "providers": PLUGINS, "tools": PLUGINS, "sinks": PLUGINS,
+    # features: attach to a runtime through its extension points
+    "sessions": FEATURES, "checkpoints": FEATURES, "loop": FEATURES,
+    # drivers: runs of many turns over RuntimeCore.run
+    "drivers": DRIVERS, "loop.driver": DRIVERS,
+    # the library façade
+    "": FACADE, "agent": FACADE, "__main__": SURFACES,
+    # surfaces: build a runtime through the façade
+    "cli": SURFACES,
+}
+
+
+def layer_of(module: str) -> int:
+    best = max((key for key in LAYERS if module == key or module.startswith(key + ".") or key == ""),
+               key=len)
+    return LAYERS[best]
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = ".".join(package[:len(package) - node.level + 1] if node.level > 1 else package)
+            target = f"{base}.{node.module}" if node.module and base else (node.module or base)
+            subs = [f"{target}.{alias.name}".lstrip(".") for alias in node.names]
+            out.update(sub for sub in subs if sub in known)
+            if not all(sub in known for sub in subs):
+                out.add(target)
+    return out
+
+
+def test_layers_import_only_downward() -> None:
+    known = modules()
+    upward = []
+    for name, path in sorted(known.items()):
+        mine = layer_of(name)
+        for target in sorted(imports(name, path, known)):
+            theirs = layer_of(target)
+            if theirs > mine:
+                upward.append(f"{name} ({NAMES[mine]}) imports {target} ({NAMES[theirs]})")
+    assert upward == []
