@@ -17,9 +17,20 @@ import argparse
 import time
 from collections.abc import Sequence
 
-from harness import (BENCH, PYTHON, ServerProcess, agent_argv, agent_env, median, request_template, run_child,
-                     scratch_dir, step_intervals, table, write_json)
-
+from harness import (
+    BENCH,
+    PYTHON,
+    ServerProcess,
+    agent_argv,
+    agent_env,
+    median,
+    request_template,
+    run_child,
+    scratch_dir,
+    step_intervals,
+    table,
+    write_json,
+)
 
 TARGETS_MS = {1000: 3.0, 5000: 10.0}  # messages in the request → allowed ms/step over raw
 

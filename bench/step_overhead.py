@@ -24,8 +24,20 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness import (BENCH, PYTHON, ChildRun, ServerProcess, agent_argv, agent_env, median, request_template,
-                     run_child, scratch_dir, table, write_json)
+from harness import (
+    BENCH,
+    PYTHON,
+    ChildRun,
+    ServerProcess,
+    agent_argv,
+    agent_env,
+    median,
+    request_template,
+    run_child,
+    scratch_dir,
+    table,
+    write_json,
+)
 
 CONFIGS = {"default": [], "--no-session": ["--no-session"],
            "--no-session --no-checkpoints": ["--no-session", "--no-checkpoints"]}

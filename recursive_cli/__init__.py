@@ -35,13 +35,12 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from .agent import AgentRuntimeBuilder
+    from .agent import AgentRuntime, AgentRuntimeBuilder
     from .events import AgentEvent, EventSink, FinishReason
     from .interrupt import InterruptToken
     from .kernel import AgentKernel, TurnContext, TurnOutcome
     from .messages import Message, ToolCall, Usage
     from .providers.base import ChatProvider
-    from .agent import AgentRuntime
     from .runtime import RuntimeCore
     from .settings import Settings
     from .tools.base import BaseTool, Tool, ToolRegistry, ToolResult

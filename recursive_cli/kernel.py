@@ -9,10 +9,18 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
 from .budget import Budget
-from .events import (EventSink, FinishReason, MessageAdded, ModelRequest, PermissionDenied,
-                     TextDelta, ToolCallsNotRun, ToolFinished, ToolStarted)
-
-from .interrupt import InterruptToken, Interrupted
+from .events import (
+    EventSink,
+    FinishReason,
+    MessageAdded,
+    ModelRequest,
+    PermissionDenied,
+    TextDelta,
+    ToolCallsNotRun,
+    ToolFinished,
+    ToolStarted,
+)
+from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
 from .permissions import PermissionPolicy
 from .providers.base import ChatProvider, Completion, RetryNotice

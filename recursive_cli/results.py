@@ -5,7 +5,6 @@ from __future__ import annotations
 import signal
 
 from .event_models import GoalSummary
-
 from .events import FinishReason, RunFinished
 from .messages import Usage
 

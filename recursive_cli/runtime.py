@@ -3,25 +3,33 @@
 from __future__ import annotations
 
 import collections
-from dataclasses import replace
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .budget import Budget
-from .pricing import Price
 from .compaction import Compaction, Compactor, context_window
+from .errors import SessionWriteError
 from .event_models import GoalSummary
-
-from .events import (AgentEvent, ApiRetry, EventSink, FanoutSink, FinishReason, MessageAdded,
-                     NullSink, TurnFinished, TurnStarted)
+from .events import (
+    AgentEvent,
+    ApiRetry,
+    EventSink,
+    FanoutSink,
+    FinishReason,
+    MessageAdded,
+    NullSink,
+    TurnFinished,
+    TurnStarted,
+)
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
 from .permissions import AskHook, PermissionPolicy
+from .pricing import Price
 from .providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
-from .errors import SessionWriteError
 from .tools.base import TodoItem, Tool, ToolContext, ToolRegistry
 
 F = TypeVar("F")

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The choices are spelled once, in `choices` (import-free, for a fast `--help`); settings
 # validates against them and re-exports them.
-from .choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS  # noqa: F401 (re-exported)
-from .choices import OutputFormat, PermissionMode, ProviderName
+from .choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, OutputFormat, PermissionMode, ProviderName  # noqa: F401 (re-exported)
 from .errors import ConfigError
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",

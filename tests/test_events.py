@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 from recursive_cli.event_models import CheckResult, Evaluation, GoalSummary
-from recursive_cli.events import (CheckpointFailed, CheckpointTaken, LoopWaiting, RunFinished,
-                                  SkippedPath, Usage)
+from recursive_cli.events import CheckpointFailed, CheckpointTaken, LoopWaiting, RunFinished, SkippedPath, Usage
 from recursive_cli.sessions.meta import SessionMeta
 from recursive_cli.sessions.writer import JsonlSessionWriter
 from recursive_cli.sinks.json_stream import StreamJsonSink

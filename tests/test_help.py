@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import typer.main
-
 from clitools import invoke
+
 from recursive_cli.cli.app import app
 
 

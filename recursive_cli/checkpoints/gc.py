@@ -8,8 +8,8 @@ shadow repository left with no refs, whose workspace no session uses, is deleted
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from . import CheckpointError
 from .git import ShadowGit, find_git

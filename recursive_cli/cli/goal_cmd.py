@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kernel import TurnOutcome
 from ..agent import AgentRuntime
 from ..drivers.goal_mode import judge_provider
+from ..kernel import TurnOutcome
 from ..settings import ConfigError, parse_duration
 from .errors import EXIT_USAGE, fail
 from .launch import launch, new_launch

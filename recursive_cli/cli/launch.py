@@ -10,16 +10,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..agent import AgentRuntime
 from ..errors import SessionStateError
 from ..events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ..kernel import TurnOutcome
 from ..results import make_result
-from ..agent import AgentRuntime
 from ..sessions.binding import SessionBinding
+from ..sessions.ids import check_session_id, new_session_id
 from ..sessions.lock import SessionLock
 from ..sessions.reader import LoadedSession
 from ..sessions.records import SessionError, SessionWriteError
-from ..sessions.ids import check_session_id, new_session_id
 from ..settings import ConfigError, LoadedSettings, Settings, load_settings
 from .errors import EXIT_USAGE, fail
 from .options import CommonOptions

@@ -3,9 +3,10 @@
 import enum
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional, cast
+from typing import Annotated, Any, Optional, cast
 
 import typer
 

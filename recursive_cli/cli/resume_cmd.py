@@ -16,6 +16,7 @@ from .launch import Launch, Work, launch
 from .options import CommonOptions
 from .prompt_input import read_prompt
 
+
 def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
     """Resume SESSION (or this workspace's latest) with PROMPT, or carry on where it stopped."""
     try:

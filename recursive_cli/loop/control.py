@@ -21,7 +21,6 @@ from .wakeup import Wakeup, WakeupSlot, human_duration
 
 if TYPE_CHECKING:
     from ..runtime import RuntimeCore
-    from ..tools.base import Tool, ToolRegistry
 
 STATE_KEY = "loop"
 DEFAULT_MAX_ITERATIONS = 100

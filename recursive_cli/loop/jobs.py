@@ -24,8 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..tools.shell import (ENV_HIDDEN, ENV_OVERRIDES, KILL_GRACE_SECONDS, kill_group,
-                           terminate_group)
+from ..tools.shell import ENV_HIDDEN, ENV_OVERRIDES, KILL_GRACE_SECONDS, kill_group, terminate_group
 
 JobStatus = Literal["running", "exited", "timed_out", "stopped", "lost"]
 MARKER_VARIABLE = "RECURSIVE_JOB_MARKER"  # lets a resumed run recognise a job's orphans

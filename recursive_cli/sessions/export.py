@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+
 from ..messages import Message, ToolCall
 from .reader import LoadedSession
 from .records import MessageRecord, RepairRecord

@@ -22,9 +22,20 @@ from ..kernel import INTERRUPTED_RESULT
 from ..messages import Message, ToolCall, Usage
 from ..pricing import Price
 from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
-from .records import (SCHEMA_VERSION, ExtraRecord, MessageRecord, RepairRecord, SessionHeader,
-                      SessionReadError, SessionSchemaError, TranscriptRecord, TurnEndRecord,
-                      TurnStartRecord, now_iso, parse_record)
+from .records import (
+    SCHEMA_VERSION,
+    ExtraRecord,
+    MessageRecord,
+    RepairRecord,
+    SessionHeader,
+    SessionReadError,
+    SessionSchemaError,
+    TranscriptRecord,
+    TurnEndRecord,
+    TurnStartRecord,
+    now_iso,
+    parse_record,
+)
 from .writer import TRANSCRIPT_FILE
 
 MAX_LINE_WARNINGS = 10

@@ -18,8 +18,7 @@ from pathlib import Path
 from .ids import check_session_id
 from .lock import acquire_lock, live_owner
 from .meta import META_FILE, SessionMeta, read_meta
-from .records import (AmbiguousSessionError, SessionError, SessionNotFoundError,
-                      SessionReadError, SessionWriteError)
+from .records import AmbiguousSessionError, SessionError, SessionNotFoundError, SessionReadError, SessionWriteError
 from .writer import TRANSCRIPT_FILE
 
 SESSIONS_DIR = "sessions"

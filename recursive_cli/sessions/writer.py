@@ -28,11 +28,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..events import (AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted,
-                      notice_fields)
+from ..events import AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted, notice_fields
 from .meta import META_FILE, SessionMeta, fsync_dir, make_title, write_meta
-from .records import (MessageRecord, SessionExistsError, SessionHeader, SessionWriteError,
-                      TurnEndRecord, TurnStartRecord, dump_record, now_iso)
+from .records import (
+    MessageRecord,
+    SessionExistsError,
+    SessionHeader,
+    SessionWriteError,
+    TurnEndRecord,
+    TurnStartRecord,
+    dump_record,
+    now_iso,
+)
 
 TRANSCRIPT_FILE = "transcript.jsonl"
 _INTERRUPTED_EXITS = (130, 141, 143)  # SIGINT, a closed stdout pipe, SIGTERM

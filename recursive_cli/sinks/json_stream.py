@@ -5,8 +5,16 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..events import (AgentEvent, ApiRetry, MessageAdded, Notice, PermissionDenied, RunFinished,
-                      RunStarted, notice_fields)
+from ..events import (
+    AgentEvent,
+    ApiRetry,
+    MessageAdded,
+    Notice,
+    PermissionDenied,
+    RunFinished,
+    RunStarted,
+    notice_fields,
+)
 from ..messages import Message
 
 SCHEMA_VERSION = 1

@@ -8,10 +8,20 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..events import (AgentEvent, ApiRetry, LoopWaiting, MessageAdded, ModelRequest, Notice,
-                      PermissionDenied, RunFinished, TextDelta, ToolFinished, ToolStarted,
-                      TurnFinished)
-
+from ..events import (
+    AgentEvent,
+    ApiRetry,
+    LoopWaiting,
+    MessageAdded,
+    ModelRequest,
+    Notice,
+    PermissionDenied,
+    RunFinished,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
 
 # C0 and C1 control characters except tab and newline: a model can put escape sequences in a
 # path, a command or its text, and the terminal must show them, not obey them.

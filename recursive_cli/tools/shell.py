@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from .base import (MARKER_VARIABLE, BaseTool, ToolContext, ToolError, ToolResult, live_processes,
-                   signal_each, start_time)
+from .base import MARKER_VARIABLE, BaseTool, ToolContext, ToolError, ToolResult, live_processes, signal_each, start_time
 
 READ_CHUNK = 64 * 1024
 KILL_GRACE_SECONDS = 2.0

@@ -8,8 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from recursive_cli import AgentRuntime, Message, Settings, ToolCall
-from recursive_cli.compaction import (SUMMARY_HEADER, SUMMARY_SYSTEM, apply_record, choose_cut,
-                                      context_window, estimate_tokens, message_tokens)
+from recursive_cli.compaction import (
+    SUMMARY_HEADER,
+    SUMMARY_SYSTEM,
+    apply_record,
+    choose_cut,
+    context_window,
+    estimate_tokens,
+    message_tokens,
+)
 from recursive_cli.events import AgentEvent, CompactionDone
 from recursive_cli.messages import Usage
 from recursive_cli.providers.base import Completion, ProviderHooks, ToolSpec

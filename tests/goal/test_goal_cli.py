@@ -13,8 +13,7 @@ from clitools import invoke, wait_gone
 from recursive_cli.messages import Usage
 from recursive_cli.pricing import cost_usd
 
-from .goaltools import (evaluations, goal, meta, records, result_of, say, user_prompts, verdict,
-                        write)
+from .goaltools import evaluations, goal, meta, records, result_of, say, user_prompts, verdict, write
 
 
 def test_check_fails_then_passes(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from recursive_cli import AgentRuntime, FinishReason, Settings
 from recursive_cli.events import AgentEvent, Notice, notice_fields
-
 from recursive_cli.loop import BackgroundJobManager, WakeupSlot
 from recursive_cli.providers.scripted import ScriptedProvider
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from .doctable import Row, check_row
-from .harness import (AGENT, Run, Scrub, agent, call, exit_text, inspect_session, scripted_args,
-                      start_agent)
+from .harness import AGENT, Run, Scrub, agent, call, exit_text, inspect_session, scripted_args, start_agent
 
 EXIT_BROKEN_PIPE = 141
 

@@ -8,8 +8,14 @@ import pytest
 
 from recursive_cli.messages import Message, ToolCall, Usage
 from recursive_cli.sessions.meta import make_title, read_meta, write_meta
-from recursive_cli.sessions.records import (ExtraRecord, MessageRecord, SessionReadError,
-                                            TurnEndRecord, dump_record, parse_record)
+from recursive_cli.sessions.records import (
+    ExtraRecord,
+    MessageRecord,
+    SessionReadError,
+    TurnEndRecord,
+    dump_record,
+    parse_record,
+)
 
 from .conftest import make_meta
 

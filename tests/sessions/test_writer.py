@@ -12,8 +12,7 @@ from recursive_cli.events import FinishReason, MessageAdded, RunFinished, TurnFi
 from recursive_cli.messages import Message, Usage
 from recursive_cli.sessions.meta import read_meta
 from recursive_cli.sessions.reader import load_session
-from recursive_cli.sessions.records import (ExtraRecord, RepairRecord, SessionExistsError,
-                                            SessionWriteError)
+from recursive_cli.sessions.records import ExtraRecord, RepairRecord, SessionExistsError, SessionWriteError
 from recursive_cli.sessions.writer import TRANSCRIPT_FILE, JsonlSessionWriter
 
 from .conftest import conversation, make_meta, write_turn
