@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,3 +30,23 @@ def workspace(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def meanwhile(monkeypatch: pytest.MonkeyPatch) -> dict[int, Callable[[], None]]:
+    """`meanwhile[k] = action`: run `action` just before the scripted model returns reply k
+    (0-based, over the whole script): after the previous reply's tool calls ended, before the
+    next ones run — as a user editing files during a turn would."""
+    from recursive_cli.providers.scripted import ScriptedProvider
+
+    actions: dict[int, Callable[[], None]] = {}
+    complete = ScriptedProvider.complete
+
+    async def acting(self: ScriptedProvider, *args: Any) -> Any:
+        action = actions.pop(self.consumed, None)
+        if action is not None:
+            action()
+        return await complete(self, *args)
+
+    monkeypatch.setattr(ScriptedProvider, "complete", acting)
+    return actions

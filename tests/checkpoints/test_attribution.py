@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from clitools import write_script
 
-from recursive_cli.providers.scripted import ScriptedProvider
 from recursive_cli.sessions.reader import load_session
 from recursive_cli.tools.files import WriteFileTool
 
@@ -39,23 +38,6 @@ def call(name: str, **arguments: object) -> dict[str, Any]:
 def fast(tmp_path: Path, workspace: Path, isolated_home: Path) -> Agent:
     """An agent whose commands run in this process (so `meanwhile` can act inside a turn)."""
     return Agent(tmp_path, workspace, isolated_home, in_process=True)
-
-
-@pytest.fixture
-def meanwhile(monkeypatch: pytest.MonkeyPatch) -> dict[int, Action]:
-    """`meanwhile[k] = action`: run `action` just before the scripted model returns reply k
-    (0-based, over the whole script): after the previous tool calls ended, before the next run."""
-    actions: dict[int, Action] = {}
-    complete = ScriptedProvider.complete
-
-    async def acting(self: ScriptedProvider, *args: Any) -> Any:
-        action = actions.pop(self.consumed, None)
-        if action is not None:
-            action()
-        return await complete(self, *args)
-
-    monkeypatch.setattr(ScriptedProvider, "complete", acting)
-    return actions
 
 
 def write(path: Path, text: str) -> Action:

@@ -32,7 +32,6 @@ import pytest
 from clitools import CliResult, invoke, json_lines, wait_gone, wait_until, write_script
 from fakeserver import FakeLLMServer
 
-from recursive_cli.providers.scripted import ScriptedProvider
 from recursive_cli.sessions.meta import read_meta
 from recursive_cli.sessions.reader import load_session
 
@@ -113,23 +112,6 @@ class Session:
 @pytest.fixture
 def session(tmp_path: Path, workspace: Path, isolated_home: Path) -> Session:
     return Session(tmp_path, workspace, isolated_home)
-
-
-@pytest.fixture
-def meanwhile(monkeypatch: pytest.MonkeyPatch) -> dict[int, Action]:
-    """`meanwhile[k] = action`: run `action` just before the scripted model returns reply k
-    (0-based): after the previous reply's tool calls ended, before the next ones run."""
-    actions: dict[int, Action] = {}
-    complete = ScriptedProvider.complete
-
-    async def acting(self: ScriptedProvider, *args: Any) -> Any:
-        action = actions.pop(self.consumed, None)
-        if action is not None:
-            action()
-        return await complete(self, *args)
-
-    monkeypatch.setattr(ScriptedProvider, "complete", acting)
-    return actions
 
 
 # -- checkpoints ---------------------------------------------------------------------------------
