@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .checkpoints.checkpointer import GitCheckpointer
     from .drivers.goal_state import GoalState
     from .loop import BackgroundJobManager, WakeupSlot
+    from .permissions import AskHook, PermissionPolicy
 
 
 class AgentRuntime(RuntimeCore):
@@ -78,6 +79,22 @@ class AgentRuntime(RuntimeCore):
         from .drivers.goal_state import STATE_KEY
 
         self.save_state(STATE_KEY, None)
+
+    @property
+    def permissions(self) -> PermissionPolicy:
+        """The permission rules in force (the builder adds them as the first tool guard)."""
+        from .permissions import PermissionPolicy
+
+        found = self.feature(PermissionPolicy)
+        if found is None:
+            found = PermissionPolicy()
+            self.attach(found)
+            self.add_guard(found)
+        return found
+
+    def set_permission_hook(self, hook: AskHook | None) -> None:
+        """Who answers `ask`-mode questions; None denies them (headless)."""
+        self.permissions.ask = hook
 
     def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None) -> bool:
         """Snapshot the workspace before and after every turn and around every tool call that
@@ -157,14 +174,12 @@ class AgentRuntimeBuilder:
                               allow_private_network=s.allow_private_network)
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
                                      append=s.append_system_prompt)
-        from .permissions import PermissionPolicy
-
-        permissions = PermissionPolicy(s.permission_mode, s.allow, s.deny)
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
                         price=Price(provider.model))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
                                system_prompt=prompt, budget=budget, sink=self._sink,
-                               session_id=self._session_id, permissions=permissions)
+                               session_id=self._session_id)
+        attach_guards(runtime, s)
         runtime.system_prompt_for = lambda names: build_system_prompt(
             workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt)
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
@@ -174,6 +189,18 @@ class AgentRuntimeBuilder:
         from .providers import make_provider
 
         return make_provider(self._settings)
+
+
+def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:
+    """The features that stand between the model and the tools: the permission rules (the
+    first tool guard) and compaction (the context keeper)."""
+    from .compaction import Compactor, context_window
+    from .permissions import PermissionPolicy
+
+    permissions = PermissionPolicy(settings.permission_mode, settings.allow, settings.deny)
+    runtime.attach(permissions)
+    runtime.add_guard(permissions)
+    runtime.compactor = Compactor(context_window(runtime.provider.model))
 
 
 def check_workspace(path: Path) -> Path:

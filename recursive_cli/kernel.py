@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
@@ -20,9 +20,9 @@ from .events import (
     ToolFinished,
     ToolStarted,
 )
+from .guards import ToolGuard
 from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
-from .permissions import PermissionPolicy
 from .providers.base import ChatProvider, Completion, RetryNotice
 from .stuck import StuckDetector
 from .tools.base import Tool, ToolContext, ToolRegistry, ToolResult
@@ -58,7 +58,7 @@ class TurnContext:
     sink: EventSink
     interrupt: InterruptToken
     turn: int = 1
-    permissions: PermissionPolicy | None = None
+    guards: Sequence[ToolGuard] = ()  # asked in order before each call; the first denial wins
     retry: Callable[[RetryNotice], None] = lambda notice: None
     # Runs before every model call, e.g. to compact the transcript in place (compaction.py).
     before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation
@@ -222,8 +222,10 @@ class AgentKernel:
     async def _permitted_call(ctx: TurnContext, call: ToolCall, subject: str,
                               outcome: TurnOutcome) -> ToolResult:
         tool = ctx.tools.get(call.name)
-        if tool is not None and ctx.permissions is not None:
-            decision = await ctx.permissions.decide(call.name, tool.kind, subject)
+        for guard in ctx.guards:
+            if tool is None:  # an unknown tool runs nothing: no one to ask
+                break
+            decision = await guard.decide(call.name, tool.kind, subject)
             if not decision.allowed:
                 outcome.denials += 1
                 ctx.sink.emit(PermissionDenied(tool=call.name, subject=subject, reason=decision.reason,

@@ -15,6 +15,7 @@ from typing import Literal
 
 from .choices import PermissionMode
 from .errors import ConfigError
+from .guards import Decision
 
 Verdict = Literal["allow", "deny", "ask"]
 AskHook = Callable[[str, str], Awaitable[bool]]
@@ -45,14 +46,8 @@ class Rule:
         return self.pattern is None or fnmatch.fnmatchcase(subject, self.pattern)
 
 
-@dataclass(frozen=True)
-class Decision:
-    allowed: bool
-    reason: str = ""
-
-
 class PermissionPolicy:
-    """Decides each call from the mode, the rules and, in `ask` mode, the ask hook."""
+    """Decides each call from the mode, the rules and, in `ask` mode, the ask hook (a `ToolGuard`)."""
 
     def __init__(self, mode: PermissionMode = "auto", allow: Sequence[str] = (), deny: Sequence[str] = (),
                  ask: AskHook | None = None) -> None:

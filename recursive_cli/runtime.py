@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .budget import Budget
-from .compaction import Compaction, Compactor, context_window
 from .errors import SessionWriteError
 from .event_models import GoalSummary
 from .events import (
@@ -24,10 +23,10 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
+from .guards import ContextKeeper, ToolGuard
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
-from .permissions import AskHook, PermissionPolicy
 from .pricing import Price
 from .providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
 from .tools.base import TodoItem, Tool, ToolContext, ToolRegistry
@@ -62,14 +61,12 @@ class RuntimeCore:
 
     def __init__(self, *, provider: ChatProvider, tools: ToolRegistry, tool_context: ToolContext,
                  system_prompt: str, budget: Budget | None = None, sink: EventSink | None = None,
-                 session_id: str = "", kernel: AgentKernel | None = None,
-                 permissions: PermissionPolicy | None = None) -> None:
+                 session_id: str = "", kernel: AgentKernel | None = None) -> None:
         self.provider = provider
         self.tools = tools
         self.tool_context = tool_context
         self.budget = budget or Budget(price=Price(provider.model))
         self.session_id = session_id
-        self.permissions = permissions or PermissionPolicy()
         self._sink: EventSink = sink or NullSink()
         self._kernel = kernel or AgentKernel()
         self._transcript: list[Message] = [Message.system(system_prompt)]
@@ -84,7 +81,8 @@ class RuntimeCore:
         self.goal_summary: GoalSummary | None = None  # a goal run's part of the final result line
         # How the builder writes the system prompt for a tool list (None: keep it as given).
         self.system_prompt_for: Callable[[list[str]], str] | None = None
-        self.compactor = Compactor(context_window(provider.model))  # keeps the context bounded
+        self.guards: list[ToolGuard] = []  # asked before every tool call (permissions, hooks)
+        self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
         self.total_steps = 0
 
     async def run(self, text: str) -> TurnOutcome:
@@ -98,9 +96,10 @@ class RuntimeCore:
         """Pick an interrupted conversation up where it stopped, with no new user message."""
         return await self._run_turn(None)
 
-    async def compact_now(self) -> Compaction | None:
-        """Summarise the older part of the conversation now, whatever its size (None: nothing to do)."""
-        return await self.compactor.compact(self._context())
+    async def compact_now(self) -> object | None:
+        """Summarise the older part of the conversation now, whatever its size (None: nothing to
+        do, or no compactor attached)."""
+        return None if self.compactor is None else await self.compactor.compact(self._context())
 
     async def _kernel_turn(self) -> TurnOutcome:
         """The kernel's turn; a context-length rejection gets one compaction and one more try."""
@@ -141,10 +140,14 @@ class RuntimeCore:
     def _context(self) -> TurnContext:
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
-                           interrupt=self._interrupt, turn=self._turn, permissions=self.permissions,
+                           interrupt=self._interrupt, turn=self._turn, guards=tuple(self.guards),
                            retry=self._on_retry,
-                           before_model_call=self.compactor.maybe_compact,
+                           before_model_call=self._before_model_call,
                            around_tool=self._around_tool)
+
+    async def _before_model_call(self, ctx: TurnContext) -> None:
+        if self.compactor is not None:
+            await self.compactor.maybe_compact(ctx)
 
     def _on_retry(self, notice: RetryNotice) -> None:
         self._sink.emit(ApiRetry(attempt=notice.attempt, max_retries=notice.max_retries,
@@ -236,9 +239,9 @@ class RuntimeCore:
     def interrupt_token(self) -> InterruptToken:
         return self._interrupt
 
-    def set_permission_hook(self, hook: AskHook | None) -> None:
-        """Who answers `ask`-mode questions; None denies them (headless)."""
-        self.permissions.ask = hook
+    def add_guard(self, guard: ToolGuard) -> None:
+        """Ask `guard` before every tool call (after the guards added before it)."""
+        self.guards.append(guard)
 
     def current_todos(self) -> list[TodoItem]:
         return list(self.tool_context.todos)

@@ -20,11 +20,12 @@ LAYERS = {
     **{name: CORE for name in (
         "messages", "events", "event_models", "budget", "pricing", "kernel", "runtime",
         "interrupt", "stuck", "errors", "choices", "settings", "results", "prompts", "utf8",
-        "diagnostics", "compaction", "permissions", "providers.base", "tools.base")},
+        "diagnostics", "guards", "providers.base", "tools.base")},
     # plugins: implementations of the core's protocols
     "providers": PLUGINS, "tools": PLUGINS, "sinks": PLUGINS,
     # features: attach to a runtime through its extension points
-    "sessions": FEATURES, "checkpoints": FEATURES, "loop": FEATURES,
+    "sessions": FEATURES, "checkpoints": FEATURES, "loop": FEATURES, "compaction": FEATURES,
+    "permissions": FEATURES,
     # drivers: runs of many turns over RuntimeCore.run
     "drivers": DRIVERS, "loop.driver": DRIVERS,
     # the library façade

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
+from ..compaction import Compactor
 from ..events import FinishReason, LoopIteration, LoopWaiting
 from ..interrupt import Interrupted
 from ..kernel import TurnOutcome
@@ -207,9 +208,8 @@ def _prepare(runtime: RuntimeCore, control: LoopControl, folder: Path | None) ->
     default); save the state."""
     if control.jobs is not None and folder is not None:
         control.jobs.folder = folder
-    compactor = getattr(runtime, "compactor", None)
-    if control.max_context_tokens and compactor is not None:
-        compactor.max_tokens = control.max_context_tokens
+    if control.max_context_tokens and isinstance(runtime.compactor, Compactor):
+        runtime.compactor.max_tokens = control.max_context_tokens
     control.save()
 
 
