@@ -14,11 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from recursive_cli.events import MessageAdded, TurnStarted
-from recursive_cli.messages import Message, ToolCall, Usage
-from recursive_cli.sessions.meta import SessionMeta
-from recursive_cli.sessions.reader import load_session, repair_orphans
-from recursive_cli.sessions.writer import JsonlSessionWriter
+from recursive_cli.core.events import MessageAdded, TurnStarted
+from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.features.sessions.meta import SessionMeta
+from recursive_cli.features.sessions.reader import load_session, repair_orphans
+from recursive_cli.features.sessions.writer import JsonlSessionWriter
 
 SIZES = (1_000, 10_000, 100_000)
 RESULT = ("line of tool output with some text in it\n" * 12)[:500]

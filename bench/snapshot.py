@@ -26,8 +26,8 @@ from pathlib import Path
 
 from harness import machine, scratch_dir, table, write_json
 
-from recursive_cli.checkpoints.checkpointer import GitCheckpointer
-from recursive_cli.checkpoints.restore import apply_restore, plan_restore
+from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
+from recursive_cli.features.checkpoints.restore import apply_restore, plan_restore
 
 PER_FOLDER = 100
 

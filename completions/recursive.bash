@@ -1,5 +1,5 @@
 # bash completion for recursive, generated from the CLI definition by
-# `python -m recursive_cli.cli.docgen`: do not edit.
+# `python -m recursive_cli.surfaces.cli.docgen`: do not edit.
 # Install: source it, or copy it to ~/.local/share/bash-completion/completions/recursive.
 
 # Is $1 a command path?

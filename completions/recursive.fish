@@ -1,5 +1,5 @@
 # fish completion for recursive, generated from the CLI definition by
-# `python -m recursive_cli.cli.docgen`: do not edit.
+# `python -m recursive_cli.surfaces.cli.docgen`: do not edit.
 # Install: copy it to ~/.config/fish/completions/recursive.fish.
 
 function __recursive_session_ids --description 'Print the ids of the saved sessions'

@@ -12,37 +12,37 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "AgentRuntime": "agent",
-    "RuntimeCore": "runtime",
+    "RuntimeCore": "core.runtime",
     "AgentRuntimeBuilder": "agent",
-    "AgentKernel": "kernel",
-    "TurnContext": "kernel",
-    "TurnOutcome": "kernel",
-    "Message": "messages",
-    "ToolCall": "messages",
-    "Usage": "messages",
+    "AgentKernel": "core.kernel",
+    "TurnContext": "core.kernel",
+    "TurnOutcome": "core.kernel",
+    "Message": "core.messages",
+    "ToolCall": "core.messages",
+    "Usage": "core.messages",
     "Tool": "tools.base",
     "BaseTool": "tools.base",
     "ToolResult": "tools.base",
     "ToolRegistry": "tools.base",
     "ChatProvider": "providers.base",
-    "AgentEvent": "events",
-    "EventSink": "events",
-    "FinishReason": "events",
-    "InterruptToken": "interrupt",
-    "Settings": "settings",
+    "AgentEvent": "core.events",
+    "EventSink": "core.events",
+    "FinishReason": "core.events",
+    "InterruptToken": "core.interrupt",
+    "Settings": "core.settings",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from .agent import AgentRuntime, AgentRuntimeBuilder
-    from .events import AgentEvent, EventSink, FinishReason
-    from .interrupt import InterruptToken
-    from .kernel import AgentKernel, TurnContext, TurnOutcome
-    from .messages import Message, ToolCall, Usage
+    from .core.events import AgentEvent, EventSink, FinishReason
+    from .core.interrupt import InterruptToken
+    from .core.kernel import AgentKernel, TurnContext, TurnOutcome
+    from .core.messages import Message, ToolCall, Usage
+    from .core.runtime import RuntimeCore
+    from .core.settings import Settings
     from .providers.base import ChatProvider
-    from .runtime import RuntimeCore
-    from .settings import Settings
     from .tools.base import BaseTool, Tool, ToolRegistry, ToolResult
 
 

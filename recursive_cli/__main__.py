@@ -1,5 +1,5 @@
 """`python -m recursive_cli` runs the CLI."""
 
-from .cli.app import main
+from .surfaces.cli.app import main
 
 main()

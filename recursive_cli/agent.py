@@ -13,20 +13,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .budget import Budget, Limits
-from .events import EventSink, NullSink
-from .kernel import TurnOutcome
-from .pricing import Price
+from .core.budget import Budget, Limits
+from .core.events import EventSink, NullSink
+from .core.kernel import TurnOutcome
+from .core.pricing import Price
+from .core.runtime import RuntimeCore
+from .core.settings import ConfigError, Settings, default_home
 from .providers.base import ChatProvider
-from .runtime import RuntimeCore
-from .settings import ConfigError, Settings, default_home
 from .tools.base import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
-    from .checkpoints.checkpointer import GitCheckpointer
     from .drivers.goal_state import GoalState
-    from .loop import BackgroundJobManager, WakeupSlot
-    from .permissions import AskHook, PermissionPolicy
+    from .features.checkpoints.checkpointer import GitCheckpointer
+    from .features.loop import BackgroundJobManager, WakeupSlot
+    from .features.permissions import AskHook, PermissionPolicy
 
 
 class AgentRuntime(RuntimeCore):
@@ -40,14 +40,14 @@ class AgentRuntime(RuntimeCore):
                              jobs: BackgroundJobManager | None = None, *,
                              max_iterations: int = 100) -> TurnOutcome:
         """Run `prompt`, then a turn per due wakeup and per finished background job (SPEC §6)."""
-        from .loop.driver import run_event_loop
+        from .drivers.event_loop import run_event_loop
 
         return await run_event_loop(self, prompt, wakeup_slot, jobs, max_iterations=max_iterations)
 
     async def run_loop(self, prompt: str, wakeup_slot: WakeupSlot | None = None, *,
                        max_iterations: int = 100) -> TurnOutcome:
         """`run_event_loop` with wakeups only: the agent gets no background job tools."""
-        from .loop.driver import run_event_loop
+        from .drivers.event_loop import run_event_loop
 
         return await run_event_loop(self, prompt, wakeup_slot, max_iterations=max_iterations,
                                     with_jobs=False)
@@ -83,7 +83,7 @@ class AgentRuntime(RuntimeCore):
     @property
     def permissions(self) -> PermissionPolicy:
         """The permission rules in force (the builder adds them as the first tool guard)."""
-        from .permissions import PermissionPolicy
+        from .features.permissions import PermissionPolicy
 
         found = self.feature(PermissionPolicy)
         if found is None:
@@ -103,7 +103,7 @@ class AgentRuntime(RuntimeCore):
 
         False when git is missing: the first turn then says so once and the run goes on without.
         """
-        from .checkpoints.observer import attach_checkpoints
+        from .features.checkpoints.observer import attach_checkpoints
 
         checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id)
         if checkpointer is not None:
@@ -111,7 +111,7 @@ class AgentRuntime(RuntimeCore):
         return checkpointer is not None
 
     def checkpoints_enabled(self) -> bool:
-        from .checkpoints.checkpointer import GitCheckpointer
+        from .features.checkpoints.checkpointer import GitCheckpointer
 
         checkpointer: GitCheckpointer | None = self.feature(GitCheckpointer)
         return checkpointer is not None
@@ -157,8 +157,8 @@ class AgentRuntimeBuilder:
 
     def build(self) -> AgentRuntime:
         """The runtime; raises ConfigError when the workspace or provider settings are unusable."""
+        from .core.prompts import build_system_prompt
         from .drivers import driver_for
-        from .prompts import build_system_prompt
         from .tools.catalog import core_tools
         from .tools.sandbox import WorkspaceSandbox
 
@@ -194,8 +194,8 @@ class AgentRuntimeBuilder:
 def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:
     """The features that stand between the model and the tools: the permission rules (the
     first tool guard) and compaction (the context keeper)."""
-    from .compaction import Compactor, context_window
-    from .permissions import PermissionPolicy
+    from .features.compaction import Compactor, context_window
+    from .features.permissions import PermissionPolicy
 
     permissions = PermissionPolicy(settings.permission_mode, settings.allow, settings.deny)
     runtime.attach(permissions)

@@ -65,7 +65,7 @@ def invoke(*args: str, cwd: Path | None = None, input: str | None = None,
     """
     from typer.testing import CliRunner
 
-    from recursive_cli.cli.app import app
+    from recursive_cli.surfaces.cli.app import app
 
     runner = CliRunner()
     with _cwd(cwd), _process_state():

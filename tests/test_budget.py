@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from recursive_cli.budget import Budget, Exceeded, Limits, Spent
-from recursive_cli.events import FinishReason
-from recursive_cli.messages import Usage
-from recursive_cli.pricing import Price, cost_usd
+from recursive_cli.core.budget import Budget, Exceeded, Limits, Spent
+from recursive_cli.core.events import FinishReason
+from recursive_cli.core.messages import Usage
+from recursive_cli.core.pricing import Price, cost_usd
 
 MILLION_IN = Usage(input_tokens=1_000_000)  # $2.50 on gpt-4o, $0.15 on gpt-4o-mini
 

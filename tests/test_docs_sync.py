@@ -1,6 +1,6 @@
 """The man page and shell completions are generated from the CLI and must match it exactly.
 
-A change to the CLI without `python -m recursive_cli.cli.docgen` fails here. The scripts are
+A change to the CLI without `python -m recursive_cli.surfaces.cli.docgen` fails here. The scripts are
 also checked by the shells themselves: syntax, and real completions in a bash process.
 """
 
@@ -19,10 +19,10 @@ import typer
 from typer import _click
 
 from recursive_cli import __version__
-from recursive_cli.cli import docgen
-from recursive_cli.cli.app import app
-from recursive_cli.cli.docgen_completions import render_bash, render_fish
-from recursive_cli.cli.docgen_man import render_man
+from recursive_cli.surfaces.cli import docgen
+from recursive_cli.surfaces.cli.app import app
+from recursive_cli.surfaces.cli.docgen_completions import render_bash, render_fish
+from recursive_cli.surfaces.cli.docgen_man import render_man
 
 ROOT = docgen.repository_root()
 OUTPUTS = docgen.render_outputs(docgen.collect(docgen.load_cli()), __version__)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from clitools import invoke, write_script
 
-from recursive_cli import errors
-from recursive_cli.events import FinishReason
-from recursive_cli.results import exit_code_for
+from recursive_cli.core import errors
+from recursive_cli.core.events import FinishReason
+from recursive_cli.core.results import exit_code_for
 
 
 def test_errors_module_imports_nothing_from_the_package() -> None:
@@ -33,13 +33,13 @@ def test_docstring_draws_every_exception_class() -> None:
 
 
 @pytest.mark.parametrize(("module", "name"), [
-    ("recursive_cli.settings", "ConfigError"),
+    ("recursive_cli.core.settings", "ConfigError"),
     ("recursive_cli.providers", "ProviderError"),
     ("recursive_cli.providers.base", "ContextLengthError"),
     ("recursive_cli.providers.scripted", "ScriptError"),
-    ("recursive_cli.interrupt", "Interrupted"),
-    ("recursive_cli.checkpoints", "GitCommandError"),
-    ("recursive_cli.sessions.records", "SessionSchemaError"),
+    ("recursive_cli.core.interrupt", "Interrupted"),
+    ("recursive_cli.features.checkpoints", "GitCommandError"),
+    ("recursive_cli.features.sessions.records", "SessionSchemaError"),
     ("recursive_cli.tools.base", "ToolError"),
     ("recursive_cli.tools.patch_engine", "PatchError"),
 ])
@@ -118,7 +118,7 @@ def test_resume_of_a_damaged_loop_state_exits_1(tmp_path: Path, workspace: Path,
 
 
 def test_keys_come_from_the_environment_settings_were_loaded_from() -> None:
-    from recursive_cli.settings import load_settings, missing_key_message
+    from recursive_cli.core.settings import load_settings, missing_key_message
 
     loaded = load_settings({}, env={"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"})
     assert loaded.settings.api_key == "sk-o" and loaded.sources["api_key"] == "env OPENAI_API_KEY"

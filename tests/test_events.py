@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from recursive_cli.event_models import CheckResult, Evaluation, GoalSummary
-from recursive_cli.events import CheckpointFailed, CheckpointTaken, LoopWaiting, RunFinished, SkippedPath, Usage
-from recursive_cli.sessions.meta import SessionMeta
-from recursive_cli.sessions.writer import JsonlSessionWriter
+from recursive_cli.core.event_models import CheckResult, Evaluation, GoalSummary
+from recursive_cli.core.events import CheckpointFailed, CheckpointTaken, LoopWaiting, RunFinished, SkippedPath, Usage
+from recursive_cli.features.sessions.meta import SessionMeta
+from recursive_cli.features.sessions.writer import JsonlSessionWriter
 from recursive_cli.sinks.json_stream import StreamJsonSink
 
 
@@ -71,8 +71,8 @@ def test_the_result_line_carries_a_goal_summary_without_output_tails() -> None:
 
 
 def test_the_event_vocabulary_imports_nothing_above_the_core() -> None:
-    code = ("import sys, recursive_cli.events; "
+    code = ("import sys, recursive_cli.core.events; "
             "print(sorted(m for m in sys.modules if m.startswith(('recursive_cli.drivers', "
-            "'recursive_cli.loop', 'recursive_cli.checkpoints', 'recursive_cli.sessions'))))")
+            "'recursive_cli.features.loop', 'recursive_cli.features.checkpoints', 'recursive_cli.features.sessions'))))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

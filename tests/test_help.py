@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer.main
 from clitools import invoke
 
-from recursive_cli.cli.app import app
+from recursive_cli.surfaces.cli.app import app
 
 
 def command_paths() -> list[list[str]]:

@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 from recursive_cli import AgentRuntime, FinishReason, Message, Settings, ToolCall
-from recursive_cli.events import AgentEvent, MessageAdded, ToolFinished
+from recursive_cli.core.events import AgentEvent, MessageAdded, ToolFinished
+from recursive_cli.core.stuck import StuckDetector
 from recursive_cli.providers.scripted import ScriptedProvider
-from recursive_cli.stuck import StuckDetector
 
 
 class Collect:

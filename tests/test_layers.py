@@ -16,22 +16,20 @@ PACKAGE = Path(__file__).resolve().parents[1] / "recursive_cli"
 CORE, PLUGINS, FEATURES, DRIVERS, FACADE, SURFACES = range(6)
 NAMES = ("core", "plugins", "features", "drivers", "façade", "surfaces")
 LAYERS = {
-    # core: the vocabulary, the kernel and the runtime core, the protocols plugins implement
-    **{name: CORE for name in (
-        "messages", "events", "event_models", "budget", "pricing", "kernel", "runtime",
-        "interrupt", "stuck", "errors", "choices", "settings", "results", "prompts", "utf8",
-        "diagnostics", "guards", "providers.base", "tools.base")},
+    # core: the vocabulary, the kernel, the runtime core and its extension points
+    "core": CORE,
+    # the protocols plugins implement sit in the plugins' folders, but belong to the core
+    "providers.base": CORE, "tools.base": CORE,
     # plugins: implementations of the core's protocols
     "providers": PLUGINS, "tools": PLUGINS, "sinks": PLUGINS,
     # features: attach to a runtime through its extension points
-    "sessions": FEATURES, "checkpoints": FEATURES, "loop": FEATURES, "compaction": FEATURES,
-    "permissions": FEATURES,
+    "features": FEATURES,
     # drivers: runs of many turns over RuntimeCore.run
-    "drivers": DRIVERS, "loop.driver": DRIVERS,
+    "drivers": DRIVERS,
     # the library façade
-    "": FACADE, "agent": FACADE, "__main__": SURFACES,
+    "": FACADE, "agent": FACADE,
     # surfaces: build a runtime through the façade
-    "cli": SURFACES,
+    "surfaces": SURFACES, "__main__": SURFACES,
 }
 
 

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from recursive_cli.permissions import PermissionPolicy, Rule
-from recursive_cli.settings import ConfigError
+from recursive_cli.core.settings import ConfigError
+from recursive_cli.features.permissions import PermissionPolicy, Rule
 
 
 @pytest.mark.parametrize(("mode", "tool", "kind", "allowed"), [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recursive_cli.messages import Usage
-from recursive_cli.pricing import PRICES, cost_usd, price_for
+from recursive_cli.core.messages import Usage
+from recursive_cli.core.pricing import PRICES, cost_usd, price_for
 
 
 def test_plain_cost() -> None:

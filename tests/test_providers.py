@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pytest
 from fakeserver import FakeLLMServer
 
-from recursive_cli.messages import Message, ToolCall
+from recursive_cli.core.messages import Message, ToolCall
 from recursive_cli.providers import anthropic_provider, openai_provider
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
 from recursive_cli.providers.base import ChatProvider, Completion, ProviderError, RetryNotice, ToolSpec

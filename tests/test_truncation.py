@@ -16,8 +16,8 @@ import pytest
 from clitools import CliResult, invoke, json_lines
 from fakeserver import FakeLLMServer
 
-from recursive_cli.sessions.reader import load_session
-from recursive_cli.sessions.records import TurnEndRecord
+from recursive_cli.features.sessions.reader import load_session
+from recursive_cli.features.sessions.records import TurnEndRecord
 
 API_KEY = "sk-test-truncation-0123456789"
 PROVIDERS = ["openai", "anthropic"]

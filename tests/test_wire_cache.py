@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recursive_cli.messages import Message
+from recursive_cli.core.messages import Message
 from recursive_cli.providers.wire_cache import WirePrefix
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from ..kernel import TurnOutcome
-    from ..runtime import RuntimeCore
-    from ..sessions.reader import LoadedSession
+    from ..core.kernel import TurnOutcome
+    from ..core.runtime import RuntimeCore
+    from ..features.sessions.reader import LoadedSession
 
 Mode = Literal["run", "loop", "goal"]
 
@@ -35,7 +35,7 @@ class Driver(Protocol):
 
 def driver_for(mode: str) -> Driver:
     """The driver of `mode` ("run" for an unknown one: a session from a newer version)."""
-    from ..loop.driver import LoopDriver
+    from .event_loop import LoopDriver
     from .goal_mode import GoalModeDriver
     from .run import RunDriver
 

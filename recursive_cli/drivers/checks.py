@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..event_models import CheckResult
+from ..core.event_models import CheckResult
 from ..tools.base import ToolContext
 from ..tools.shell import HeadTailBuffer, run_command
 

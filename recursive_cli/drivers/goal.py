@@ -15,10 +15,10 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..events import ApiRetry, FinishReason, GoalEvaluated
-from ..interrupt import Interrupted
-from ..kernel import TurnOutcome
-from ..messages import CONTINUE, Message, unfinished
+from ..core.events import ApiRetry, FinishReason, GoalEvaluated
+from ..core.interrupt import Interrupted
+from ..core.kernel import TurnOutcome
+from ..core.messages import CONTINUE, Message, unfinished
 from ..providers.base import ChatProvider, ProviderError, RetryNotice
 from .checks import CheckResult, run_checks
 from .fingerprint import workspace_fingerprint
@@ -26,7 +26,7 @@ from .goal_state import DEFAULT_MAX_TURNS, Evaluation, GoalState, load_goal, sav
 from .judge import GoalJudge, JudgeVerdict
 
 if TYPE_CHECKING:
-    from ..runtime import RuntimeCore
+    from ..core.runtime import RuntimeCore
 
 STALL_TURNS = 3
 GOAL_NOTE = ("Goal of this run: keep working until {goal}. After each of your turns this is "

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..events import FinishReason
-from ..kernel import TurnOutcome
-from ..settings import ConfigError, Settings, load_settings
+from ..core.events import FinishReason
+from ..core.kernel import TurnOutcome
+from ..core.settings import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
+    from ..core.runtime import RuntimeCore
+    from ..features.sessions.reader import LoadedSession
     from ..providers.base import ChatProvider
-    from ..runtime import RuntimeCore
-    from ..sessions.reader import LoadedSession
 
 NOTE = ("Mode: goal. Keep working until the goal of this run (stated at the end) holds; it is "
         "verified after each of your turns.")
@@ -33,7 +33,7 @@ def resumed_judge(session: LoadedSession, judge_model: str | None) -> ChatProvid
     """The judge's provider, from the session's settings as `resume` restores them."""
     if not judge_model:
         return None
-    from ..sessions.resume import restore_settings
+    from ..features.sessions.resume import restore_settings
 
     settings, _ = restore_settings(load_settings({}), session.meta)
     return judge_provider(settings, judge_model)

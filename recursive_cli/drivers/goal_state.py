@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..errors import SessionStateError
-from ..event_models import Evaluation, GoalStatus, GoalSummary
+from ..core.errors import SessionStateError
+from ..core.event_models import Evaluation, GoalStatus, GoalSummary
 from .checks import DEFAULT_CHECK_TIMEOUT
 
 if TYPE_CHECKING:
-    from ..runtime import RuntimeCore
+    from ..core.runtime import RuntimeCore
 
 STATE_KEY = "goal"
 DEFAULT_MAX_TURNS = 10

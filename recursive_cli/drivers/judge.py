@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..budget import Budget
-from ..event_models import JudgeVerdict
-from ..interrupt import InterruptToken
-from ..messages import Message
+from ..core.budget import Budget
+from ..core.event_models import JudgeVerdict
+from ..core.interrupt import InterruptToken
+from ..core.messages import Message
 from ..providers.base import ChatProvider, ProviderHooks
 from .checks import CheckResult
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..kernel import TurnOutcome
-from ..messages import CONTINUE, unfinished
+from ..core.kernel import TurnOutcome
+from ..core.messages import CONTINUE, unfinished
 
 if TYPE_CHECKING:
-    from ..runtime import RuntimeCore
-    from ..sessions.reader import LoadedSession
+    from ..core.runtime import RuntimeCore
+    from ..features.sessions.reader import LoadedSession
 
 NOTE = "Mode: one task. Finish it in this turn."
 

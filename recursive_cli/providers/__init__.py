@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 from .base import ChatProvider, ContextLengthError, ProviderError
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from ..core.settings import Settings
 
 __all__ = ["ChatProvider", "ContextLengthError", "ProviderError", "make_provider"]
 
 
 def make_provider(settings: Settings) -> ChatProvider:
     """Build the provider the settings name; raises ConfigError for missing keys or scripts."""
-    from ..settings import ConfigError, missing_key_message
+    from ..core.settings import ConfigError, missing_key_message
 
     model = settings.effective_model
     if settings.provider == "scripted":

@@ -27,7 +27,7 @@ from anthropic import (
     AsyncStream,
 )
 
-from ..messages import Message, ToolCall, Usage
+from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import http_error, one_line
 from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed

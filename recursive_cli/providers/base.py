@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
-from ..messages import Message, Usage
+from ..core.errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
+from ..core.messages import Message, Usage
 
 # Why the model stopped. Only after "end" and "tool_calls" is a reply whole; "length" is the
 # output limit, "content_filter" the provider's filter, "refusal" the model declining.

@@ -24,7 +24,7 @@ from openai import (
     OpenAIError,
 )
 
-from ..messages import Message, ToolCall, Usage
+from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import http_error, one_line
 from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScriptError
-from ..messages import Message, ToolCall, Usage
+from ..core.errors import ScriptError
+from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import call_with_retries
 

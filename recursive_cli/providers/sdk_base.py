@@ -13,9 +13,9 @@ from typing import Any, ClassVar, Protocol
 
 import httpx2
 
-from .. import utf8
-from ..diagnostics import log_cause
-from ..messages import Message
+from ..core import utf8
+from ..core.diagnostics import log_cause
+from ..core.messages import Message
 from .base import Completion, ProviderError, ProviderHooks, ToolSpec
 from .retry import call_with_retries, one_line
 

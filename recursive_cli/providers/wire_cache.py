@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-from ..messages import Message
+from ..core.messages import Message
 
 W = TypeVar("W")
 

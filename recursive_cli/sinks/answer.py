@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..events import AgentEvent, RunFinished
+from ..core.events import AgentEvent, RunFinished
 
 
 class TextAnswerSink:

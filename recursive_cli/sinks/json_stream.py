@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from ..events import (
+from ..core.events import (
     AgentEvent,
     ApiRetry,
     MessageAdded,
@@ -15,7 +15,7 @@ from ..events import (
     RunStarted,
     notice_fields,
 )
-from ..messages import Message
+from ..core.messages import Message
 
 SCHEMA_VERSION = 1
 # Characters that str.splitlines() and some JSON-lines readers take for line ends; JSON lets

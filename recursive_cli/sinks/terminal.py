@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..events import (
+from ..core.events import (
     AgentEvent,
     ApiRetry,
     LoopWaiting,

@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ToolError
-from ..messages import ToolCall
+from ..core.errors import ToolError
+from ..core.messages import ToolCall
 from ..providers.base import ToolSpec
 
 ToolKind = Literal["read", "edit", "shell", "other"]

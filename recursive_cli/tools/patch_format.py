@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import PatchError
+from ..core.errors import PatchError
 
 BEGIN_MARKER = "*** Begin Patch"
 END_MARKER = "*** End Patch"

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from clitools import CliResult, invoke, json_lines, run_cli, write_script
 
-from recursive_cli.checkpoints.repo import shadow_folder
-from recursive_cli.sessions.reader import load_session
+from recursive_cli.features.checkpoints.repo import shadow_folder
+from recursive_cli.features.sessions.reader import load_session
 
 
 def shell(command: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from clitools import write_script
 
-from recursive_cli.sessions.reader import load_session
+from recursive_cli.features.sessions.reader import load_session
 from recursive_cli.tools.files import WriteFileTool
 
 from .conftest import Agent, shell, state, stream

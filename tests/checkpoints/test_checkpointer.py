@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from recursive_cli.checkpoints.checkpointer import GitCheckpointer
-from recursive_cli.checkpoints.restore import apply_restore, plan_restore
-from recursive_cli.checkpoints.scan import NESTED_REPO, scan_workspace
+from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
+from recursive_cli.features.checkpoints.restore import apply_restore, plan_restore
+from recursive_cli.features.checkpoints.scan import NESTED_REPO, scan_workspace
 
 from .conftest import state
 

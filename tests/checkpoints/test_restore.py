@@ -7,7 +7,7 @@ from pathlib import Path
 
 from clitools import run_cli
 
-from recursive_cli.sessions.reader import load_session
+from recursive_cli.features.sessions.reader import load_session
 
 from .conftest import Agent, shell, state, stream, tree_bytes
 
@@ -218,7 +218,7 @@ def test_file_over_the_size_cap_is_skipped_listed_and_left_alone(agent: Agent, w
 
 
 def test_restore_refused_while_the_session_is_in_use(agent: Agent, workspace: Path) -> None:
-    from recursive_cli.sessions.lock import acquire_lock
+    from recursive_cli.features.sessions.lock import acquire_lock
 
     agent.turn("edit", shell("echo x > x.txt"))
     with acquire_lock(agent.home / "sessions" / "s1", "s1"):

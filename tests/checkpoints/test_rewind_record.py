@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recursive_cli.events import MessageAdded, TurnStarted
-from recursive_cli.messages import Message, ToolCall
-from recursive_cli.sessions.meta import SessionMeta
-from recursive_cli.sessions.reader import load_session
-from recursive_cli.sessions.writer import JsonlSessionWriter
+from recursive_cli.core.events import MessageAdded, TurnStarted
+from recursive_cli.core.messages import Message, ToolCall
+from recursive_cli.features.sessions.meta import SessionMeta
+from recursive_cli.features.sessions.reader import load_session
+from recursive_cli.features.sessions.writer import JsonlSessionWriter
 
 
 def write_turns(folder: Path, turns: range, rewind_to: int | None = None) -> JsonlSessionWriter:

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from recursive_cli import AgentRuntime, Message, Settings, ToolCall
-from recursive_cli.compaction import (
+from recursive_cli.core.events import AgentEvent, CompactionDone
+from recursive_cli.core.messages import Usage
+from recursive_cli.features.compaction import (
     SUMMARY_HEADER,
     SUMMARY_SYSTEM,
     apply_record,
@@ -17,8 +19,6 @@ from recursive_cli.compaction import (
     estimate_tokens,
     message_tokens,
 )
-from recursive_cli.events import AgentEvent, CompactionDone
-from recursive_cli.messages import Usage
 from recursive_cli.providers.base import Completion, ProviderHooks, ToolSpec
 from recursive_cli.providers.scripted import ScriptedProvider
 

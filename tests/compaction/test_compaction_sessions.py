@@ -8,8 +8,8 @@ from pathlib import Path
 from clitools import invoke, json_lines, write_script
 from fakeserver import FakeLLMServer
 
-from recursive_cli.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
-from recursive_cli.sessions.reader import load_session
+from recursive_cli.features.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
+from recursive_cli.features.sessions.reader import load_session
 
 KEY = {"RECURSIVE_API_KEY": "sk-test"}
 

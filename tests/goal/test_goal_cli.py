@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from clitools import invoke, wait_gone
 
-from recursive_cli.messages import Usage
-from recursive_cli.pricing import cost_usd
+from recursive_cli.core.messages import Usage
+from recursive_cli.core.pricing import cost_usd
 
 from .goaltools import evaluations, goal, meta, records, result_of, say, user_prompts, verdict, write
 

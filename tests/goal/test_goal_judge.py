@@ -8,11 +8,11 @@ import json
 from clitools import invoke
 from fakeserver import FakeLLMServer
 
-from recursive_cli.budget import Budget
+from recursive_cli.core.budget import Budget
+from recursive_cli.core.interrupt import InterruptToken
+from recursive_cli.core.messages import Message, ToolCall
 from recursive_cli.drivers.checks import CheckResult
 from recursive_cli.drivers.judge import GoalJudge, parse_verdict, render_transcript
-from recursive_cli.interrupt import InterruptToken
-from recursive_cli.messages import Message, ToolCall
 from recursive_cli.providers.base import NullHooks
 from recursive_cli.providers.scripted import ScriptedProvider
 

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 from recursive_cli import AgentRuntime, FinishReason, Settings
-from recursive_cli.events import AgentEvent, Notice, notice_fields
-from recursive_cli.loop import BackgroundJobManager, WakeupSlot
+from recursive_cli.core.events import AgentEvent, Notice, notice_fields
+from recursive_cli.features.loop import BackgroundJobManager, WakeupSlot
 from recursive_cli.providers.scripted import ScriptedProvider
 
 from .conftest import call, tools

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from recursive_cli.loop.jobs import MARKER_VARIABLE, BackgroundJobManager, JobRecord, kill_orphans
+from recursive_cli.features.loop.jobs import MARKER_VARIABLE, BackgroundJobManager, JobRecord, kill_orphans
 
 from .conftest import alive, wait_gone
 

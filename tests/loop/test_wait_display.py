@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 import time
 
-from recursive_cli.events import LoopWaiting, TurnStarted
-from recursive_cli.loop.jobs import JobRecord
-from recursive_cli.loop.reports import waiting_text
-from recursive_cli.loop.wakeup import Wakeup
+from recursive_cli.core.events import LoopWaiting, TurnStarted
+from recursive_cli.features.loop.jobs import JobRecord
+from recursive_cli.features.loop.reports import waiting_text
+from recursive_cli.features.loop.wakeup import Wakeup
 from recursive_cli.sinks.terminal import PlainTerminalSink, RichTerminalSink, _WaitText
 
 

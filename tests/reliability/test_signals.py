@@ -25,7 +25,7 @@ from pathlib import Path
 
 from clitools import alive, invoke, wait_gone, wait_until
 
-from recursive_cli.checkpoints.repo import shadow_folder
+from recursive_cli.features.checkpoints.repo import shadow_folder
 
 from .doctable import Row, check_row
 from .harness import BASE_ENV, call, exit_text, inspect_session, scripted_args, start_agent

@@ -32,8 +32,8 @@ import pytest
 from clitools import CliResult, invoke, json_lines, wait_gone, wait_until, write_script
 from fakeserver import FakeLLMServer
 
-from recursive_cli.sessions.meta import read_meta
-from recursive_cli.sessions.reader import load_session
+from recursive_cli.features.sessions.meta import read_meta
+from recursive_cli.features.sessions.reader import load_session
 
 from .doctable import Row, check_row
 from .harness import AGENT, API_KEY, BASE_ENV, Scrub, inspect_session, provider_args

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from recursive_cli.events import MessageAdded, TurnStarted
-from recursive_cli.messages import Message, ToolCall, Usage
-from recursive_cli.sessions.meta import SessionMeta
-from recursive_cli.sessions.store import SessionStore
-from recursive_cli.sessions.writer import JsonlSessionWriter
+from recursive_cli.core.events import MessageAdded, TurnStarted
+from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.features.sessions.meta import SessionMeta
+from recursive_cli.features.sessions.store import SessionStore
+from recursive_cli.features.sessions.writer import JsonlSessionWriter
 
 
 @pytest.fixture

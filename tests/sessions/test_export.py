@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from recursive_cli.events import FinishReason, TurnFinished
-from recursive_cli.messages import Message, ToolCall, Usage
-from recursive_cli.sessions.export import export_session, render_conversation
-from recursive_cli.sessions.reader import load_session, repair_orphans, repair_record
-from recursive_cli.sessions.writer import TRANSCRIPT_FILE
+from recursive_cli.core.events import FinishReason, TurnFinished
+from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.features.sessions.export import export_session, render_conversation
+from recursive_cli.features.sessions.reader import load_session, repair_orphans, repair_record
+from recursive_cli.features.sessions.writer import TRANSCRIPT_FILE
 
 from .conftest import conversation, write_turn
 

@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 from clitools import invoke, write_script
 
-from recursive_cli.messages import Message
-from recursive_cli.sessions.lock import LOCK_FILE, LockInfo
-from recursive_cli.sessions.meta import read_meta
-from recursive_cli.sessions.reader import load_session, pair_tool_results
-from recursive_cli.sessions.records import now_iso
+from recursive_cli.core.messages import Message
+from recursive_cli.features.sessions.lock import LOCK_FILE, LockInfo
+from recursive_cli.features.sessions.meta import read_meta
+from recursive_cli.features.sessions.reader import load_session, pair_tool_results
+from recursive_cli.features.sessions.records import now_iso
 
 STEPS = 30
 OUTPUT_BYTES = 20_000  # per tool result: 30 of them overflow the room left below

@@ -7,15 +7,15 @@ import signal
 import subprocess
 import sys
 
-from recursive_cli.sessions.reader import load_session, repair_orphans
+from recursive_cli.features.sessions.reader import load_session, repair_orphans
 
 CHILD = r"""
 import sys
 from pathlib import Path
-from recursive_cli.events import MessageAdded, TurnStarted
-from recursive_cli.messages import Message, ToolCall
-from recursive_cli.sessions.meta import SessionMeta
-from recursive_cli.sessions.writer import JsonlSessionWriter
+from recursive_cli.core.events import MessageAdded, TurnStarted
+from recursive_cli.core.messages import Message, ToolCall
+from recursive_cli.features.sessions.meta import SessionMeta
+from recursive_cli.features.sessions.writer import JsonlSessionWriter
 
 writer = JsonlSessionWriter.create(Path(sys.argv[1]), SessionMeta(id="k", workspace="/"))
 writer.emit(TurnStarted(turn=1, prompt="go"))

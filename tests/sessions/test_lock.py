@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from recursive_cli.sessions.lock import LOCK_FILE, LockInfo, acquire_lock, live_owner, read_lock
-from recursive_cli.sessions.records import SessionInUseError, now_iso
+from recursive_cli.features.sessions.lock import LOCK_FILE, LockInfo, acquire_lock, live_owner, read_lock
+from recursive_cli.features.sessions.records import SessionInUseError, now_iso
 
 
 def plant_lock(folder, pid: int, host: str | None = None) -> None:
@@ -82,8 +82,8 @@ def test_release_leaves_a_lock_that_is_no_longer_ours(tmp_path):
 
 def test_two_processes_on_one_session(tmp_path):
     """A real second process is refused while the first holds the lock."""
-    code = ("import sys; from pathlib import Path; from recursive_cli.sessions.lock import acquire_lock\n"
-            "from recursive_cli.sessions.records import SessionInUseError\n"
+    code = ("import sys; from pathlib import Path; from recursive_cli.features.sessions.lock import acquire_lock\n"
+            "from recursive_cli.features.sessions.records import SessionInUseError\n"
             "try:\n    acquire_lock(Path(sys.argv[1]), 's1')\n"
             "except SessionInUseError as exc:\n    print(exc); sys.exit(1)\n")
     with acquire_lock(tmp_path / "s1", "s1"):

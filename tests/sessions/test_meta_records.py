@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from recursive_cli.messages import Message, ToolCall, Usage
-from recursive_cli.sessions.meta import make_title, read_meta, write_meta
-from recursive_cli.sessions.records import (
+from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.features.sessions.meta import make_title, read_meta, write_meta
+from recursive_cli.features.sessions.records import (
     ExtraRecord,
     MessageRecord,
     SessionReadError,
@@ -36,7 +36,7 @@ def test_a_failed_meta_write_keeps_the_old_file_and_no_temp(tmp_path, monkeypatc
     def crash(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("recursive_cli.sessions.meta.os.fsync", crash)
+    monkeypatch.setattr("recursive_cli.features.sessions.meta.os.fsync", crash)
     with pytest.raises(OSError):
         write_meta(tmp_path, make_meta("s1", title="new"))
     monkeypatch.undo()

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from recursive_cli.events import FinishReason, MessageAdded, RunFinished, TurnFinished, TurnStarted
-from recursive_cli.kernel import INTERRUPTED_RESULT
-from recursive_cli.messages import Message, ToolCall, Usage
-from recursive_cli.pricing import cost_usd
-from recursive_cli.sessions.meta import write_meta
-from recursive_cli.sessions.reader import load_session, repair_orphans, repair_record
-from recursive_cli.sessions.records import SessionReadError, SessionSchemaError
-from recursive_cli.sessions.writer import TRANSCRIPT_FILE, JsonlSessionWriter
+from recursive_cli.core.events import FinishReason, MessageAdded, RunFinished, TurnFinished, TurnStarted
+from recursive_cli.core.kernel import INTERRUPTED_RESULT
+from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.core.pricing import cost_usd
+from recursive_cli.features.sessions.meta import write_meta
+from recursive_cli.features.sessions.reader import load_session, repair_orphans, repair_record
+from recursive_cli.features.sessions.records import SessionReadError, SessionSchemaError
+from recursive_cli.features.sessions.writer import TRANSCRIPT_FILE, JsonlSessionWriter
 
 from .conftest import conversation, make_meta, write_turn
 

@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from recursive_cli.sessions.lock import LOCK_FILE, LockInfo
-from recursive_cli.sessions.meta import read_meta, write_meta
-from recursive_cli.sessions.records import AmbiguousSessionError, SessionInUseError, SessionNotFoundError, now_iso
+from recursive_cli.features.sessions.lock import LOCK_FILE, LockInfo
+from recursive_cli.features.sessions.meta import read_meta, write_meta
+from recursive_cli.features.sessions.records import (
+    AmbiguousSessionError,
+    SessionInUseError,
+    SessionNotFoundError,
+    now_iso,
+)
 
 
 def days_ago(days: float) -> str:

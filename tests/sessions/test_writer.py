@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from recursive_cli.events import FinishReason, MessageAdded, RunFinished, TurnFinished, TurnStarted
-from recursive_cli.messages import Message, Usage
-from recursive_cli.sessions.meta import read_meta
-from recursive_cli.sessions.reader import load_session
-from recursive_cli.sessions.records import ExtraRecord, RepairRecord, SessionExistsError, SessionWriteError
-from recursive_cli.sessions.writer import TRANSCRIPT_FILE, JsonlSessionWriter
+from recursive_cli.core.events import FinishReason, MessageAdded, RunFinished, TurnFinished, TurnStarted
+from recursive_cli.core.messages import Message, Usage
+from recursive_cli.features.sessions.meta import read_meta
+from recursive_cli.features.sessions.reader import load_session
+from recursive_cli.features.sessions.records import ExtraRecord, RepairRecord, SessionExistsError, SessionWriteError
+from recursive_cli.features.sessions.writer import TRANSCRIPT_FILE, JsonlSessionWriter
 
 from .conftest import conversation, make_meta, write_turn
 
@@ -175,7 +175,7 @@ def test_a_failing_meta_write_stops_the_run_and_keeps_the_last_good_meta(store, 
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("recursive_cli.sessions.meta.tempfile.mkstemp", full_disk)
+    monkeypatch.setattr("recursive_cli.features.sessions.meta.tempfile.mkstemp", full_disk)
     with pytest.raises(SessionWriteError, match="No space left on device"):
         write_turn(writer, conversation())
     writer.emit(turn_finished())

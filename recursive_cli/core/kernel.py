@@ -1,0 +1,276 @@
+"""The agent kernel: one turn's step loop — budget check, model call, tools, repeat."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
+
+from ..providers.base import ChatProvider, Completion, RetryNotice
+from ..tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from .budget import Budget
+from .events import (
+    EventSink,
+    FinishReason,
+    MessageAdded,
+    ModelRequest,
+    PermissionDenied,
+    TextDelta,
+    ToolCallsNotRun,
+    ToolFinished,
+    ToolStarted,
+)
+from .guards import ToolGuard
+from .interrupt import Interrupted, InterruptToken
+from .messages import Message, ToolCall, Usage
+from .stuck import StuckDetector
+
+INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
+# Told to the model after a reply cut off at the output limit while it was calling tools.
+CUT_OFF_NOTE = ("Your last reply was cut off at the output limit, so none of its tool calls ({names}) "
+                "were run and nothing changed. Send the calls you need again, each one complete; if "
+                "one carries a lot of text, such as a whole file, split the work into smaller calls.")
+# Where an exception that ends a turn carries the turn's progress (see `ended_by`).
+_PROGRESS = "_recursive_turn_progress"
+_NOT_WHOLE = {"length": "cut off at the output limit", "content_filter": "stopped by the content filter",
+              "refusal": "a refusal"}
+
+
+async def _no_preparation(ctx: TurnContext) -> None:
+    return None
+
+
+def _no_wrapping(ctx: TurnContext, call: ToolCall, tool: Tool | None) -> AbstractAsyncContextManager[None]:
+    return contextlib.nullcontext()
+
+
+@dataclass
+class TurnContext:
+    """What one turn runs with; the transcript list is appended to in place."""
+
+    transcript: list[Message]
+    provider: ChatProvider
+    tools: ToolRegistry
+    tool_context: ToolContext
+    budget: Budget
+    sink: EventSink
+    interrupt: InterruptToken
+    turn: int = 1
+    guards: Sequence[ToolGuard] = ()  # asked in order before each call; the first denial wins
+    retry: Callable[[RetryNotice], None] = lambda notice: None
+    # Runs before every model call, e.g. to compact the transcript in place (compaction.py).
+    before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation
+    # Wraps every tool call that runs (once permitted), e.g. to snapshot the workspace around
+    # it so that checkpoints know what the session itself changed (checkpoints/observer.py).
+    around_tool: Callable[[TurnContext, ToolCall, Tool | None],
+                          AbstractAsyncContextManager[None]] = _no_wrapping
+
+
+@dataclass
+class TurnOutcome:
+    """How a turn ended: the reason, the final answer text, and what it consumed."""
+
+    finish_reason: FinishReason
+    text: str = ""
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+    detail: str = ""
+    tool_calls: int = 0
+    denials: int = 0
+
+
+class _Hooks:
+    """Provider hooks that forward streamed text and retries to the run's events."""
+
+    def __init__(self, ctx: TurnContext) -> None:
+        self._ctx = ctx
+
+    def on_text(self, delta: str) -> None:
+        self._ctx.sink.emit(TextDelta(text=delta))
+
+    def on_retry(self, notice: RetryNotice) -> None:
+        self._ctx.retry(notice)
+
+
+class AgentKernel:
+    """Runs one turn: stateless between turns, everything it touches comes in the TurnContext."""
+
+    async def run(self, ctx: TurnContext) -> TurnOutcome:
+        """Step until the model stops calling tools or something ends the turn.
+
+        An exception that ends the turn (a ProviderError) carries the steps and usage spent
+        before it, for `ended_by`.
+        """
+        outcome = TurnOutcome(FinishReason.COMPLETED)
+        try:
+            return await self._steps(ctx, outcome)
+        except Exception as exc:
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, _PROGRESS, outcome)
+            raise
+
+    async def _steps(self, ctx: TurnContext, outcome: TurnOutcome) -> TurnOutcome:
+        """The step loop. Only a whole reply's tool calls run (`Completion.whole`)."""
+        stuck = StuckDetector()
+        specs = ctx.tools.specs()
+        hooks = _Hooks(ctx)
+        denied_last_step = cut_off = False
+        while True:
+            stop = self._stop_reason(ctx, outcome.steps)
+            if stop:
+                outcome.finish_reason, outcome.detail = stop
+                return outcome
+            await ctx.before_model_call(ctx)
+            ctx.sink.emit(ModelRequest(step=outcome.steps + 1))
+            try:
+                reply = await ctx.interrupt.race(ctx.provider.complete(ctx.transcript, specs, hooks))
+            except Interrupted:
+                outcome.finish_reason, outcome.detail = FinishReason.INTERRUPTED, "interrupted"
+                return outcome
+            self._account(ctx, outcome, reply)
+            message = self._keep(ctx, reply)
+            if reply.stop == "length" and reply.message.tool_calls and not cut_off:
+                names = ", ".join(call.name or "?" for call in reply.message.tool_calls)
+                self._append(ctx, Message.user(CUT_OFF_NOTE.format(names=names)))
+                cut_off = True  # once in a row the model may go on; twice ends the turn
+                continue
+            if not message.tool_calls:
+                return self._final(outcome, reply, denied_last_step, cut_off)
+            cut_off = False
+            denials = outcome.denials
+            for call in message.tool_calls:
+                result = await self._call_tool(ctx, call, outcome)
+                stuck.record(call, result.is_error)
+            denied_last_step = outcome.denials > denials
+            verdict = stuck.verdict()
+            if verdict and not ctx.interrupt.is_set():
+                reason = FinishReason.PERMISSION_DENIED if denied_last_step else FinishReason.STUCK
+                outcome.finish_reason, outcome.detail = reason, verdict
+                return outcome
+
+    @staticmethod
+    def _final(outcome: TurnOutcome, reply: Completion, denied_last_step: bool,
+               cut_off_before: bool = False) -> TurnOutcome:
+        """The model answered, or its reply cannot be acted on: the turn is over, for better or worse."""
+        outcome.text = reply.message.content
+        if not reply.whole:
+            outcome.finish_reason = FinishReason.PROVIDER_STOP
+            outcome.detail = _stop_detail(reply, cut_off_before)
+        elif denied_last_step:  # it gave up right after being refused
+            outcome.finish_reason = FinishReason.PERMISSION_DENIED
+            outcome.detail = "the agent stopped after a needed action was denied"
+        return outcome
+
+    @staticmethod
+    def _stop_reason(ctx: TurnContext, steps: int) -> tuple[FinishReason, str] | None:
+        if ctx.interrupt.is_set():
+            return FinishReason.INTERRUPTED, "interrupted"
+        return ctx.budget.check_step(steps, len(ctx.transcript))
+
+    @staticmethod
+    def _account(ctx: TurnContext, outcome: TurnOutcome, reply: Completion) -> None:
+        outcome.steps += 1
+        outcome.usage = outcome.usage + reply.usage
+        ctx.budget.charge(reply.usage)  # priced by the budget, at the run's model
+
+    @staticmethod
+    def _append(ctx: TurnContext, message: Message) -> None:
+        ctx.transcript.append(message)
+        ctx.sink.emit(MessageAdded(message=message, turn=ctx.turn))
+
+    def _keep(self, ctx: TurnContext, reply: Completion) -> Message:
+        """Append the reply to the transcript; one that is not whole loses its tool calls.
+
+        The calls are dropped rather than answered with error results: their arguments may be
+        cut mid-JSON, and servers that parse the history (vLLM, some proxies) reject a request
+        holding such a call. A `tool_calls_not_run` notice keeps them in the record.
+        """
+        calls = reply.message.tool_calls
+        if reply.whole or not calls:
+            self._append(ctx, reply.message)
+            return reply.message
+        kept = Message(role="assistant", content=reply.message.content, usage=reply.message.usage)
+        self._append(ctx, kept)
+        why = _NOT_WHOLE.get(reply.stop, f"stopped by {reply.reason or reply.stop}")
+        ctx.sink.emit(ToolCallsNotRun(
+            stop_reason=reply.reason or reply.stop, tool_calls=list(calls),
+            shown=f"warning: the model's reply was {why}; its {_count(len(calls), 'tool call')} "
+                  f"({', '.join(c.name or '?' for c in calls)}) did not run"))
+
+        return kept
+
+    async def _call_tool(self, ctx: TurnContext, call: ToolCall, outcome: TurnOutcome) -> ToolResult:
+        """Run one call and append its result; an interrupt still leaves the call answered."""
+        outcome.tool_calls += 1
+        tool = ctx.tools.get(call.name)
+        subject = tool.subject(_safe_args(call)) if tool else ""
+        ctx.sink.emit(ToolStarted(call=call, subject=subject))
+        started = time.monotonic()
+        try:
+            result = await ctx.interrupt.race(self._permitted_call(ctx, call, subject, outcome))
+        except Interrupted:
+            result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
+        elapsed = time.monotonic() - started
+        self._append(ctx, Message.tool_result(call, result.content, result.is_error))
+        ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,
+                                   summary=result.summary, duration_s=round(elapsed, 3)))
+        return result
+
+    @staticmethod
+    async def _permitted_call(ctx: TurnContext, call: ToolCall, subject: str,
+                              outcome: TurnOutcome) -> ToolResult:
+        tool = ctx.tools.get(call.name)
+        for guard in ctx.guards:
+            if tool is None:  # an unknown tool runs nothing: no one to ask
+                break
+            decision = await guard.decide(call.name, tool.kind, subject)
+            if not decision.allowed:
+                outcome.denials += 1
+                ctx.sink.emit(PermissionDenied(tool=call.name, subject=subject, reason=decision.reason,
+                                               tool_use_id=call.id))
+                return ToolResult(f"permission denied: {decision.reason}. Do not retry this call; "
+                                  "find another way or explain what you need.", is_error=True,
+                                  summary="permission denied")
+        async with ctx.around_tool(ctx, call, tool):
+            return await ctx.tools.execute(call, ctx.tool_context)
+
+
+def ended_by(exc: BaseException, reason: FinishReason, detail: str) -> TurnOutcome:
+    """The outcome of a turn that `exc` ended: `reason` and `detail`, with the steps, usage and
+    tool calls the turn had spent before it (none when `exc` did not come out of `AgentKernel.run`)."""
+    spent = getattr(exc, _PROGRESS, None)
+    if not isinstance(spent, TurnOutcome):
+        spent = TurnOutcome(reason)
+    return replace(spent, finish_reason=reason, detail=detail)
+
+
+def _stop_detail(reply: Completion, cut_off_before: bool) -> str:
+    """Why a reply that was not whole ended the turn: `the model stopped: length (…)`."""
+    word = reply.reason if reply.stop == "other" and reply.reason else reply.stop
+    notes = [_NOT_WHOLE[reply.stop]] if reply.stop in ("length", "content_filter") else []
+    if reply.stop == "length" and cut_off_before:
+        notes = ["cut off at the output limit twice in a row"]
+    if reply.stop == "refusal" and reply.message.content.strip():
+        notes = [f'"{_excerpt(reply.message.content)}"']
+    if reply.message.tool_calls:
+        notes.append(f"{_count(len(reply.message.tool_calls), 'tool call')} not run")
+    return f"the model stopped: {word}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _safe_args(call: ToolCall) -> dict:
+    try:
+        value = call.parsed_arguments()
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

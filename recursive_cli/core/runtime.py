@@ -1,0 +1,264 @@
+"""The agent runtime: one per process; owns the transcript, sinks, budgets and per-run state."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ..providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
+from ..tools.base import TodoItem, Tool, ToolContext, ToolRegistry
+from .budget import Budget
+from .errors import SessionWriteError
+from .event_models import GoalSummary
+from .events import (
+    AgentEvent,
+    ApiRetry,
+    EventSink,
+    FanoutSink,
+    FinishReason,
+    MessageAdded,
+    NullSink,
+    TurnFinished,
+    TurnStarted,
+)
+from .guards import ContextKeeper, ToolGuard
+from .interrupt import InterruptToken
+from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
+from .messages import Message, ToolCall, Usage
+from .pricing import Price
+
+F = TypeVar("F")
+
+
+class TurnObserver(Protocol):
+    """Something that acts around every turn (checkpoints snapshot the workspace here)."""
+
+    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None: ...
+
+    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None: ...
+
+
+class ToolObserver(Protocol):
+    """Something that acts around every tool call that runs (checkpoints snapshot the
+    workspace here, to tell what the session itself changed)."""
+
+    def around_tool(self, runtime: RuntimeCore, turn: int, call: ToolCall,
+                    tool: Tool) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+
+class RuntimeCore:
+    """Drives turns of the kernel over one conversation; knows no driver, surface or feature.
+
+    Features attach through declared extension points: turn observers, tool observers, event
+    sinks, the state saver, tools, and `attach(feature)` / `feature(kind)` for a feature other
+    features look up (the loop's jobs, the checkpointer). The library's `AgentRuntime`
+    (agent.py) adds the drivers and `builder()` on top.
+    """
+
+    def __init__(self, *, provider: ChatProvider, tools: ToolRegistry, tool_context: ToolContext,
+                 system_prompt: str, budget: Budget | None = None, sink: EventSink | None = None,
+                 session_id: str = "", kernel: AgentKernel | None = None) -> None:
+        self.provider = provider
+        self.tools = tools
+        self.tool_context = tool_context
+        self.budget = budget or Budget(price=Price(provider.model))
+        self.session_id = session_id
+        self._sink: EventSink = sink or NullSink()
+        self._kernel = kernel or AgentKernel()
+        self._transcript: list[Message] = [Message.system(system_prompt)]
+        self._queue: collections.deque[str] = collections.deque()
+        self._interrupt = InterruptToken()
+        self._turn = 0
+        self._observers: list[TurnObserver] = []
+        self._tool_observers: list[ToolObserver] = []
+        self._features: dict[type, object] = {}
+        self._save_state: Callable[[dict[str, Any]], None] = lambda state: None
+        self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
+        self.goal_summary: GoalSummary | None = None  # a goal run's part of the final result line
+        # How the builder writes the system prompt for a tool list (None: keep it as given).
+        self.system_prompt_for: Callable[[list[str]], str] | None = None
+        self.guards: list[ToolGuard] = []  # asked before every tool call (permissions, hooks)
+        self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
+        self.total_steps = 0
+
+    async def run(self, text: str) -> TurnOutcome:
+        """One turn on `text`, then one more per queued message; returns the last turn's outcome."""
+        outcome = await self._run_turn(text)
+        while self._queue and outcome.finish_reason is FinishReason.COMPLETED:
+            outcome = await self._run_turn(self._queue.popleft())
+        return outcome
+
+    async def continue_turn(self) -> TurnOutcome:
+        """Pick an interrupted conversation up where it stopped, with no new user message."""
+        return await self._run_turn(None)
+
+    async def compact_now(self) -> object | None:
+        """Summarise the older part of the conversation now, whatever its size (None: nothing to
+        do, or no compactor attached)."""
+        return None if self.compactor is None else await self.compactor.compact(self._context())
+
+    async def _kernel_turn(self) -> TurnOutcome:
+        """The kernel's turn; a context-length rejection gets one compaction and one more try."""
+        try:
+            return await self._kernel.run(self._context())
+        except ContextLengthError as exc:
+            if await self.compact_now() is None:
+                raise
+            spent = ended_by(exc, FinishReason.COMPLETED, "")  # the steps before the rejection count
+            outcome = await self._kernel.run(self._context())
+            return replace(outcome, steps=spent.steps + outcome.steps, usage=spent.usage + outcome.usage,
+                           tool_calls=spent.tool_calls + outcome.tool_calls,
+                           denials=spent.denials + outcome.denials)
+
+    async def _run_turn(self, text: str | None) -> TurnOutcome:
+        self._turn += 1
+        for observer in self._observers:
+            await observer.before_turn(self, self._turn)
+        try:
+            self._sink.emit(TurnStarted(turn=self._turn, prompt=text or ""))
+            if text is not None:
+                prompt = Message.user(text)
+                self._transcript.append(prompt)
+                self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
+            outcome = await self._kernel_turn()
+        except ProviderError as exc:  # keeps the steps and usage of the steps that ran
+            outcome = ended_by(exc, FinishReason.PROVIDER_ERROR, exc.reason)
+        except SessionWriteError as exc:  # the session sink stopped the turn before an unrecorded action
+            outcome = ended_by(exc, FinishReason.IO_ERROR, str(exc))
+        self.total_steps += outcome.steps
+        for observer in self._observers:
+            await observer.after_turn(self, self._turn, outcome)
+        self._sink.emit(TurnFinished(turn=self._turn, finish_reason=outcome.finish_reason,
+                                     steps=outcome.steps, usage=outcome.usage,
+                                     cost_usd=self.budget.total_cost, detail=outcome.detail))
+        return outcome
+
+    def _context(self) -> TurnContext:
+        return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
+                           tool_context=self.tool_context, budget=self.budget, sink=self._sink,
+                           interrupt=self._interrupt, turn=self._turn, guards=tuple(self.guards),
+                           retry=self._on_retry,
+                           before_model_call=self._before_model_call,
+                           around_tool=self._around_tool)
+
+    async def _before_model_call(self, ctx: TurnContext) -> None:
+        if self.compactor is not None:
+            await self.compactor.maybe_compact(ctx)
+
+    def _on_retry(self, notice: RetryNotice) -> None:
+        self._sink.emit(ApiRetry(attempt=notice.attempt, max_retries=notice.max_retries,
+                                 retry_delay_ms=int(notice.delay_seconds * 1000),
+                                 error_status=notice.status, error=notice.reason))
+
+    def emit(self, event: AgentEvent) -> None:
+        """Send an event to the run's sinks (drivers and features report through this)."""
+        self._sink.emit(event)
+
+    def add_turn_observer(self, observer: TurnObserver) -> None:
+        self._observers.append(observer)
+
+    def add_tool_observer(self, observer: ToolObserver) -> None:
+        """Wrap every tool call that runs with `observer.around_tool` (the first added outermost)."""
+        self._tool_observers.append(observer)
+
+    @contextlib.asynccontextmanager
+    async def _around_tool(self, ctx: TurnContext, call: ToolCall,
+                           tool: Tool | None) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if tool is not None:  # an unknown tool runs nothing
+                for observer in self._tool_observers:
+                    await stack.enter_async_context(observer.around_tool(self, ctx.turn, call, tool))
+            yield
+
+    def attach(self, feature: object) -> None:
+        """Make `feature` findable by its type (one of each kind per runtime)."""
+        self._features[type(feature)] = feature
+
+    def feature(self, kind: type[F]) -> F | None:
+        """The attached feature of type `kind`, if any."""
+        found = self._features.get(kind)
+        return found if isinstance(found, kind) else None
+
+    def add_tool(self, tool: Tool) -> None:
+        """Give the agent another tool, and name it in the system prompt's tool list too."""
+        self.tools.add(tool)
+        if self.system_prompt_for is not None and self._transcript[0].role == "system":
+            rebuilt = Message.system(self.system_prompt_for(self.tools.names()))
+            self.set_transcript([rebuilt, *self._transcript[1:]])
+
+    def set_state_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
+        """Where `save_state` persists `state` (the session's meta.json)."""
+        self._save_state = save
+
+    def save_state(self, key: str, value: Any) -> None:
+        """Set `state[key]` and persist the whole state at once (None removes the key)."""
+        if value is None:
+            self.state.pop(key, None)
+        else:
+            self.state[key] = value
+        self._save_state(dict(self.state))
+
+    def enqueue(self, text: str) -> None:
+        """Queue a message to run as a turn after the current one (FIFO)."""
+        self._queue.append(text)
+
+    def queue_len(self) -> int:
+        return len(self._queue)
+
+    def transcript(self) -> list[Message]:
+        """A copy of the conversation, system message first."""
+        return list(self._transcript)
+
+    def set_transcript(self, messages: list[Message]) -> None:
+        """Replace the conversation. A new list object, so caches keyed on the old one start over."""
+        self._transcript = list(messages)
+
+    def truncate_transcript(self, n: int) -> None:
+        """Keep the first `n` messages (the system prompt is message 0)."""
+        self._transcript = self._transcript[:n]
+
+    def set_event_sink(self, sink: EventSink) -> None:
+        self._sink = sink
+
+    def add_event_sink(self, sink: EventSink) -> None:
+        self._sink = FanoutSink([self._sink, sink])
+
+    def set_interrupt_token(self, token: InterruptToken) -> None:
+        self._interrupt = token
+
+    def interrupt(self, signal: int = 2) -> None:
+        """Stop at once: kill running tool processes, end the turn as `interrupted`."""
+        self._interrupt.set(signal)
+        self.tool_context.processes.kill_all()
+
+    @property
+    def interrupt_token(self) -> InterruptToken:
+        return self._interrupt
+
+    def add_guard(self, guard: ToolGuard) -> None:
+        """Ask `guard` before every tool call (after the guards added before it)."""
+        self.guards.append(guard)
+
+    def current_todos(self) -> list[TodoItem]:
+        return list(self.tool_context.todos)
+
+    def turn_index(self) -> int:
+        return self._turn
+
+    def set_turn_index(self, turn: int) -> None:
+        self._turn = turn
+
+    @property
+    def usage(self) -> Usage:
+        return self.budget.usage
+
+    @property
+    def workspace(self) -> Path:
+        return self.tool_context.workspace
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()

@@ -1,0 +1,29 @@
+"""Checkpoints (SPEC §8): the workspace snapshotted before and after every turn, and undone on request.
+
+Snapshots live in a shadow git repository per workspace under `$RECURSIVE_HOME/checkpoints/`,
+driven through real `git` subprocesses with `GIT_DIR`, `GIT_WORK_TREE` and `GIT_INDEX_FILE`
+pointing there, so the workspace's own `.git` is never read or written and folders that are
+not git repositories work the same.
+
+    git.py           running git against a shadow repository (environment, retries, errors)
+    repo.py          where a workspace's shadow repository lives; creating it; the ref names
+    scan.py          what changed since the last snapshot, and what is skipped (size cap, nested repos)
+    checkpointer.py  GitCheckpointer: snapshots, the session's turns, diffs between snapshots
+    attribution.py   which changes are the session's own: the windows around its tool calls and jobs
+    calls.py         which tool calls get a window, and the paths a file tool may claim
+    restore.py       planning and applying "put the workspace back as it was before turn N"
+    observer.py      the observer that snapshots around every turn, tool call and job of a runtime
+    gc.py            dropping the refs of sessions that no longer exist
+
+Errors:
+
+    CheckpointError            a checkpoint operation failed; the message is one line for the user
+     ├── GitMissingError       no `git` executable on PATH
+     ├── GitCommandError       a git command failed (its stderr is in the message)
+     └── UnknownTurnError      the session has no checkpoint for that turn
+"""
+
+from __future__ import annotations
+
+# re-exported: the package's errors are defined in errors.py and importable from here
+from ...core.errors import CheckpointError, GitCommandError, GitMissingError, UnknownTurnError  # noqa: F401

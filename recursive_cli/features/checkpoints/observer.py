@@ -1,0 +1,189 @@
+"""Snapshots around every turn, tool call and background job of a runtime.
+
+The turns' snapshots are reported as `checkpoint` events; those around tool calls and jobs
+(the windows that attribute changes to the session, see attribution.py) are not. A snapshot
+that fails never ends the run: the first failure is shown, every one is recorded in the
+session. With no git on the machine the run says so once and goes on without.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import functools
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ...core.events import CheckpointFailed, CheckpointTaken, SkippedPath
+from .calls import is_watched, written_paths
+from .checkpointer import GitCheckpointer, Phase, Snapshot
+from .git import find_git
+
+if TYPE_CHECKING:
+    from ...core.kernel import TurnOutcome
+    from ...core.messages import ToolCall
+    from ...core.runtime import RuntimeCore
+    from ...tools.base import Tool
+
+T = TypeVar("T")
+
+SHOWN_SKIPS = 20  # skipped paths listed in one checkpoint record
+SHOWN_LINES = 5  # … and on the terminal
+SLOW_SECONDS = 5.0  # a snapshot slower than this gets a hint
+
+
+class CheckpointObserver:
+    """The turn and tool observer that snapshots the workspace around each turn and each
+    call that may change it."""
+
+    def __init__(self, checkpointer: GitCheckpointer | None) -> None:
+        self.checkpointer = checkpointer
+        self._warned = False
+        self._skips_shown: set[str] = set()
+        self._before: dict[int, str] = {}  # turn → its "before" commit
+
+    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
+        await self._take(runtime, turn, "before")
+
+    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
+        await self._take(runtime, turn, "after")
+
+    @contextlib.asynccontextmanager
+    async def around_tool(self, runtime: RuntimeCore, turn: int, call: ToolCall,
+                          tool: Tool) -> AsyncIterator[None]:
+        """A window around one tool call: what it changes is the session's own."""
+        if self.checkpointer is None or not is_watched(tool):
+            yield
+            return
+        paths = written_paths(tool.name, _arguments(call), runtime.tool_context.sandbox)
+        async with self._window(runtime, turn, tool.name, paths):
+            yield
+
+    def around_job(self, runtime: RuntimeCore,
+                   command: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """A window from a background job's start to its end, owned by the turn that started it."""
+        if self.checkpointer is None:
+            return contextlib.nullcontext()
+        return self._window(runtime, runtime.turn_index(), "run_background", None)
+
+    @contextlib.asynccontextmanager
+    async def _window(self, runtime: RuntimeCore, turn: int, label: str,
+                      paths: list[str] | None) -> AsyncIterator[None]:
+        cp = self.checkpointer
+        assert cp is not None
+        window = await self._guarded(runtime, turn, label, lambda: cp.open_window(turn, label))
+        try:
+            yield
+        finally:  # an interrupted call too: what it did before it was stopped is ours
+            if window is not None:
+                close = functools.partial(cp.close_window, window, paths)
+                await self._guarded(runtime, turn, label, close)
+
+    async def _guarded(self, runtime: RuntimeCore, turn: int, label: str,
+                       work: Callable[[], T]) -> T | None:
+        """`work` in a thread; a failure is reported (once) and never reaches the tool call."""
+        try:
+            return await asyncio.to_thread(work)
+        except Exception as exc:  # a snapshot must never end the run
+            failed = CheckpointFailed(turn=turn, phase="tool", tool=label, error=str(exc))
+            self._warn_once(runtime, failed,
+                            f"warning: checkpoint around {label} in turn {turn} failed: {exc}; "
+                            "the run goes on")
+            return None
+
+    async def _take(self, runtime: RuntimeCore, turn: int, phase: Phase) -> None:
+        if self.checkpointer is None:
+            self._warn_once(runtime, CheckpointFailed(enabled=False, error="git not found"),
+                            "warning: git is not installed: running without checkpoints")
+            return
+        started = time.monotonic()
+        try:
+            snap = await asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase)
+        except Exception as exc:  # a snapshot must never end the run
+            self._warn_once(runtime, CheckpointFailed(turn=turn, phase=phase, error=str(exc)),
+                            f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
+            return
+        text = self._text(runtime.session_id, turn, phase, snap)
+        took = time.monotonic() - started
+        if took > SLOW_SECONDS:
+            text += (f"\ncheckpoint: the snapshot took {took:.1f} s; add big generated folders to "
+                     ".gitignore, or pass --no-checkpoints")
+        runtime.emit(_taken(turn, phase, snap, text.strip()))
+
+    def _snapshot(self, cp: GitCheckpointer, turn: int, phase: Phase) -> Snapshot:
+        """The snapshot; after a turn, `files_changed` counts the session's own changes only."""
+        snap = cp.snapshot(turn, phase)
+        if phase == "before":
+            self._before[turn] = snap.commit
+            return snap
+        own = cp.history(since=self._before.pop(turn, None), now=snap.tree).own({turn})
+        return dataclasses.replace(snap, files_changed=len(own))
+
+    def _warn_once(self, runtime: RuntimeCore, failed: CheckpointFailed, text: str) -> None:
+        runtime.emit(failed.model_copy(update={"shown": "" if self._warned else text}))
+        self._warned = True
+
+    def _text(self, session_id: str, turn: int, phase: Phase, snap: Snapshot) -> str:
+        """A terminal line when there is something to say: new skips, or what the turn changed."""
+        new = [skip for skip in snap.skipped if skip.path not in self._skips_shown]
+        self._skips_shown.update(skip.path for skip in new)
+        lines = [f"checkpoint: not snapshotted: {skip.describe()}" for skip in new[:SHOWN_LINES]]
+        if len(new) > SHOWN_LINES:
+            lines.append(f"checkpoint: … and {len(new) - SHOWN_LINES} more not snapshotted")
+        if phase == "after" and snap.files_changed:
+            lines.append(f"checkpoint: turn {turn} changed {_files(snap.files_changed)} "
+                         f"(undo: recursive checkpoints restore {session_id} --turn {turn})")
+        return "\n".join(lines)
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = call.parsed_arguments()
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _taken(turn: int, phase: Phase, snap: Snapshot, shown: str) -> CheckpointTaken:
+    """The `checkpoint` event of a snapshot (the first SHOWN_SKIPS skipped paths listed)."""
+    skipped = [SkippedPath(path=s.path, reason=s.reason) for s in snap.skipped[:SHOWN_SKIPS]]
+    return CheckpointTaken(turn=turn, phase=phase, commit=snap.commit, files_changed=snap.files_changed,
+                           skipped=skipped or None, skipped_count=len(snap.skipped) or None,
+                           shown=shown)
+
+
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")
+
+
+def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None = None
+                       ) -> GitCheckpointer | None:
+    """Snapshot `runtime`'s workspace around every turn, every tool call that may change it
+    and every background job, and give the agent its checkpoint tools.
+
+    Returns the checkpointer, or None when git is missing (the first turn then says so).
+    """
+    from .tools import checkpoint_tools
+
+    git = find_git()
+    checkpointer = None
+    if git is not None:
+        from ..sessions.ids import new_session_id
+
+        checkpointer = GitCheckpointer(home, runtime.workspace,
+                                       session_id or runtime.session_id or new_session_id(),
+                                       git_executable=git)
+        for tool in checkpoint_tools(checkpointer):
+            runtime.add_tool(tool)
+    observer = CheckpointObserver(checkpointer)
+    runtime.add_turn_observer(observer)
+    runtime.add_tool_observer(observer)
+    from ..loop.control import LoopControl
+
+    loop = runtime.feature(LoopControl)
+    if loop is not None and loop.jobs is not None:
+        loop.jobs.around_job = functools.partial(observer.around_job, runtime)
+    return checkpointer

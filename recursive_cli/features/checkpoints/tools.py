@@ -1,0 +1,110 @@
+"""`checkpoint_list` and `checkpoint_diff`: the agent reads its own workspace checkpoints (SPEC §8)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from ...tools.base import BaseTool, Tool, ToolContext, ToolError, ToolResult
+
+if TYPE_CHECKING:
+    from .checkpointer import GitCheckpointer, TurnCheckpoints
+
+STATUS_WORDS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
+LISTED_FILES = 200
+
+
+class ListArgs(BaseModel):
+    turn: int | None = Field(None, ge=1, description="Only this turn: list the files it changed.")
+
+
+class DiffArgs(ListArgs):
+    turn: int | None = Field(None, ge=1, description="The turn to show (default: the current one).")
+
+
+class _CheckpointTool(BaseTool[ListArgs]):
+    """Shared by both tools: the session's checkpointer (None when checkpoints are off)."""
+
+    Args = ListArgs
+    subject_field = None
+
+    def __init__(self, checkpointer: GitCheckpointer | None = None) -> None:
+        self._checkpointer = checkpointer
+
+    def subject(self, arguments: dict[str, object]) -> str:
+        turn = arguments.get("turn")
+        return f"turn {turn}" if turn else ""
+
+    async def run(self, args: ListArgs, ctx: ToolContext) -> ToolResult:
+        if self._checkpointer is None:
+            raise ToolError("checkpoints are off for this run")
+        return await asyncio.to_thread(self.read, self._checkpointer, args.turn)
+
+    def read(self, cp: GitCheckpointer, turn: int | None) -> ToolResult:
+        raise NotImplementedError
+
+
+class CheckpointListTool(_CheckpointTool):
+    name = "checkpoint_list"
+    description = (
+        "List this session's workspace checkpoints: for each turn, how many files you changed "
+        "(file tools and shell commands; edits by others are not counted). With `turn`, list "
+        "that turn's changed files. The workspace is snapshotted before and after every turn, "
+        "and the user can restore any of them."
+    )
+
+    def read(self, cp: GitCheckpointer, turn: int | None) -> ToolResult:
+        turns = _live(cp)
+        history = cp.history()
+        if turn is not None:
+            _check_turn(turns, turn)
+            changes = list(history.own({turn}).values())
+            lines = [f"{STATUS_WORDS.get(c.status, c.status)}: {c.path}" for c in changes[:LISTED_FILES]]
+            if len(changes) > LISTED_FILES:
+                lines.append(f"… and {len(changes) - LISTED_FILES} more")
+            return ToolResult("\n".join(lines) or f"turn {turn} changed no files",
+                              summary=f"turn {turn}: {len(changes)} files")
+        lines = [f"turn {t.turn}: {_files(len(history.own({t.turn})))} changed"
+                 + ("" if t.after else " so far") for t in turns]
+        return ToolResult("\n".join(lines) or "no checkpoints yet", summary=f"{len(turns)} turns")
+
+
+class CheckpointDiffTool(_CheckpointTool):
+    name = "checkpoint_diff"
+    description = (
+        "Show what you changed in a turn as a diff (file stat, then patch), shell commands' "
+        "edits included, edits by others not. Default: the current turn so far."
+    )
+    Args = DiffArgs
+
+    def read(self, cp: GitCheckpointer, turn: int | None) -> ToolResult:
+        turns = _live(cp)
+        if not turns:
+            return ToolResult("no checkpoints yet", summary="no checkpoints")
+        number = turn or turns[-1].turn
+        _check_turn(turns, number)
+        text = cp.own_diff(cp.history().own({number}))
+        stat = text.split("\n\n", 1)[0].strip().splitlines()
+        return ToolResult(text or f"turn {number} changed no files",
+                          summary=stat[-1].strip() if text and stat else "no changes")
+
+
+def _live(cp: GitCheckpointer) -> list[TurnCheckpoints]:
+    return [t for t in cp.turns() if not t.rewound]
+
+
+def _check_turn(turns: list[TurnCheckpoints], turn: int) -> None:
+    if not any(t.turn == turn for t in turns):
+        known = ", ".join(str(t.turn) for t in turns) or "none"
+        raise ToolError(f"no checkpoint for turn {turn} (turns with checkpoints: {known})")
+
+
+def _files(count: int) -> str:
+    return f"{count} file" + ("" if count == 1 else "s")
+
+
+def checkpoint_tools(checkpointer: GitCheckpointer | None = None) -> list[Tool]:
+    """Both checkpoint tools, reading `checkpointer`'s session."""
+    return [CheckpointListTool(checkpointer), CheckpointDiffTool(checkpointer)]

@@ -1,0 +1,101 @@
+"""Permission modes and `--allow` / `--deny` rules: which tool calls may run (SPEC §9).
+
+A rule is `tool` or `tool(glob)`, the glob matched against the call's main argument (the
+command for `run_shell`, the path for file tools). Deny rules always win; allow rules widen a
+mode; otherwise the mode decides. `ask` asks on a TTY and, headless, denies at once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..core.choices import PermissionMode
+from ..core.errors import ConfigError
+from ..core.guards import Decision
+
+Verdict = Literal["allow", "deny", "ask"]
+AskHook = Callable[[str, str], Awaitable[bool]]
+
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff", "job_status",
+                              "schedule_wakeup", "stop_loop"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`tool` or `tool(pattern)`."""
+
+    tool: str
+    pattern: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        match = _RULE.match(text)
+        if not match:
+            raise ConfigError(f"invalid permission rule {text!r}: write tool or tool(glob), "
+                              "e.g. run_shell(git *)")
+        return cls(match.group(1), match.group(2))
+
+    def matches(self, tool: str, subject: str) -> bool:
+        if self.tool != tool:
+            return False
+        return self.pattern is None or fnmatch.fnmatchcase(subject, self.pattern)
+
+
+class PermissionPolicy:
+    """Decides each call from the mode, the rules and, in `ask` mode, the ask hook (a `ToolGuard`)."""
+
+    def __init__(self, mode: PermissionMode = "auto", allow: Sequence[str] = (), deny: Sequence[str] = (),
+                 ask: AskHook | None = None) -> None:
+        self.mode = mode
+        self.allow = [Rule.parse(text) for text in allow]
+        self.deny = [Rule.parse(text) for text in deny]
+        self.ask = ask
+        self._always: set[str] = set()
+
+    def verdict(self, tool: str, kind: str, subject: str) -> tuple[Verdict, str]:
+        """What the rules and the mode say, before anyone is asked.
+
+        An edit naming several paths (apply_patch: `a.py, b.py`) is denied if a deny rule
+        matches any of them and allowed by allow rules only if they cover all of them.
+        """
+        subjects = subject.split(", ") if kind == "edit" else [subject]
+        for rule in self.deny:
+            if any(rule.matches(tool, part) for part in subjects):
+                return "deny", f"denied by rule --deny '{_show(rule)}'"
+        allowed = all(any(rule.matches(tool, part) for rule in self.allow) for part in subjects)
+        if allowed and self.allow or tool in self._always:
+            return "allow", ""
+        if self.mode == "auto":
+            return "allow", ""
+        if self.mode == "read-only":
+            ok = kind == "read" or tool in READ_ONLY_EXTRAS
+            return ("allow", "") if ok else ("deny", "the session is in read-only mode")
+        if self.mode == "accept-edits":
+            ok = kind != "shell"
+            return ("allow", "") if ok else ("deny", "accept-edits mode does not allow shell commands")
+        return ("allow", "") if kind == "read" or tool in READ_ONLY_EXTRAS else ("ask", "")
+
+    async def decide(self, tool: str, kind: str, subject: str) -> Decision:
+        """Allow or deny one call; `ask` prompts through the hook, or denies when there is none."""
+        verdict, reason = self.verdict(tool, kind, subject)
+        if verdict == "allow":
+            return Decision(True)
+        if verdict == "deny":
+            return Decision(False, reason)
+        if self.ask is None:
+            return Decision(False, "ask mode with no terminal to ask on (headless): denied")
+        answer = await self.ask(tool, subject)
+        return Decision(True) if answer else Decision(False, "the user said no")
+
+    def remember(self, tool: str) -> None:
+        """Allow every later call of `tool` ("always" at the prompt)."""
+        self._always.add(tool)
+
+
+def _show(rule: Rule) -> str:
+    return rule.tool if rule.pattern is None else f"{rule.tool}({rule.pattern})"

@@ -1,0 +1,132 @@
+"""`meta.json`: a session's settings, status and totals, rewritten atomically after every turn."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ...core.messages import Usage
+from .records import SCHEMA_VERSION, SessionReadError, SessionSchemaError, now_iso
+
+META_FILE = "meta.json"
+TITLE_LIMIT = 80
+
+SessionStatus = Literal["running", "completed", "interrupted", "failed"]
+SessionMode = Literal["run", "loop", "goal"]
+
+
+class SessionBudgets(BaseModel):
+    """The limits the session was started with (None: no limit)."""
+
+    max_cost: float | None = None
+    max_steps: int | None = None
+    max_duration: float | None = None
+
+
+class SessionMeta(BaseModel):
+    """Everything about a session except its conversation."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    workspace: str
+    mode: SessionMode = "run"
+    model: str = ""
+    provider: str = ""
+    api_base: str | None = None
+    script: str | None = None
+    status: SessionStatus = "running"
+    created: str = Field(default_factory=now_iso)
+    updated: str = Field(default_factory=now_iso)
+    turns: int = 0
+    messages: int = 0
+    steps: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    budgets: SessionBudgets = Field(default_factory=SessionBudgets)
+    permission_mode: str = "auto"
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    title: str = ""
+    finish_reason: str | None = None
+    state: dict[str, Any] = Field(default_factory=dict)
+
+
+def make_title(prompt: str) -> str:
+    """The first non-blank line of a prompt, cut to 80 characters."""
+    line = next((part.strip() for part in prompt.splitlines() if part.strip()), "")
+    return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"
+
+
+def write_meta(folder: Path, meta: SessionMeta) -> None:
+    """Replace `folder/meta.json` atomically: a reader sees the old file or the new one, never half."""
+    try:
+        text = meta.model_dump_json(indent=2)
+    except ValueError:  # a lone surrogate (a path or prompt that was not UTF-8): JSON-escape it
+        text = json.dumps(meta.model_dump(), indent=2)
+    write_atomic(folder / META_FILE, text.encode() + b"\n")
+
+
+def read_meta(folder: Path) -> SessionMeta:
+    """The session's meta.json; SessionReadError when missing or invalid, SessionSchemaError when newer."""
+    path = folder / META_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionReadError(f"session {folder.name} has no {META_FILE} ({path})") from None
+    except OSError as exc:
+        raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        raw = json.loads(data)
+        _check_schema(raw, folder.name)
+        return SessionMeta.model_validate(raw)
+    except ValueError as exc:
+        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        raise SessionReadError(f"{path} is not valid session metadata: {reason}") from None
+
+
+def _check_schema(raw: Any, fallback_id: str) -> None:
+    """Refuse metadata from a newer schema before validating fields this version may not know."""
+    if not isinstance(raw, dict):
+        return
+    version = raw.get("schema_version")
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        raise SessionSchemaError(newer_schema_message(str(raw.get("id") or fallback_id), version))
+
+
+def newer_schema_message(session_id: str, version: int) -> str:
+    return (f"session {session_id} was written by a newer version of recursive "
+            f"(schema {version}); upgrade to resume it")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new file in `folder` durable (best effort: not every OS allows it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,235 @@
+"""The `recursive` command: typer definitions only; each command imports its work lazily."""
+
+import enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ... import __version__
+from . import checkpoints_app, goal_app, loop_app
+from .options import CommonOptions, with_common_options
+
+app = typer.Typer(
+    name="recursive",
+    help="A coding agent for the shell: runs an LLM through tool calls in your workspace.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class ExportFormat(str, enum.Enum):
+    jsonl = "jsonl"
+    json = "json"
+    md = "md"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"recursive {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                    help="Print the version and exit.")] = False,
+) -> None:
+    """A coding agent for the shell: runs an LLM through tool calls in your workspace."""
+
+
+@app.command(epilog="""[b]Examples[/b]
+
+  recursive run "add a docstring to utils.py"
+
+  git diff | recursive run "review this diff" -o json
+
+  recursive run "fix the tests" -o stream-json | jq .
+""")
+@with_common_options
+def run(
+    prompt: Annotated[Optional[list[str]], typer.Argument(help="The task. '-' or none reads stdin.", show_default=False)] = None,
+    *,
+    common: CommonOptions,
+) -> None:
+    """Run one turn of the agent on PROMPT and print the answer."""
+    from .run_cmd import run_command
+
+    raise typer.Exit(run_command(common, prompt or []))
+
+
+@app.command(epilog="""[b]Examples[/b]
+
+  recursive resume parser-1 "now add tests"
+
+  recursive resume --last
+
+  git diff | recursive resume 2026 "review what changed since"
+""")
+@with_common_options
+def resume(
+    words: Annotated[Optional[list[str]], typer.Argument(metavar="[SESSION] [PROMPT]...", help="Session id or unique prefix, then the prompt.", show_default=False)] = None,
+    last: Annotated[bool, typer.Option("--last", help="This workspace's latest session; all words are the prompt.")] = False,
+    *,
+    common: CommonOptions,
+) -> None:
+    """Continue a saved session; without PROMPT an interrupted run carries on."""
+    from .resume_cmd import resume_command
+
+    raise typer.Exit(resume_command(common, words or [], last))
+
+
+sessions_app = typer.Typer(help="Inspect and manage saved sessions.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+
+@sessions_app.command("list", epilog="""[b]Examples[/b]
+
+  recursive sessions list
+
+  recursive sessions list --all-workspaces --json | jq -r '.[].id'
+""")
+def sessions_list(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Sessions of every workspace.")] = False,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose sessions to list.")] = None,
+) -> None:
+    """List the sessions of this workspace, oldest first."""
+    from .sessions_cmd import list_command
+
+    raise typer.Exit(list_command(json_output, all_workspaces, workspace))
+
+
+@sessions_app.command("show", epilog="""[b]Examples[/b]
+
+  recursive sessions show parser-1
+
+  recursive sessions show "$(recursive sessions list --json | jq -r '.[-1].id')" | less
+""")
+def sessions_show(session: Annotated[str, typer.Argument(help="Session id or unique prefix.")]) -> None:
+    """Print a session's conversation, readable."""
+    from .sessions_cmd import show_command
+
+    raise typer.Exit(show_command(session))
+
+
+@sessions_app.command("export", epilog="""[b]Examples[/b]
+
+  recursive sessions export parser-1 --format md > parser-1.md
+
+  recursive sessions export parser-1 --format json | jq .meta
+""")
+def sessions_export(
+    session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="jsonl (the transcript as stored), json or md.")] = ExportFormat.jsonl,
+) -> None:
+    """Write a session to stdout as jsonl, json or Markdown."""
+    from .sessions_cmd import export_command
+
+    raise typer.Exit(export_command(session, fmt.value))
+
+
+@sessions_app.command("rm", epilog="""[b]Examples[/b]
+
+  recursive sessions rm parser-1
+
+  recursive sessions rm 20261129-2041 20261129-2107
+""")
+def sessions_rm(sessions: Annotated[list[str], typer.Argument(metavar="SESSION...", help="Session ids or unique prefixes.")]) -> None:
+    """Delete sessions (refused while a process is using one)."""
+    from .sessions_cmd import rm_command
+
+    raise typer.Exit(rm_command(sessions))
+
+
+@sessions_app.command("gc", epilog="""[b]Examples[/b]
+
+  recursive sessions gc --older-than 30d --dry-run
+
+  recursive sessions gc --older-than 90d --all-workspaces --yes
+""")
+def sessions_gc(
+    older_than: Annotated[str, typer.Option("--older-than", help="Age by last update, with a unit: 30d, 12h, 90m, 45s.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be removed.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking; needed when stdin is not a terminal.")] = False,
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Sessions of every workspace, not only this one.")] = False,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose sessions to remove.")] = None,
+) -> None:
+    """Delete this workspace's sessions not updated for the given time. Nothing else ever deletes one.
+
+    On a terminal it lists them and asks first; otherwise it deletes only with --yes (exit 2 without it). Each removed id is printed on stderr.
+    """
+    from .sessions_cmd import gc_command
+
+    raise typer.Exit(gc_command(older_than, dry_run, yes, all_workspaces, workspace))
+
+
+@app.command(epilog="""[b]Examples[/b]
+
+  recursive tools
+
+  recursive tools --json | jq -r '.[].name'
+""")
+@with_common_options
+def tools(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
+    *,
+    common: CommonOptions,
+) -> None:
+    """List the tools the agent would get with these options. Needs no API key."""
+    from .tools_cmd import tools_command
+
+    raise typer.Exit(tools_command(common, json_output))
+
+
+config_app = typer.Typer(help="Show the effective settings and the config files.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
+
+
+@config_app.command("show", epilog="""[b]Examples[/b]
+
+  recursive config show
+
+  recursive config show --provider anthropic --json | jq .model
+""")
+@with_common_options
+def config_show(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable settings.")] = False,
+    *,
+    common: CommonOptions,
+) -> None:
+    """Effective settings and where each came from (default, config file, env, flag); keys masked."""
+    from .config_cmd import show_command
+
+    raise typer.Exit(show_command(common, json_output))
+
+
+@config_app.command("path", epilog="""[b]Examples[/b]
+
+  recursive config path
+
+  recursive config path -C ~/src/project
+""")
+def config_path(
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose project config to show.")] = None,
+) -> None:
+    """The config files that are read, lowest precedence first, and whether they exist."""
+    from .config_cmd import path_command
+    from .options import CommonOptions as _Common
+
+    raise typer.Exit(path_command(_Common(workspace=workspace)))
+
+
+for _module in (loop_app, goal_app, checkpoints_app):
+    _module.register(app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    from . import lazy_markdown
+    from .errors import run_app
+
+    lazy_markdown.install()
+    run_app(app)

@@ -1,0 +1,181 @@
+"""Start an agent command: settings → sinks → runtime → asyncio driver → result and exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ...agent import AgentRuntime
+from ...core.errors import SessionStateError
+from ...core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
+from ...core.kernel import TurnOutcome
+from ...core.results import make_result
+from ...core.settings import ConfigError, LoadedSettings, Settings, load_settings
+from ...features.sessions.binding import SessionBinding
+from ...features.sessions.ids import check_session_id, new_session_id
+from ...features.sessions.lock import SessionLock
+from ...features.sessions.reader import LoadedSession
+from ...features.sessions.records import SessionError, SessionWriteError
+from .errors import EXIT_USAGE, fail
+from .options import CommonOptions
+
+if TYPE_CHECKING:
+    from ...features.sessions.writer import JsonlSessionWriter
+
+Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
+
+
+@dataclass
+class Launch:
+    """What a command asks for: settings, mode, session id, and for `resume` the loaded session."""
+
+    loaded: LoadedSettings
+    mode: str
+    session_id: str
+    title: str = ""
+    resumed: LoadedSession | None = None
+    lock: SessionLock | None = None  # held on the resumed session since it was loaded
+
+
+def new_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
+    """Settings and a fresh session id for a new `mode` command on `prompt`; or the exit code
+    of the usage error (2) or configuration error (1), already reported."""
+    if not prompt:
+        return fail("empty prompt: give a PROMPT argument or pipe text on stdin", EXIT_USAGE)
+    try:
+        loaded = load_settings(common.as_flags())
+    except ConfigError as exc:
+        return fail(str(exc))
+    session_id = loaded.settings.session_id or new_session_id()
+    problem = check_session_id(session_id)
+    if problem:
+        return fail(problem, EXIT_USAGE)
+    return Launch(loaded, mode, session_id, title=prompt)
+
+
+def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
+    """The sinks for the chosen output format: stdout JSON or the text answer, stderr progress."""
+    from ...sinks.answer import TextAnswerSink
+    from ...sinks.json_stream import JsonResultSink, StreamJsonSink
+    from ...sinks.terminal import PlainTerminalSink, RichTerminalSink
+
+    sinks: list[EventSink] = []
+    if settings.output_format == "stream-json":
+        sinks.append(StreamJsonSink(sys.stdout, session_id))
+    elif settings.output_format == "json":
+        sinks.append(JsonResultSink(sys.stdout))
+    if sys.stderr.isatty() and settings.output_format == "text":
+        sinks.append(RichTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+    else:
+        sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+    if settings.output_format == "text":  # last: after the progress display has finished
+        sinks.append(TextAnswerSink(sys.stdout))
+    return sinks
+
+
+def launch(spec: Launch, work: Work) -> int:
+    """Build the runtime, bind its session and run `work` on it; returns the process exit code."""
+    settings = spec.loaded.settings
+    if settings.verbose:
+        from ...core.diagnostics import enable_verbose
+
+        enable_verbose(sys.stderr)  # causes and tracebacks of failures, not only their one line
+    sink = FanoutSink(output_sinks(settings, spec.session_id))
+    binding = None
+    try:
+        runtime = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
+                   .session_id(spec.session_id).sink(sink).build())
+        if not settings.no_session:
+            binding = _bind(spec, runtime, settings)
+            sink.sinks.insert(0, binding.writer)
+            if not settings.no_checkpoints:
+                runtime.enable_checkpoints(spec.loaded.home)
+    except (ConfigError, SessionError) as exc:
+        if spec.lock is not None:
+            spec.lock.release()
+        return fail(str(exc))
+    if settings.permission_mode == "ask":
+        from .ask import terminal_ask_hook
+
+        runtime.set_permission_hook(terminal_ask_hook(runtime.permissions))
+    from .stdio import on_broken_pipe
+
+    on_broken_pipe(lambda: runtime.interrupt(signal.SIGPIPE))  # `| head -1`: stop, exit 141
+    try:
+        result = asyncio.run(drive(runtime, work, settings,
+                                   session=binding.writer if binding is not None else None))
+    finally:
+        if binding is not None:
+            binding.close()
+        elif spec.lock is not None:
+            spec.lock.release()
+    return result.exit_code
+
+
+def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBinding:
+    from ...features.sessions.binding import create_session, reopen_session, session_meta
+    from ...features.sessions.store import SessionStore
+
+    if spec.resumed is not None and spec.lock is not None:
+        return reopen_session(spec.resumed, spec.lock, runtime)
+    folder = SessionStore(spec.loaded.home).folder(spec.session_id)
+    return create_session(folder, session_meta(runtime, settings, spec.mode, spec.title), runtime)
+
+
+async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
+                session: JsonlSessionWriter | None = None) -> RunFinished:
+    """Run `work` with signal handling; always emits and returns the final result.
+
+    A session that could not be written decides the result (exit 1, `io_error`) whatever the
+    run did: the user must not take an unrecorded run for a saved one.
+    """
+    loop = asyncio.get_running_loop()
+    _install_signals(loop, runtime)
+    runtime.emit(RunStarted(session_id=runtime.session_id, cwd=str(runtime.workspace),
+                         model=runtime.provider.model, provider=runtime.provider.name,
+                         tools=runtime.tools.names(), permission_mode=settings.permission_mode))
+    try:
+        outcome = await work(runtime)
+    except SessionWriteError as exc:  # raised by the session sink outside a turn (a driver's record)
+        outcome = TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
+    except SessionStateError as exc:  # a damaged goal or loop state: not the model's failure
+        outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
+    except Exception as exc:  # a bug must still end in a result line, not a traceback
+        if settings.verbose:
+            traceback.print_exc()
+        outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
+    finally:
+        await runtime.aclose()
+    lost = session.error if session is not None else None
+    if lost is not None and outcome.finish_reason is not FinishReason.IO_ERROR:
+        outcome = TurnOutcome(FinishReason.IO_ERROR, text=outcome.text, detail=str(lost))
+    result = make_result(
+        reason=outcome.finish_reason, text=outcome.text, detail=outcome.detail,
+        session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
+        duration_ms=int(runtime.budget.elapsed() * 1000), usage=runtime.usage,
+        cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
+        goal=runtime.goal_summary)
+
+    runtime.emit(result)
+    for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
+        loop.remove_signal_handler(signum)
+    return result
+
+
+def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> None:
+    def on_signal(signum: int) -> None:
+        if runtime.interrupt_token.is_set() and signum == signal.SIGINT:
+            sys.stderr.write("\ninterrupted twice: exiting now\n")
+            runtime.tool_context.processes.kill_all()  # no tool command may outlive us
+            import os
+
+            os._exit(130)
+        runtime.interrupt(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal, signum)

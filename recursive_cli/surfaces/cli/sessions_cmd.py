@@ -1,0 +1,189 @@
+"""`recursive sessions list|show|export|rm|gc`: inspect and manage saved sessions."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from ...core.settings import parse_duration, recursive_home
+from ...features.sessions.meta import SessionMeta
+from ...features.sessions.records import SessionError
+from ...features.sessions.store import SessionEntry, SessionStore
+from .errors import EXIT_USAGE, fail
+
+
+def _store() -> SessionStore:
+    import os
+
+    return SessionStore(recursive_home(os.environ))
+
+
+def list_command(as_json: bool, all_workspaces: bool, workspace: Path | None) -> int:
+    """This workspace's sessions (or all), newest last; a table on a TTY, tab-separated piped.
+
+    Damaged sessions are listed too, with `damaged` as their status and the reason as title.
+    """
+    here = None if all_workspaces else (workspace or Path.cwd()).expanduser().resolve()
+    entries = _store().entries(here)
+    if as_json:
+        sys.stdout.write(json.dumps([_summary(e) for e in entries], indent=2) + "\n")
+        return 0
+    if not entries:
+        where = "any workspace" if all_workspaces else str(here)
+        sys.stderr.write(f"no sessions for {where}\n")
+        return 0
+    rows = [_row(entry) for entry in entries]
+    if sys.stdout.isatty():
+        _table(rows)
+    else:
+        sys.stdout.writelines("\t".join(row) + "\n" for row in rows)
+    return 0
+
+
+def _row(entry: SessionEntry) -> tuple[str, ...]:
+    meta = entry.meta
+    updated = entry.updated[:19].replace("T", " ")
+    if meta is None or entry.problem:
+        return (entry.id, entry.status, updated, str(meta.turns) if meta else "?",
+                meta.model if meta else "", entry.problem)
+    return (entry.id, entry.status, updated, str(meta.turns), meta.model, meta.title)
+
+
+def _summary(entry: SessionEntry) -> dict[str, object]:
+    meta = entry.meta
+    return {"id": entry.id, "status": entry.status, "mode": meta.mode if meta else None,
+            "workspace": entry.workspace, "model": meta.model if meta else None,
+            "provider": meta.provider if meta else None, "created": entry.created,
+            "updated": entry.updated, "turns": meta.turns if meta else None,
+            "messages": meta.messages if meta else None,
+            "cost_usd": meta.cost_usd if meta else None, "title": meta.title if meta else "",
+            "reason": entry.problem or None}
+
+
+def _table(rows: list[tuple[str, ...]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "status", "updated (UTC)", "turns", "model", "title", box=None)
+    for row in rows:
+        table.add_row(*row)
+    Console().print(table)
+
+
+def show_command(ref: str) -> int:
+    """The conversation, readable."""
+    from ...features.sessions.export import render_conversation
+
+    return _with_session(ref, render_conversation)
+
+
+def export_command(ref: str, fmt: str) -> int:
+    """The session as jsonl, json or md on stdout."""
+    from ...features.sessions.export import EXPORT_FORMATS, export_session
+
+    if fmt not in EXPORT_FORMATS:
+        return fail(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}", EXIT_USAGE)
+    return _with_session(ref, lambda loaded: export_session(loaded, fmt))
+
+
+def _with_session(ref: str, render) -> int:  # type: ignore[no-untyped-def]
+    from ...features.sessions.reader import load_session
+
+    store = _store()
+    try:
+        loaded = load_session(store.folder(store.resolve(ref)))
+    except SessionError as exc:
+        return fail(str(exc))
+    for warning in loaded.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    text = render(loaded)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def rm_command(refs: list[str]) -> int:
+    """Delete the named sessions (exact ids or unique prefixes)."""
+    store = _store()
+    code = 0
+    for ref in refs:
+        try:
+            session_id = store.resolve(ref)
+            store.remove(session_id)
+            sys.stderr.write(f"removed {session_id}\n")
+        except SessionError as exc:
+            code = fail(str(exc))
+    return code
+
+
+def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
+               workspace: Path | None) -> int:
+    """Delete this workspace's (or every workspace's) sessions not updated for DURATION.
+
+    `--dry-run` lists them on stdout. Otherwise a terminal is asked first; without one,
+    `--yes` is required (exit 2 without it). Each removed id is printed on stderr.
+    """
+    try:
+        seconds = parse_age(older_than)
+    except ValueError as exc:
+        return fail(f"--older-than: {exc}", EXIT_USAGE)
+    store = _store()
+    here = None if all_workspaces else (workspace or Path.cwd()).expanduser().resolve()
+    where = "any workspace" if here is None else str(here)
+    stale = store.stale(seconds, here)
+    if dry_run:
+        for meta in stale:
+            sys.stdout.write(f"would remove {meta.id}\t{meta.updated[:19]}\t{meta.title}\n")
+        sys.stderr.write(f"would remove {len(stale)} session(s) of {where} "
+                         f"not updated for {older_than}\n")
+        return 0
+    if stale and not yes:
+        if not sys.stdin.isatty():
+            return fail(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
+                        "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
+        if not _confirm(stale, where, older_than):
+            sys.stderr.write("nothing removed\n")
+            return 0
+    removed = 0
+    for meta in stale:
+        try:
+            store.remove(meta.id)
+        except SessionError as exc:
+            sys.stderr.write(f"warning: kept {meta.id}: {exc}\n")
+            continue
+        removed += 1
+        sys.stderr.write(f"removed {meta.id}\n")
+    _prune_checkpoints(store)
+    sys.stderr.write(f"removed {removed} session(s) of {where} not updated for {older_than}\n")
+    return 0
+
+
+def _prune_checkpoints(store: SessionStore) -> None:
+    """Drop the checkpoints of every session that no longer exists (of any workspace)."""
+    from ...features.checkpoints.gc import prune_checkpoints
+
+    prune_checkpoints(store.home, store.exists, {meta.workspace for meta in store.list()})
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age such as `30d`, `12h` or `90m`; a bare number is refused (ValueError):
+    it once meant seconds where users meant days."""
+    number = text.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", number):
+        raise ValueError(f"{number!r} has no unit; write e.g. {number}d (days), {number}h, "
+                         f"{number}m or {number}s")
+    return parse_duration(text)
+
+
+def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool:
+    """List what would go and ask on the terminal; anything but yes keeps them."""
+    import typer
+
+    for meta in stale:
+        sys.stderr.write(f"  {meta.id}\t{meta.updated[:19].replace('T', ' ')}\t{meta.title}\n")
+    try:
+        return typer.confirm(f"Delete these {len(stale)} session(s) of {where}, not updated for "
+                             f"{older_than}?", default=False, err=True)
+    except (typer.Abort, EOFError):
+        return False

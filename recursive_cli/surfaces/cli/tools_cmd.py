@@ -1,0 +1,36 @@
+"""`recursive tools`: the tools the agent would get, without building a provider."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ...core.settings import ConfigError, load_settings
+from .errors import fail
+from .options import CommonOptions
+
+
+def tools_command(common: CommonOptions, as_json: bool) -> int:
+    """Print the tool list (names and one-line descriptions, or JSON with schemas)."""
+    try:
+        settings = load_settings(common.as_flags()).settings
+    except ConfigError as exc:
+        return fail(str(exc))
+    from ...tools.catalog import core_tools
+
+    tools = core_tools()
+    if not (settings.no_session or settings.no_checkpoints):  # what launch adds (with git present)
+        from ...features.checkpoints.git import find_git
+        from ...features.checkpoints.tools import checkpoint_tools
+
+        tools += checkpoint_tools() if find_git() else []
+    if as_json:
+        specs = [tool.spec() for tool in tools]
+        data = [{"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs]
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    width = max(len(tool.name) for tool in tools)
+    for tool in tools:
+        summary = tool.description.strip().splitlines()[0]
+        sys.stdout.write(f"{tool.name:<{width}}  {summary}\n")
+    return 0
