@@ -76,9 +76,9 @@ class AgentRuntime(RuntimeCore):
         return load_goal(self)
 
     def clear_goal(self) -> None:
-        from .drivers.goal_state import STATE_KEY
+        from .drivers.goal_state import GoalState
 
-        self.save_state(STATE_KEY, None)
+        self.state.put(GoalState, None)
 
     @property
     def permissions(self) -> PermissionPolicy:

@@ -30,6 +30,7 @@ from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
 from .pricing import Price
+from .state import SessionState
 
 F = TypeVar("F")
 
@@ -76,8 +77,7 @@ class RuntimeCore:
         self._observers: list[TurnObserver] = []
         self._tool_observers: list[ToolObserver] = []
         self._features: dict[type, object] = {}
-        self._save_state: Callable[[dict[str, Any]], None] = lambda state: None
-        self.state: dict[str, Any] = {}  # loop/goal/feature state, kept in the session's meta
+        self.state = SessionState()  # a typed part per feature (goal, loop…), kept in meta.json
         self.goal_summary: GoalSummary | None = None  # a goal run's part of the final result line
         # How the builder writes the system prompt for a tool list (None: keep it as given).
         self.system_prompt_for: Callable[[list[str]], str] | None = None
@@ -191,16 +191,8 @@ class RuntimeCore:
             self.set_transcript([rebuilt, *self._transcript[1:]])
 
     def set_state_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
-        """Where `save_state` persists `state` (the session's meta.json)."""
-        self._save_state = save
-
-    def save_state(self, key: str, value: Any) -> None:
-        """Set `state[key]` and persist the whole state at once (None removes the key)."""
-        if value is None:
-            self.state.pop(key, None)
-        else:
-            self.state[key] = value
-        self._save_state(dict(self.state))
+        """Where `state.put` persists the state (the session's meta.json)."""
+        self.state.set_saver(save)
 
     def enqueue(self, text: str) -> None:
         """Queue a message to run as a turn after the current one (FIFO)."""

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import ValidationError
-
 from ..core.events import FinishReason, LoopIteration, LoopWaiting
 from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, unfinished
 from ..features.compaction import Compactor
-from ..features.loop.control import DEFAULT_MAX_ITERATIONS, STATE_KEY, LoopControl, LoopState
+from ..features.loop.control import DEFAULT_MAX_ITERATIONS, LoopControl, LoopState
 from ..features.loop.jobs import BackgroundJobManager, JobRecord
 from ..features.loop.reports import job_report, waiting_text
 from ..features.loop.wakeup import Wakeup, WakeupSlot
@@ -188,15 +186,8 @@ async def run_event_loop(runtime: RuntimeCore, prompt: str, wakeup_slot: WakeupS
 async def resume_event_loop(runtime: RuntimeCore, session: LoadedSession, prompt: str) -> TurnOutcome:
     """Continue a saved loop: its pending wakeup is slept out, jobs that died with the old
     process are reported as lost, an interrupted turn carries on; PROMPT, if given, runs first.
-    An unreadable loop state ends the run with a clear error rather than a different loop."""
-    try:
-        state = LoopState.model_validate(runtime.state.get(STATE_KEY) or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "state"
-        return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=(
-            f"the loop state in {session.folder / 'meta.json'} is damaged ({where}: {first['msg']}); "
-            "resume cannot continue this loop"))
+    A damaged loop state ends the run with a clear error (SessionStateError) rather than a different loop."""
+    state = runtime.state.get(LoopState) or LoopState()  # SessionStateError when damaged
     control = install_loop(runtime)
     control.restore(state)
     _prepare(runtime, control, session.folder)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field
 
-from ..core.errors import SessionStateError
 from ..core.event_models import Evaluation, GoalStatus, GoalSummary
+from ..core.state import StatePart
 from .checks import DEFAULT_CHECK_TIMEOUT
 
 if TYPE_CHECKING:
@@ -17,8 +17,10 @@ STATE_KEY = "goal"
 DEFAULT_MAX_TURNS = 10
 
 
-class GoalState(BaseModel):
+class GoalState(StatePart):
     """The goal (task, condition, checks, limits) and how far the run has got."""
+
+    key: ClassVar[str] = STATE_KEY
 
     prompt: str
     until: str | None = None
@@ -54,22 +56,9 @@ class GoalState(BaseModel):
 
 def load_goal(runtime: RuntimeCore) -> GoalState | None:
     """The goal kept in the runtime's state, if any; raises SessionStateError if it is damaged."""
-    raw = runtime.state.get(STATE_KEY)
-    if not raw:
-        return None
-    try:
-        return GoalState.model_validate(raw)
-    except ValidationError as exc:
-        raise SessionStateError("goal", _first_problem(exc)) from None
-
-
-def _first_problem(exc: ValidationError) -> str:
-    """`field: what is wrong` for the first error pydantic found (one line)."""
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"])
-    return f"{where}: {error['msg']}" if where else error["msg"]
+    return runtime.state.get(GoalState)
 
 
 def save_goal(runtime: RuntimeCore, state: GoalState | None) -> None:
     """Persist the goal state now (None clears it)."""
-    runtime.save_state(STATE_KEY, None if state is None else state.model_dump(mode="json"))
+    runtime.state.put(GoalState, state)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, unfinished
+from ..core.state import SessionState
+from ..features.sessions.meta import FirstPrompt
 
 if TYPE_CHECKING:
     from ..core.runtime import RuntimeCore
@@ -33,7 +35,8 @@ class RunDriver:
         meta.json): that prompt runs first, as turn 1, and a new PROMPT follows as turn 2 once
         it completed.
         """
-        first = str(session.meta.state.get("first_prompt") or "") if not session.messages else ""
+        saved = SessionState(session.meta.state).get(FirstPrompt) if not session.messages else None
+        first = saved.root if saved is not None else ""
         if first and prompt and session.turns == 0:
             runtime.enqueue(prompt)  # `run` takes it up after the first prompt's turn completes
             return await runtime.run(first)

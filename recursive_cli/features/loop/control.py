@@ -1,7 +1,7 @@
 """LoopControl: what the loop tools act on and the loop driver reads.
 
 It holds the wakeup slot, the background jobs, the stop request and the loop's limits. Every
-change is saved at once in the session (`runtime.state["loop"]`, i.e. meta.json) and reported
+change is saved at once in the session (the `LoopState` part of `runtime.state`, i.e. meta.json) and reported
 as an event (`WakeupScheduled`, `BackgroundJobStarted`, `BackgroundJobFinished`),
 
 so a `kill -9` at any moment leaves enough on disk for `resume` to carry the loop on.
@@ -10,11 +10,12 @@ so a `kill -9` at any moment leaves enough on disk for `resume` to carry the loo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from ...core.events import AnyNotice, BackgroundJobFinished, BackgroundJobStarted, WakeupScheduled
+from ...core.state import StatePart
 from .jobs import BackgroundJobManager, JobRecord
 from .reports import ending
 from .wakeup import Wakeup, WakeupSlot, human_duration
@@ -26,8 +27,10 @@ STATE_KEY = "loop"
 DEFAULT_MAX_ITERATIONS = 100
 
 
-class LoopState(BaseModel):
+class LoopState(StatePart):
     """The loop's part of a session's saved state."""
+
+    key: ClassVar[str] = STATE_KEY
 
     model_config = ConfigDict(extra="ignore")
 
@@ -133,7 +136,7 @@ class LoopControl:
 
     def save(self) -> None:
         if self._runtime is not None:
-            self._runtime.save_state(STATE_KEY, self.state().model_dump(mode="json"))
+            self._runtime.state.put(LoopState, self.state())
 
     def restore(self, state: LoopState) -> list[JobRecord]:
         """Take back a saved loop; returns the jobs that died with the process that ran them."""

@@ -8,8 +8,9 @@ from pathlib import Path
 from ...core.budget import Spent
 from ...core.runtime import RuntimeCore
 from ...core.settings import Settings
+from ...core.state import SessionState
 from .lock import SessionLock, acquire_lock
-from .meta import SessionBudgets, SessionMeta, make_title
+from .meta import FirstPrompt, SessionBudgets, SessionMeta, make_title
 from .reader import LoadedSession, repair_orphans, repair_record
 from .writer import JsonlSessionWriter
 
@@ -39,7 +40,7 @@ def session_meta(runtime: RuntimeCore, settings: Settings, mode: str, prompt: st
                                max_duration=settings.max_duration),
         permission_mode=settings.permission_mode, allow=list(settings.allow),
         deny=list(settings.deny), title=make_title(prompt),
-        state={"first_prompt": prompt} if prompt else {})  # in case of a crash before turn 1 starts
+        state={FirstPrompt.key: prompt} if prompt else {})  # in case of a crash before turn 1 starts
 
 
 def create_session(folder: Path, meta: SessionMeta, runtime: RuntimeCore) -> SessionBinding:
@@ -50,8 +51,7 @@ def create_session(folder: Path, meta: SessionMeta, runtime: RuntimeCore) -> Ses
     except BaseException:
         writer.close()
         raise
-    runtime.state = dict(meta.state)
-    runtime.set_state_saver(lambda state: writer.update_meta(state=state))
+    runtime.state = SessionState(meta.state, lambda state: writer.update_meta(state=state))
     return SessionBinding(writer, lock)
 
 
@@ -69,8 +69,7 @@ def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: RuntimeCor
     meta = loaded.meta
     runtime.budget = runtime.budget.resumed(Spent.recorded(meta.usage, meta.cost_usd, meta.steps))
     _skip_replayed_replies(runtime, messages)
-    runtime.state = dict(loaded.meta.state)
-    runtime.set_state_saver(lambda state: writer.update_meta(state=state))
+    runtime.state = SessionState(loaded.meta.state, lambda state: writer.update_meta(state=state))
     return SessionBinding(writer, lock)
 
 

@@ -7,9 +7,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from ...core.messages import Usage
 from .records import SCHEMA_VERSION, SessionReadError, SessionSchemaError, now_iso
@@ -57,6 +57,13 @@ class SessionMeta(BaseModel):
     title: str = ""
     finish_reason: str | None = None
     state: dict[str, Any] = Field(default_factory=dict)
+
+
+class FirstPrompt(RootModel[str]):
+    """The run's part of the session state: the prompt of a run that has not started turn 1
+    yet, so that a run killed before it still owes (and on resume runs) that prompt."""
+
+    key: ClassVar[str] = "first_prompt"
 
 
 def make_title(prompt: str) -> str:

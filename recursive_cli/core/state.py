@@ -1,0 +1,82 @@
+"""A session's per-feature state: one typed part per feature, saved together in meta.json `state`.
+
+Each feature declares its part as a pydantic model with a `key` (its field in `state`): the
+goal driver's `GoalState` ("goal"), the event loop's `LoopState` ("loop"), the run's
+`FirstPrompt` ("first_prompt"). The core knows none of them: `SessionState` validates a part
+when its feature first asks for it, so a damaged part is one `SessionStateError` naming the
+feature and the field, whichever feature it belongs to. Parts of features this process does not
+use (or a newer version wrote) are kept as they were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import SessionStateError
+
+
+class StatePart(BaseModel):
+    """A feature's part of the session state."""
+
+    key: ClassVar[str]  # its field in meta.json `state`
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class SessionState:
+    """The state parts of one session; `put` saves the whole state at once (meta.json)."""
+
+    def __init__(self, saved: Mapping[str, Any] | None = None,
+                 save: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self._raw: dict[str, Any] = dict(saved or {})
+        self._save = save or (lambda state: None)
+
+    def get(self, kind: type[P]) -> P | None:
+        """The part of `kind`, if the session has one; SessionStateError when it is damaged."""
+        raw = self._raw.get(_key(kind))
+        if raw is None:
+            return None
+        try:
+            return kind.model_validate(raw)
+        except ValidationError as exc:
+            raise SessionStateError(_key(kind), first_problem(exc)) from None
+
+    def put(self, kind: type[P], part: P | None) -> None:
+        """Set (None: remove) the part of `kind` and persist the whole state now."""
+        if part is None:
+            self._raw.pop(_key(kind), None)
+        else:
+            self._raw[_key(kind)] = part.model_dump(mode="json")
+        self._save(self.dump())
+
+    def set_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
+        self._save = save
+
+    def __contains__(self, kind: type[BaseModel] | str) -> bool:
+        return (kind if isinstance(kind, str) else _key(kind)) in self._raw
+
+    def __getitem__(self, key: str) -> Any:
+        """A part as saved (JSON data), by its key."""
+        return self._raw[key]
+
+    def dump(self) -> dict[str, Any]:
+        """The state as meta.json keeps it."""
+        return dict(self._raw)
+
+
+def _key(kind: type[BaseModel]) -> str:
+    key = getattr(kind, "key", None)
+    if not isinstance(key, str):
+        raise TypeError(f"{kind.__name__} is not a state part: it has no `key`")
+    return key
+
+
+def first_problem(exc: ValidationError) -> str:
+    """`field: what is wrong` for the first error pydantic found (one line)."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
