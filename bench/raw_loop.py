@@ -1,4 +1,4 @@
-"""The raw baseline: the least a Python agent loop can do per step, with one httpx client, no SDK.
+"""The raw baseline: the least a Python agent loop can do per step, with one httpx2 client (the HTTP stack the SDKs and we use), no SDK.
 
 It replays the shape of a real `recursive run` request (same system prompt, tools and stream
 flag, taken from a JSON template), posts the growing message list to the server, parses the
@@ -17,7 +17,7 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
+import httpx2 as httpx
 
 TOOL_OUTPUT = "(no output)\n\nexit code: 0 (0.0 s)"  # what run_shell returns for `true`
 

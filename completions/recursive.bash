@@ -14,11 +14,11 @@ __recursive_is_command() {
 __recursive_options() {
     case "$1" in
         "") REPLY="--version -h --help" ;;
-        run) REPLY="-m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
-        resume) REPLY="--last -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        run) REPLY="--no-stdin -c --continue --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        resume) REPLY="--last --no-stdin --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         tools|"config show") REPLY="--json -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
-        loop) REPLY="--max-iterations --max-context-tokens -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
-        goal) REPLY="--until --check --judge-model --max-turns --check-timeout -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        loop) REPLY="--max-iterations --max-context-tokens --no-stdin -c --continue --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        goal) REPLY="--until --check --judge-model --max-turns --check-timeout --no-stdin -c --continue --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         sessions|"sessions show"|"sessions rm"|config|checkpoints|"checkpoints diff") REPLY="-h --help" ;;
         "sessions list") REPLY="--json --all-workspaces -C --workspace -h --help" ;;
         "sessions export") REPLY="-f --format -h --help" ;;
@@ -33,9 +33,10 @@ __recursive_options() {
 # REPLY = the options of $1 that take a value
 __recursive_value_options() {
     case "$1" in
-        run|resume|tools|"config show") REPLY="-m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
-        loop) REPLY="--max-iterations --max-context-tokens -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
-        goal) REPLY="--until --check --judge-model --max-turns --check-timeout -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
+        run|resume) REPLY="--output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
+        tools|"config show") REPLY="-m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
+        loop) REPLY="--max-iterations --max-context-tokens --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
+        goal) REPLY="--until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         "sessions list"|"config path") REPLY="-C --workspace" ;;
         "sessions export") REPLY="-f --format" ;;
         "sessions gc") REPLY="--older-than -C --workspace" ;;
@@ -47,11 +48,11 @@ __recursive_value_options() {
 # Complete the value of option $2 of command $1.
 __recursive_complete_value() {
     case "$1:$2" in
+        run:--output-last-message|run:--output-schema|run:--script|resume:--output-last-message|resume:--output-schema|resume:--script|tools:--script|loop:--output-last-message|loop:--output-schema|loop:--script|goal:--output-last-message|goal:--output-schema|goal:--script|"config show":--script) __recursive_files ;;
         run:--provider|resume:--provider|tools:--provider|loop:--provider|goal:--provider|"config show":--provider) __recursive_words 'openai anthropic scripted' ;;
         run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|"sessions list":-C|"sessions list":--workspace|"sessions gc":-C|"sessions gc":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace) __recursive_dirs ;;
         run:-o|run:--output-format|resume:-o|resume:--output-format|tools:-o|tools:--output-format|loop:-o|loop:--output-format|goal:-o|goal:--output-format|"config show":-o|"config show":--output-format) __recursive_words 'text json stream-json' ;;
         run:--permission-mode|resume:--permission-mode|tools:--permission-mode|loop:--permission-mode|goal:--permission-mode|"config show":--permission-mode) __recursive_words 'auto accept-edits read-only ask' ;;
-        run:--script|resume:--script|tools:--script|loop:--script|goal:--script|"config show":--script) __recursive_files ;;
         "sessions export":-f|"sessions export":--format) __recursive_words 'jsonl json md' ;;
     esac
 }

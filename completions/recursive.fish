@@ -53,12 +53,14 @@ end
 
 function __recursive_value_options --description 'Print the options of PATH that take a value'
     switch $argv[1]
-        case run resume tools "config show"
+        case run resume
+            printf '%s\n' -- --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+        case tools "config show"
             printf '%s\n' -- -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case loop
-            printf '%s\n' -- --max-iterations --max-context-tokens -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case goal
-            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "sessions list" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
@@ -98,13 +100,17 @@ complete -c recursive -n '__recursive_arg "checkpoints diff" 0 0' -x -a '(__recu
 complete -c recursive -n '__recursive_arg "checkpoints restore" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
 complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
+complete -c recursive -n '__recursive_at run loop goal' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
+complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
+complete -c recursive -n '__recursive_at run resume loop goal' -l output-schema -r -F -d 'JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s m -l model -x -d 'Model name (default: the provider\'s).'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l api-base -x -d 'Base URL of the API.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-steps -x -d 'LLM calls per turn (default 100).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-cost -x -d 'USD for the whole session.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l session-id -x -d 'Id for the new session.'
@@ -112,7 +118,7 @@ complete -c recursive -n '__recursive_at run resume tools loop goal "config show
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l no-checkpoints -d 'No workspace snapshots.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\'; deny wins.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l system-prompt -x -d 'Replace the built-in system prompt.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l append-system-prompt -x -d 'Extend the system prompt.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l no-stream -d 'Ask the provider for whole responses.'
@@ -121,12 +127,12 @@ complete -c recursive -n '__recursive_at run resume tools loop goal "config show
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
 complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list"' -l json -d 'Machine-readable list.'
-complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop.'
-complete -c recursive -n '__recursive_at loop' -l max-context-tokens -x -d 'Compact the conversation as it nears this many tokens (default: the model\'s context window).'
+complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'
+complete -c recursive -n '__recursive_at loop' -l max-context-tokens -x -d 'Compact the conversation as it nears this many tokens, 1000 or more (default: the model\'s context window).'
 complete -c recursive -n '__recursive_at goal' -l until -x -d 'Condition a judge model must agree holds after a turn.'
 complete -c recursive -n '__recursive_at goal' -l check -x -d 'Shell command that must exit 0 after a turn (repeatable).'
 complete -c recursive -n '__recursive_at goal' -l judge-model -x -d 'Model for the judge (default: the run\'s model).'
-complete -c recursive -n '__recursive_at goal' -l max-turns -x -d 'Give up after this many turns (exit 4).'
+complete -c recursive -n '__recursive_at goal' -l max-turns -x -d 'Give up after this many turns, 1 or more (exit 4).'
 complete -c recursive -n '__recursive_at goal' -l check-timeout -x -d 'Kill a check after this long, e.g. 90, 90s, 5m.'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'

@@ -175,7 +175,7 @@ class AgentRuntimeBuilder:
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
                                      append=s.append_system_prompt)
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
-                        price=Price(provider.model))
+                        price=Price(provider.model, s.prices))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
                                system_prompt=prompt, budget=budget, sink=self._sink,
                                session_id=self._session_id)

@@ -63,15 +63,29 @@ def invoke(*args: str, cwd: Path | None = None, input: str | None = None,
     `env` values of None unset a variable for the call; RECURSIVE_HOME comes from the autouse
     fixture. The result has the same fields as `run_cli`'s.
     """
+    result = _run_in_process(args, cwd, input, env)
+    return CliResult(result.exit_code, result.stdout, result.stderr)
+
+
+def invoke_strict(*args: str, cwd: Path | None = None, input: str | None = None,
+                  env: Mapping[str, str | None] | None = None) -> CliResult:
+    """`invoke`, but output that is not valid UTF-8 raises (as it does from `run_cli`) instead
+    of reaching the test with U+FFFD in place of the bad bytes."""
+    result = _run_in_process(args, cwd, input, env)
+    return CliResult(result.exit_code, result.stdout_bytes.decode().replace("\r\n", "\n"),
+                     result.stderr_bytes.decode().replace("\r\n", "\n"))
+
+
+def _run_in_process(args: tuple[str, ...], cwd: Path | None, input: str | None,
+                    env: Mapping[str, str | None] | None) -> Any:
     from typer.testing import CliRunner
 
     from recursive_cli.surfaces.cli.app import app
 
     runner = CliRunner()
     with _cwd(cwd), _process_state():
-        result = runner.invoke(app, list(args), input=input or "", env=dict(env or {}),
-                               catch_exceptions=False)
-    return CliResult(result.exit_code, result.stdout, result.stderr)
+        return runner.invoke(app, list(args), input=input or "", env=dict(env or {}),
+                             catch_exceptions=False)
 
 
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None,

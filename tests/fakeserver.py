@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -103,7 +104,7 @@ class FakeLLMServer:
 
     def start(self) -> None:
         """Bind a free port and serve in a daemon thread."""
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        httpd = _Server(("127.0.0.1", 0), _Handler)
         httpd.daemon_threads = True
         httpd.fake = self  # type: ignore[attr-defined]
         self._httpd = httpd
@@ -161,6 +162,16 @@ class FakeLLMServer:
         """A fresh id like `call_3` or `toolu_3`."""
         with self._lock:
             return f"{prefix}{next(self._ids)}"
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up on its answer (it timed out, or its process is gone) is part
+        of the script, not a server fault: say nothing, or the traceback would land on the
+        stderr of whatever command runs next in this process."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

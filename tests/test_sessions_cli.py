@@ -1,18 +1,22 @@
-"""Sessions through the real CLI: crash safety, resume, locking, settings, export and bad input."""
+"""Sessions through the real CLI: crash safety, resume, locking, settings, export and bad input.
+
+Commands run in this process (`invoke`); a real process only where the point is one: a run
+killed with kill -9, and a run that holds a session's lock while another command tries it."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
-from clitools import json_lines, run_cli, write_script
+from clitools import invoke, json_lines, wait_until, write_script
 from fakeserver import FakeLLMServer
 
 KEY = {"RECURSIVE_API_KEY": "sk-test"}
@@ -42,26 +46,31 @@ def unanswered_calls(messages: list[dict]) -> list[str]:
 
 def test_kill_9_at_random_points_then_resume(workspace: Path, isolated_home: Path) -> None:
     rng = random.Random(1234)
-    for trial in range(6):
-        session_id = f"crash-{trial}"
-        with FakeLLMServer([shell_step(i) for i in range(12)] + [{"text": "never reached"}]) as server:
-            proc = subprocess.Popen(
+    trials = range(6)
+    delays = [rng.uniform(0.0, 1.0) for _ in trials]  # after the transcript exists: somewhere in the run
+    with contextlib.ExitStack() as stack:  # the trials run side by side, each killed at its own point
+        procs = []
+        for trial in trials:
+            server = stack.enter_context(FakeLLMServer([shell_step(i) for i in range(12)]
+                                                       + [{"text": "never reached"}]))
+            procs.append(subprocess.Popen(
                 [sys.executable, "-m", "recursive_cli", "run", "work", "-C", str(workspace),
-                 "--api-base", server.openai_base_url, "--session-id", session_id],
+                 "--api-base", server.openai_base_url, "--session-id", f"crash-{trial}"],
                 env={**os.environ, **KEY}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL)
-            transcript = isolated_home / "sessions" / session_id / "transcript.jsonl"
-            deadline = time.monotonic() + 20
-            while not transcript.exists() and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, 1.0))
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+                stderr=subprocess.DEVNULL))
+        for trial, proc in enumerate(procs):
+            transcript = isolated_home / "sessions" / f"crash-{trial}" / "transcript.jsonl"
+            wait_until(transcript.exists, proc=proc)
+            threading.Timer(delays[trial], proc.send_signal, (signal.SIGKILL,)).start()
+        for proc in procs:
+            proc.wait(timeout=30)
+    for trial in trials:
+        session_id = f"crash-{trial}"
         on_disk = [r["message"] for r in transcript_records(isolated_home, session_id) if r["type"] == "message"]
         results_on_disk = {m["tool_call_id"]: m["content"] for m in on_disk if m["role"] == "tool"}
         with FakeLLMServer([{"text": "resumed fine"}]) as server:
-            resumed = run_cli("resume", session_id, "-C", str(workspace), "--api-base",
-                              server.openai_base_url, env=KEY)
+            resumed = invoke("resume", session_id, "-C", str(workspace), "--api-base",
+                             server.openai_base_url, env=KEY)
             assert resumed.returncode == 0, (trial, resumed.stderr)
             assert resumed.stdout == "resumed fine\n"
             messages = server.requests[0].body["messages"]
@@ -74,13 +83,13 @@ def test_kill_9_at_random_points_then_resume(workspace: Path, isolated_home: Pat
 
 def test_resume_continues_the_same_conversation(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     with FakeLLMServer([shell_step(1), {"text": "first answer"}]) as server:
-        first = run_cli("run", "start", "-C", str(workspace), "--api-base", server.openai_base_url,
-                        "--session-id", "conv-1", "-m", "gpt-4o", env=KEY)
+        first = invoke("run", "start", "-C", str(workspace), "--api-base", server.openai_base_url,
+                       "--session-id", "conv-1", "-m", "gpt-4o", env=KEY)
         earlier = server.requests[-1].body["messages"]
     assert first.returncode == 0
     with FakeLLMServer([{"text": "second answer"}]) as server:
-        second = run_cli("resume", "conv", "now add tests", "--api-base", server.openai_base_url,
-                         "-o", "stream-json", env=KEY)
+        second = invoke("resume", "conv", "now add tests", "--api-base", server.openai_base_url,
+                        "-o", "stream-json", env=KEY)
         body = server.requests[0].body
     assert second.returncode == 0, second.stderr
     assert body["model"] == "gpt-4o"  # restored, not the default
@@ -96,8 +105,8 @@ def test_resume_continues_the_same_conversation(tmp_path: Path, workspace: Path,
 
 def test_resume_last_without_prompt_says_continue(tmp_path: Path, workspace: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "one"}, {"text": "two"}])
-    assert run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script)).returncode == 0
-    proc = run_cli("resume", "--last", "-C", str(workspace), "-o", "json")
+    assert invoke("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script)).returncode == 0
+    proc = invoke("resume", "--last", "-C", str(workspace), "-o", "json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["result"] == "two"
 
@@ -111,12 +120,12 @@ def test_resume_restores_permissions_and_says_when_flags_widen(tmp_path: Path, w
         {"text": "wrote it"},
     ])
     base = ["-C", str(workspace)]
-    assert run_cli("run", "look", *base, "--provider", "scripted", "--script", str(script),
-                   "--permission-mode", "read-only", "--session-id", "perm-1").returncode == 0
-    kept = run_cli("resume", "perm-1", "write a", *base, env={"RECURSIVE_PROVIDER": "openai"})
+    assert invoke("run", "look", *base, "--provider", "scripted", "--script", str(script),
+                  "--permission-mode", "read-only", "--session-id", "perm-1").returncode == 0
+    kept = invoke("resume", "perm-1", "write a", *base, env={"RECURSIVE_PROVIDER": "openai"})
     assert kept.returncode == 6 and not (workspace / "a.txt").exists()
     assert "note:" not in kept.stderr
-    widened = run_cli("resume", "perm-1", "write b", *base, "--permission-mode", "auto")
+    widened = invoke("resume", "perm-1", "write b", *base, "--permission-mode", "auto")
     assert widened.returncode == 0, widened.stderr
     assert "note: --permission-mode given: permissions change from read-only to auto" in widened.stderr
     assert (workspace / "b.txt").exists()
@@ -133,7 +142,7 @@ def test_two_processes_on_one_session(tmp_path: Path, workspace: Path) -> None:
     for line in first.stdout:
         if '"tool_use"' in line:
             break
-    second = run_cli("resume", "busy-1", "hello", "-C", str(workspace))
+    second = invoke("resume", "busy-1", "hello", "-C", str(workspace))
     first.send_signal(signal.SIGINT)
     first.communicate(timeout=20)
     assert second.returncode == 1
@@ -142,12 +151,12 @@ def test_two_processes_on_one_session(tmp_path: Path, workspace: Path) -> None:
 
 def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "one"}, {"text": "two"}])
-    run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
-            "--session-id", "torn-1")
+    invoke("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+           "--session-id", "torn-1")
     path = isolated_home / "sessions" / "torn-1" / "transcript.jsonl"
     with path.open("a") as handle:
         handle.write('{"type":"message","turn":2,"message":{"role":"assis')
-    proc = run_cli("resume", "torn-1", "again", "-C", str(workspace), "-o", "json")
+    proc = invoke("resume", "torn-1", "again", "-C", str(workspace), "-o", "json")
     assert proc.returncode == 0, proc.stderr
     assert "warning:" in proc.stderr and "last line" in proc.stderr
     assert json.loads(proc.stdout)["result"] == "two"
@@ -156,29 +165,29 @@ def test_torn_last_line_is_ignored_with_a_warning(tmp_path: Path, workspace: Pat
 def test_export_formats(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [
         {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo exported"}}]}, {"text": "the end"}])
-    run_cli("run", "export me", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
-            "--session-id", "exp-1")
-    jsonl = run_cli("sessions", "export", "exp-1", "--format", "jsonl")
+    invoke("run", "export me", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+           "--session-id", "exp-1")
+    jsonl = invoke("sessions", "export", "exp-1", "--format", "jsonl")
     assert jsonl.stdout == (isolated_home / "sessions" / "exp-1" / "transcript.jsonl").read_text()
-    document = json.loads(run_cli("sessions", "export", "exp-1", "--format", "json").stdout)
+    document = json.loads(invoke("sessions", "export", "exp-1", "--format", "json").stdout)
     assert document["meta"]["id"] == "exp-1"
     assert [m["role"] for m in document["messages"]] == ["user", "assistant", "tool", "assistant"]
-    markdown = run_cli("sessions", "export", "exp-1", "--format", "md").stdout
+    markdown = invoke("sessions", "export", "exp-1", "--format", "md").stdout
     assert "export me" in markdown and "echo exported" in markdown and "the end" in markdown
-    shown = run_cli("sessions", "show", "exp-1").stdout
+    shown = invoke("sessions", "show", "exp-1").stdout
     assert "export me" in shown and "the end" in shown
-    listed = json.loads(run_cli("sessions", "list", "--json", "-C", str(workspace)).stdout)
+    listed = json.loads(invoke("sessions", "list", "--json", "-C", str(workspace)).stdout)
     assert [s["id"] for s in listed] == ["exp-1"] and listed[0]["title"] == "export me"
 
 
 def test_session_id_taken_and_no_session(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "a"}, {"text": "b"}])
     args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
-    assert run_cli("run", "x", *args, "--session-id", "mine").returncode == 0
-    again = run_cli("run", "x", *args, "--session-id", "mine")
+    assert invoke("run", "x", *args, "--session-id", "mine").returncode == 0
+    again = invoke("run", "x", *args, "--session-id", "mine")
     assert again.returncode == 1 and "already exists" in again.stderr
     before = sorted(p.name for p in (isolated_home / "sessions").iterdir())
-    assert run_cli("run", "x", *args, "--no-session").returncode == 0
+    assert invoke("run", "x", *args, "--no-session").returncode == 0
     assert sorted(p.name for p in (isolated_home / "sessions").iterdir()) == before
 
 
@@ -187,9 +196,9 @@ def test_max_cost_is_summed_over_resumes(tmp_path: Path, workspace: Path) -> Non
     script = write_script(tmp_path / "s.json", [{"text": "a", "usage": usage}, {"text": "b", "usage": usage},
                                                 {"text": "c", "usage": usage}])
     args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script), "-m", "gpt-4o"]
-    assert run_cli("run", "x", *args, "--max-cost", "0.5", "--session-id", "cost-1").returncode == 0
-    assert run_cli("resume", "cost-1", "y", "-C", str(workspace)).returncode == 0
-    third = run_cli("resume", "cost-1", "z", "-C", str(workspace), "-o", "json")
+    assert invoke("run", "x", *args, "--max-cost", "0.5", "--session-id", "cost-1").returncode == 0
+    assert invoke("resume", "cost-1", "y", "-C", str(workspace)).returncode == 0
+    third = invoke("resume", "cost-1", "z", "-C", str(workspace), "-o", "json")
     assert third.returncode == 3, third.stderr
     assert json.loads(third.stdout)["total_cost_usd"] == pytest.approx(0.5)
 
@@ -197,21 +206,21 @@ def test_max_cost_is_summed_over_resumes(tmp_path: Path, workspace: Path) -> Non
 def test_bad_session_references(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "a"}])
     for sid in ("abc-1", "abc-2"):
-        run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
-                "--session-id", sid)
-    unknown = run_cli("resume", "zzz", "-C", str(workspace))
+        invoke("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+               "--session-id", sid)
+    unknown = invoke("resume", "zzz", "-C", str(workspace))
     assert unknown.returncode == 1 and "no session matches 'zzz'" in unknown.stderr
-    ambiguous = run_cli("resume", "abc", "-C", str(workspace))
+    ambiguous = invoke("resume", "abc", "-C", str(workspace))
     assert ambiguous.returncode == 1 and "abc-1" in ambiguous.stderr and "abc-2" in ambiguous.stderr
     header = isolated_home / "sessions" / "abc-1" / "transcript.jsonl"
     lines = header.read_text().splitlines()
     lines[0] = lines[0].replace('"schema_version":1', '"schema_version":2')
     header.write_text("\n".join(lines) + "\n")
-    newer = run_cli("resume", "abc-1", "-C", str(workspace))
+    newer = invoke("resume", "abc-1", "-C", str(workspace))
     assert newer.returncode == 1 and "newer version of recursive" in newer.stderr
     moved = tmp_path / "moved"
     workspace.rename(moved)
-    gone = run_cli("resume", "abc-2", "hi")
+    gone = invoke("resume", "abc-2", "hi")
     assert gone.returncode == 1 and "no longer exists" in gone.stderr
     for proc in (unknown, ambiguous, newer, gone):
         assert "Traceback" not in proc.stderr
@@ -222,7 +231,7 @@ def test_read_only_home(tmp_path: Path, workspace: Path, isolated_home: Path) ->
     isolated_home.mkdir(parents=True)
     isolated_home.chmod(0o500)
     script = write_script(tmp_path / "s.json", [{"text": "a"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    proc = invoke("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
     isolated_home.chmod(0o700)
     assert proc.returncode == 1 and "cannot create session folder" in proc.stderr
 
@@ -230,20 +239,20 @@ def test_read_only_home(tmp_path: Path, workspace: Path, isolated_home: Path) ->
 def test_gc_and_rm(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "a"}, {"text": "b"}])
     for sid in ("old-1", "new-1"):
-        run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
-                "--session-id", sid)
+        invoke("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+               "--session-id", sid)
     meta_path = isolated_home / "sessions" / "old-1" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["updated"] = "2020-01-01T00:00:00+00:00"
     meta_path.write_text(json.dumps(meta))
-    dry = run_cli("sessions", "gc", "--older-than", "30d", "--dry-run", "-C", str(workspace))
+    dry = invoke("sessions", "gc", "--older-than", "30d", "--dry-run", "-C", str(workspace))
     assert "would remove old-1" in dry.stdout and meta_path.exists()
-    real = run_cli("sessions", "gc", "--older-than", "30d", "--yes", "-C", str(workspace))
+    real = invoke("sessions", "gc", "--older-than", "30d", "--yes", "-C", str(workspace))
     assert "removed old-1" in real.stderr and not meta_path.exists()
     assert (isolated_home / "sessions" / "new-1").exists()
-    assert run_cli("sessions", "rm", "new-1").returncode == 0
+    assert invoke("sessions", "rm", "new-1").returncode == 0
     assert not (isolated_home / "sessions" / "new-1").exists()
-    bad = run_cli("sessions", "gc", "--older-than", "soon")
+    bad = invoke("sessions", "gc", "--older-than", "soon")
     assert bad.returncode == 2 and "invalid duration" in bad.stderr
 
 
@@ -251,7 +260,7 @@ def test_unwritable_home_is_one_clear_line(tmp_path: Path, workspace: Path, isol
     isolated_home.mkdir(parents=True)
     (isolated_home / "sessions").write_text("not a folder")  # works as root too, unlike chmod
     script = write_script(tmp_path / "s.json", [{"text": "a"}])
-    proc = run_cli("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    proc = invoke("run", "x", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: cannot create session folder") and proc.stderr.count("\n") == 1
     assert (isolated_home / "sessions").read_text() == "not a folder"
@@ -260,9 +269,9 @@ def test_unwritable_home_is_one_clear_line(tmp_path: Path, workspace: Path, isol
 def test_crash_before_meta_json_still_resumes(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "a"}, {"text": "b"}])
     args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
-    assert run_cli("run", "x", *args, "--session-id", "early-1").returncode == 0
+    assert invoke("run", "x", *args, "--session-id", "early-1").returncode == 0
     (isolated_home / "sessions" / "early-1" / "meta.json").unlink()
-    proc = run_cli("resume", "early-1", "again", *args)
+    proc = invoke("resume", "early-1", "again", *args)
     assert proc.returncode == 0, proc.stderr
     assert "rebuilt it from the transcript" in proc.stderr and proc.stdout == "b\n"
 
@@ -270,7 +279,7 @@ def test_crash_before_meta_json_still_resumes(tmp_path: Path, workspace: Path, i
 def test_crash_before_the_first_turn_keeps_the_prompt(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "did it"}])
     args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
-    assert run_cli("run", "the very first prompt", *args, "--session-id", "pre-1").returncode == 0
+    assert invoke("run", "the very first prompt", *args, "--session-id", "pre-1").returncode == 0
     folder = isolated_home / "sessions" / "pre-1"
     header = (folder / "transcript.jsonl").read_text().splitlines()[0]
     (folder / "transcript.jsonl").write_text(header + "\n")  # as if killed before turn 1 began
@@ -278,8 +287,8 @@ def test_crash_before_the_first_turn_keeps_the_prompt(tmp_path: Path, workspace:
     meta.update(status="running", turns=0, messages=0)  # meta.json as the killed run left it
     (folder / "meta.json").write_text(json.dumps(meta))
     with FakeLLMServer([{"text": "resumed"}]) as server:
-        proc = run_cli("resume", "pre-1", *args[:2], "--provider", "openai", "--api-base",
-                       server.openai_base_url, env=KEY)
+        proc = invoke("resume", "pre-1", *args[:2], "--provider", "openai", "--api-base",
+                      server.openai_base_url, env=KEY)
         sent = server.requests[0].body["messages"]
     assert proc.returncode == 0, proc.stderr
     assert sent[1:] == [{"role": "user", "content": "the very first prompt"}]
@@ -289,13 +298,13 @@ def test_crash_between_meta_and_transcript_keeps_the_prompt(tmp_path: Path, work
                                                             isolated_home: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "first"}, {"text": "second"}])
     args = ["-C", str(workspace), "--provider", "scripted", "--script", str(script)]
-    assert run_cli("run", "keep me", *args, "--session-id", "gap-1").returncode == 0
+    assert invoke("run", "keep me", *args, "--session-id", "gap-1").returncode == 0
     folder = isolated_home / "sessions" / "gap-1"
     (folder / "transcript.jsonl").unlink()
     meta = json.loads((folder / "meta.json").read_text())
     meta.update(status="running", turns=0, messages=0)  # meta.json as create() first writes it
     (folder / "meta.json").write_text(json.dumps(meta))
-    proc = run_cli("resume", "gap-1", *args, "-o", "json")
+    proc = invoke("resume", "gap-1", *args, "-o", "json")
     assert proc.returncode == 0, proc.stderr
-    exported = json.loads(run_cli("sessions", "export", "gap-1", "--format", "json").stdout)
+    exported = json.loads(invoke("sessions", "export", "gap-1", "--format", "json").stdout)
     assert [m["content"] for m in exported["messages"] if m["role"] == "user"] == ["keep me"]

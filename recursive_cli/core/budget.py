@@ -5,17 +5,23 @@ of the run's model (`Price`) and the run's one clock. Every model request — a 
 compaction summary, a judge's verdict — is charged through `Budget.charge`, which prices it.
 The kernel asks `check_step` before each model call; drivers ask `check_iteration` between
 turns. A resumed session starts from what it had spent (`Spent.recorded`).
+
+A limit that could not be checked is refused before the run starts (`unenforceable_budget`):
+`--max-cost` on a model with no price would otherwise never stop anything.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .events import FinishReason
 from .messages import Usage
 from .pricing import Price
+
+if TYPE_CHECKING:
+    from .settings import LoadedSettings
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,9 @@ class Budget:
     started: float = field(default_factory=time.monotonic)
 
     def charge(self, usage: Usage, model: str | None = None) -> None:
-        """Add one request's usage at the run's price, or at `model`'s (a judge on its own model)."""
-        price = self.price if model is None else Price(model)
+        """Add one request's usage at the run's price, or at `model`'s (a judge on its own model),
+        looked up in the same tables (the user's configured prices first)."""
+        price = self.price if model is None else self.price.of(model)
         self.spent = self.spent.plus(usage, price(usage))
 
     def resumed(self, spent: Spent) -> Budget:
@@ -111,3 +118,23 @@ class Budget:
         if messages >= limits.max_messages:
             return Exceeded(FinishReason.TRANSCRIPT_LIMIT, f"the transcript reached {messages} messages")
         return None
+
+
+def unenforceable_budget(loaded: LoadedSettings, judge_model: str | None = None) -> str | None:
+    """Why the settings' `--max-cost` cannot be enforced — the run's model (or the goal judge's
+    own model) has no price — as one line telling how to set one; None when it can be."""
+    settings = loaded.settings
+    if settings.max_cost is None:
+        return None
+    price = Price(settings.effective_model, settings.prices)
+    models = [settings.effective_model] + ([judge_model] if judge_model else [])
+    unpriced = next((model for model in models if price.of(model).rate is None), None)
+    if unpriced is None:
+        return None
+    source = loaded.sources.get("max_cost", "flag")
+    limit = (f"--max-cost {settings.max_cost:g}" if source == "flag"
+             else f"max-cost {settings.max_cost:g} ({source})")
+    whose = "the judge model" if unpriced != settings.effective_model else "model"
+    return (f"{limit} cannot be enforced: {whose} {unpriced!r} has no price; add a "
+            f'[prices."{unpriced}"] table with input and output (USD per million tokens, 0 for a '
+            f"local model) to {loaded.home / 'config.toml'} or the workspace's .recursive/config.toml")

@@ -9,11 +9,16 @@ does so for `-v`). Secrets are masked before anything is logged.
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from typing import TextIO
 
 LOGGER_NAME = "recursive_cli"
 MASK = "***"
+# A secret at least this long is masked wherever it appears; a shorter one (the README's
+# `RECURSIVE_API_KEY=x` for a local server) only where it stands as a token of its own, so that
+# "does not exist" does not become "does not e***ist".
+MIN_EMBEDDED_SECRET = 8
 
 log = logging.getLogger(LOGGER_NAME)
 
@@ -34,7 +39,13 @@ def log_cause(summary: str, cause: BaseException, secret: str | None = None) -> 
     if not log.isEnabledFor(logging.DEBUG):
         return
     text = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__)).rstrip()
-    if secret:
-        text = text.replace(secret, MASK)
-        summary = summary.replace(secret, MASK)
-    log.debug("%s\n%s", summary, text)
+    log.debug("%s\n%s", redact(summary, secret), redact(text, secret))
+
+
+def redact(text: str, secret: str | None) -> str:
+    """`text` with `secret` masked: everywhere when it is long, as a whole token when it is short."""
+    if not secret or secret not in text:
+        return text
+    if len(secret) >= MIN_EMBEDDED_SECRET:
+        return text.replace(secret, MASK)
+    return re.sub(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", MASK, text)

@@ -34,6 +34,7 @@ class FinishReason(str, enum.Enum):
     INTERNAL_ERROR = "internal_error"  # a bug, or state of our own that cannot be read
     IO_ERROR = "io_error"  # the run's own record (the session) could not be written
     GOAL_NOT_MET = "goal_not_met"
+    STRUCTURED_OUTPUT_INVALID = "structured_output_invalid"  # --output-schema not met, asked twice
 
 
 class RunStarted(BaseModel):
@@ -322,6 +323,8 @@ class RunFinished(BaseModel):
     finish_reason: str
     error: str = ""
     goal: GoalSummary | None = None  # a goal run's summary (the result line's `goal` object)
+    answer: str = ""  # the model's final answer, also when the run failed after giving one
+    structured_output: Any = None  # the answer parsed as JSON, when --output-schema asked for it
 
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled

@@ -2,8 +2,13 @@
 
 Prices are USD per million tokens, as published by the vendors (standard tier, prompts under
 any long-context surcharge). Unknown models cost `None`, never 0: a wrong zero would let
-`--max-cost` pass silently. `cost_usd` is the one pricing function; `Price` binds it to a
-model for the run's budget (budget.py), which charges every request through it.
+`--max-cost` pass silently. `ModelPrice.cost` is the one pricing function; `cost_usd` looks a
+model up and applies it, and `Price` binds the lookup to a model for the run's budget
+(budget.py), which charges every request through it.
+
+A user's own prices (`[prices."MODEL"]` tables in config.toml, read by settings.py) come first:
+`Price(model, configured)` looks a model up there before the bundled table, so a local model
+priced 0 has a known cost and a vendor's new price need not wait for a release.
 
 `Usage.input_tokens` counts the whole prompt, cached tokens included; the cached reads and
 cache writes inside it are priced at their own rates.
@@ -12,7 +17,8 @@ cache writes inside it are priced at their own rates.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from .messages import Usage
 
@@ -25,6 +31,30 @@ class ModelPrice:
     output: float
     cached_input: float | None = None
     cache_write: float | None = None
+
+    def cost(self, usage: Usage) -> float:
+        """The USD cost of `usage` at these prices."""
+        cached = usage.cache_read_tokens
+        written = usage.cache_write_tokens
+        uncached = max(usage.input_tokens - cached - written, 0)
+        total = (uncached * self.input
+                 + cached * _or(self.cached_input, self.input)
+                 + written * _or(self.cache_write, self.input)
+                 + usage.output_tokens * self.output)
+        return total / 1_000_000
+
+    def describe(self) -> str:
+        """`input $2.5, output $10, cache read $1.25 per million tokens`, for `config show`."""
+        parts = [f"input ${self.input:g}", f"output ${self.output:g}"]
+        if self.cached_input is not None:
+            parts.append(f"cache read ${self.cached_input:g}")
+        if self.cache_write is not None:
+            parts.append(f"cache write ${self.cache_write:g}")
+        return ", ".join(parts) + " per million tokens"
+
+
+PriceTable = Mapping[str, ModelPrice]
+"""Model name → price: the bundled `PRICES`, or the user's configured prices."""
 
 
 def _anthropic(input_price: float, output_price: float) -> ModelPrice:
@@ -69,44 +99,65 @@ PRICES: dict[str, ModelPrice] = {
 _DATED = re.compile(r"(?P<base>.+?)(?:-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest))?")
 
 
-def price_for(model: str) -> ModelPrice | None:
-    """The table entry for `model`, accepting dated ids (`claude-sonnet-4-20250514`) and
-    router prefixes (`openai/gpt-4o`); None when the model is not in the table.
+def price_for(model: str, configured: PriceTable | None = None) -> ModelPrice | None:
+    """The price of `model`: a configured one first, else the bundled table's; None when neither
+    has it. Dated ids (`claude-sonnet-4-20250514`) and router prefixes (`openai/gpt-4o`) match
+    their model, in both tables.
 
     A name only matches when what follows it is a date or `-latest`, so a newer minor version
     (`claude-opus-4-7`) is reported unknown rather than priced as its older sibling.
     """
+    if configured:
+        key = configured_key(model, configured)
+        if key is not None:
+            return configured[key]
+    key = _match(model, PRICES)
+    return None if key is None else PRICES[key]
+
+
+def configured_key(model: str, configured: PriceTable) -> str | None:
+    """The key of `configured` (as the user spelled it) that prices `model`, or None."""
+    return _match(model, configured)
+
+
+def _match(model: str, table: PriceTable) -> str | None:
+    if model in table:
+        return model
+    keys = {_normalised(key): key for key in table}
     name = _normalised(model)
-    if name in PRICES:
-        return PRICES[name]
+    if name in keys:
+        return keys[name]
     match = _DATED.fullmatch(name)
-    return PRICES.get(match.group("base")) if match else None
+    return keys.get(match.group("base")) if match else None
 
 
-def cost_usd(model: str, usage: Usage) -> float | None:
+def cost_usd(model: str, usage: Usage, configured: PriceTable | None = None) -> float | None:
     """The USD cost of `usage` on `model`, or None when the model's price is unknown."""
-    price = price_for(model)
-    if price is None:
-        return None
-    cached = usage.cache_read_tokens
-    written = usage.cache_write_tokens
-    uncached = max(usage.input_tokens - cached - written, 0)
-    total = (uncached * price.input
-             + cached * _or(price.cached_input, price.input)
-             + written * _or(price.cache_write, price.input)
-             + usage.output_tokens * price.output)
-    return total / 1_000_000
+    price = price_for(model, configured)
+    return None if price is None else price.cost(usage)
 
 
 @dataclass(frozen=True)
 class Price:
     """The price of one model, called on a Usage: its USD cost, or None when `model` is
-    unknown or not in the table. `Price()` prices nothing (a runtime built without a model)."""
+    unknown or has no price. `configured` holds the user's own prices, which come first.
+    `Price()` prices nothing (a runtime built without a model)."""
 
     model: str | None = None
+    configured: PriceTable = field(default_factory=dict, hash=False)
 
     def __call__(self, usage: Usage) -> float | None:
-        return None if self.model is None else cost_usd(self.model, usage)
+        rate = self.rate
+        return None if rate is None else rate.cost(usage)
+
+    @property
+    def rate(self) -> ModelPrice | None:
+        """The model's prices, or None when it has none."""
+        return None if self.model is None else price_for(self.model, self.configured)
+
+    def of(self, model: str) -> Price:
+        """Another model's price from the same tables (a judge on its own model)."""
+        return replace(self, model=model)
 
 
 def _normalised(model: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from typing import Any
 
 from .event_models import GoalSummary
 from .events import FinishReason, RunFinished
@@ -23,7 +24,13 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.STUCK: (5, "error_stuck"),
     FinishReason.PERMISSION_DENIED: (6, "error_permission"),
     FinishReason.INTERRUPTED: (130, "interrupted"),
+    # Claude Code's subtype for a --json-schema answer that never validated
+    FinishReason.STRUCTURED_OUTPUT_INVALID: (1, "error_max_structured_output_retries"),
 }
+# A reply cut off at the output limit or by the content filter is not an answer, only part of
+# one: it stays out of stdout (the JSON result and the session still have it). These are the
+# kernel's words for those stops (`core/kernel.py`, `_stop_detail`).
+_CUT_OFF = ("the model stopped: length", "the model stopped: content_filter")
 
 
 def exit_code_for(reason: FinishReason, signum: int | None = None) -> tuple[int, str]:
@@ -34,14 +41,24 @@ def exit_code_for(reason: FinishReason, signum: int | None = None) -> tuple[int,
     return code, subtype
 
 
+def final_answer(reason: FinishReason, text: str, detail: str) -> str:
+    """The model's final answer in a run that ended with `reason`: its last text, whatever the
+    outcome (after a denial, a refusal, a goal not met…), except a reply that was cut off."""
+    if reason is FinishReason.PROVIDER_STOP and detail.startswith(_CUT_OFF):
+        return ""
+    return text
+
+
 def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str, num_turns: int,
                 num_steps: int, duration_ms: int, usage: Usage, cost: float | None,
-                signum: int | None = None, goal: GoalSummary | None = None) -> RunFinished:
+                signum: int | None = None, goal: GoalSummary | None = None,
+                structured_output: Any = None) -> RunFinished:
     """The final result record for a run that ended with `reason` (and a goal run's `goal`)."""
     code, subtype = exit_code_for(reason, signum)
     return RunFinished(subtype=subtype, is_error=code != 0, exit_code=code,
                        result=text if code == 0 else (text or detail), session_id=session_id,
                        num_turns=num_turns, num_steps=num_steps, duration_ms=duration_ms,
                        usage=usage, total_cost_usd=cost, finish_reason=reason.value,
-                       error=detail if code != 0 else "", goal=goal)
+                       error=detail if code != 0 else "", goal=goal,
+                       answer=final_answer(reason, text, detail), structured_output=structured_output)
 

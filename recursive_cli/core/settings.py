@@ -7,18 +7,25 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 # The choices are spelled once, in `choices` (import-free, for a fast `--help`); settings
 # validates against them and re-exports them.
 from .choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, OutputFormat, PermissionMode, ProviderName  # noqa: F401 (re-exported)
 from .errors import ConfigError
+from .pricing import ModelPrice
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, published as `tomli` (a dependency there only)
+    import tomli as tomllib
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
                                            "scripted": "scripted"}
@@ -62,6 +69,7 @@ class Settings(BaseModel):
     script: Path | None = None
     shell_timeout: float = Field(default=120.0, gt=0)
     allow_private_network: bool = False
+    prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
 
     @property
     def effective_model(self) -> str:
@@ -151,6 +159,8 @@ def _file_layer(label: str, path: Path) -> tuple[dict[str, Any], dict[str, str]]
     for key in values:
         line = _line_of(text, key) if key in text else _line_of(text, key.replace("_", "-"))
         where[key] = f"{label} {path}:{line}"
+    if "prices" in values:  # a table per model, each with its own source
+        values["prices"] = _price_table(values["prices"], label, path, text, where)
     return values, where
 
 
@@ -171,10 +181,13 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     for values, where in layers:
         merged.update(values)
         sources.update(where)
+    merged["prices"] = {**user[0].get("prices", {}), **project[0].get("prices", {})}  # per model
     for key in ("max_duration",):
         if isinstance(merged.get(key), str):
             merged[key] = _duration(merged[key], key, sources[key])
     merged["api_base"] = merged.get("api_base") or _fallback_base(merged, env, sources)
+    if merged["api_base"]:
+        _check_base_url(str(merged["api_base"]), sources.get("api_base", "default"))
     provider = str(merged.get("provider") or "openai")
     merged["api_key"] = api_key_for(provider, env)
     if merged["api_key"]:
@@ -184,6 +197,48 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     except ValidationError as exc:
         raise ConfigError(_describe(exc, sources)) from None
     return LoadedSettings(settings, sources, home, env)
+
+
+PRICE_FIELDS = {"input": "input", "output": "output", "cache_read": "cached_input",
+                "cache_write": "cache_write"}
+
+
+def _price_table(table: Any, label: str, path: Path, text: str, where: dict[str, str]) -> dict[str, ModelPrice]:
+    """A config file's `[prices."MODEL"]` tables (USD per million tokens) as prices, validated;
+    `where` gets `prices.MODEL` → `label path:line` in place of one source for the whole table."""
+    where.pop("prices", None)
+    if not isinstance(table, dict):
+        raise ConfigError(f'{path}:{_line_of(text, "prices")}: prices must be tables: '
+                          '[prices."MODEL"] with input = and output = (USD per million tokens)')
+    prices: dict[str, ModelPrice] = {}
+    for model, entry in table.items():
+        line = _price_line(text, model)
+        where[f"prices.{model}"] = f"{label} {path}:{line}"
+        prefix = f'{path}:{line}: [prices."{model}"]'
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{prefix} must be a table with input and output (USD per million tokens)")
+        values: dict[str, float] = {}
+        for key, value in entry.items():
+            name = key.replace("-", "_")
+            if name not in PRICE_FIELDS:
+                raise ConfigError(f"{prefix}: unknown key {key!r} (use {', '.join(PRICE_FIELDS)})")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
+                raise ConfigError(f"{prefix}: {key} must be a number of USD per million tokens, 0 or more")
+            values[PRICE_FIELDS[name]] = float(value)
+        missing = [key for key in ("input", "output") if key not in values]
+        if missing:
+            raise ConfigError(f"{prefix}: missing {' and '.join(missing)} (USD per million tokens)")
+        prices[model] = ModelPrice(**values)
+    return prices
+
+
+def _price_line(text: str, model: str) -> int:
+    """The line that starts `model`'s price table (`[prices."MODEL"]`, or its key under `[prices]`)."""
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if model in line and line.strip().startswith(("[prices", "prices")):
+            return number
+    return next((number for number, line in enumerate(lines, 1) if model in line), 1)
 
 
 def _duration(value: str, key: str, source: str) -> float:
@@ -198,6 +253,39 @@ def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict
     if env.get(var):
         sources["api_base"] = f"env {var}"
     return env.get(var) or None
+
+
+class BadValueError(ConfigError):
+    """A value that is malformed in itself, wherever it was set (a base URL without a scheme):
+    a usage error, exit 2, as a bad flag is (SPEC §4)."""
+
+
+def _check_base_url(value: str, source: str) -> None:
+    problem = base_url_problem(value)
+    if problem:
+        raise BadValueError(f"invalid value for api-base ({source}): {value!r} {problem}")
+
+
+def base_url_problem(value: str) -> str | None:
+    """What is wrong with a base URL and how to fix it, e.g. `has no scheme; add http:// (…)`; None if fine."""
+    if any(char.isspace() for char in value):
+        return "contains whitespace; remove it"
+    if re.match(r"(?i)https?:/?(?!/)", value):
+        return "needs two slashes after the scheme, as in http://127.0.0.1:11434/v1"
+    if "://" not in value:
+        return f"has no scheme; add http:// (http://{value})"
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"has the scheme {parts.scheme}://; use http:// or https://"
+    if not parts.hostname:
+        return "names no host; e.g. http://127.0.0.1:11434/v1"
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0 or (port is None and parts.netloc.endswith(":")):
+        return "has a bad port; use a number from 1 to 65535 after the host, e.g. http://127.0.0.1:8000/v1"
+    return None
 
 
 def key_variables(provider: str) -> tuple[str, str]:

@@ -13,8 +13,12 @@ __all__ = ["ChatProvider", "ContextLengthError", "ProviderError", "make_provider
 
 
 def make_provider(settings: Settings) -> ChatProvider:
-    """Build the provider the settings name; raises ConfigError for missing keys or scripts."""
-    from ..core.settings import ConfigError, missing_key_message
+    """Build the provider the settings name; raises ConfigError for missing keys or scripts.
+
+    A key is optional with a base URL (a local server); with neither, the error says how to go
+    on, naming the local servers that answer on this machine (it never picks one itself).
+    """
+    from ..core.settings import ConfigError
 
     model = settings.effective_model
     if settings.provider == "scripted":
@@ -26,8 +30,10 @@ def make_provider(settings: Settings) -> ChatProvider:
             return ScriptedProvider(load_script(settings.script), model=model)
         except ScriptError as exc:
             raise ConfigError(str(exc)) from None
-    if not settings.api_key:  # (the key was resolved with the settings; providers only receive it)
-        raise ConfigError(missing_key_message(settings.provider))
+    if not settings.api_key and not settings.api_base:  # (keys are read by settings only)
+        from .local import missing_key_help
+
+        raise ConfigError(missing_key_help(settings.provider, settings.model))
     from .retry import request_timeout
 
     stream = not settings.no_stream

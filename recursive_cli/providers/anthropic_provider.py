@@ -25,6 +25,7 @@ from anthropic import (
     APITimeoutError,
     AsyncAnthropic,
     AsyncStream,
+    Omit,
 )
 
 from ..core.messages import Message, ToolCall, Usage
@@ -62,13 +63,16 @@ class AnthropicProvider(SdkProvider):
     path = PATH
     errors = SdkErrors(AnthropicError, APIStatusError, APITimeoutError, APIConnectionError)
     stream_cls = AsyncStream
+    omit = Omit
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = DEFAULT_MAX_TOKENS, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        client = AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
-        if not _has_credentials(client):
+        """Without `api_key`, `base_url` must name the (keyless) server. The key is always passed
+        explicitly (empty for none), so the SDK reads no key, token or credentials file itself."""
+        if not api_key and not base_url:
             raise ProviderError("no API key for the anthropic provider: "
                                 "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
+        client = AsyncAnthropic(api_key=api_key or "", base_url=base_url, max_retries=0, timeout=timeout)
         super().__init__(model, stream, client, api_key)
         tokens = str(int(max_tokens or DEFAULT_MAX_TOKENS)).encode()
         self._head = b'{"model":' + dumps(model) + b',"max_tokens":' + tokens
@@ -238,10 +242,6 @@ def _block_list(blocks: Blocks, cache: bool) -> bytes:
 def _mark_last(items: list[Any]) -> list[tuple[bool, Any]]:
     return [(i == len(items) - 1, item) for i, item in enumerate(items)]
 
-
-
-def _has_credentials(client: AsyncAnthropic) -> bool:
-    return bool(client.api_key or client.auth_token or client.credentials is not None)
 
 
 # -- answers --------------------------------------------------------------------------------------

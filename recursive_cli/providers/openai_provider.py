@@ -21,6 +21,7 @@ from openai import (
     APITimeoutError,
     AsyncOpenAI,
     AsyncStream,
+    Omit,
     OpenAIError,
 )
 
@@ -33,8 +34,9 @@ from .wire_cache import WirePrefix
 WIRE_KEY = "openai"
 DEFAULT_TIMEOUT = 600.0
 PATH = "/chat/completions"
-# Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
-_PLACEHOLDER_KEY = "not-needed"
+# The SDK will not build a client without a key; for a keyless server this fills the slot and is
+# never sent (every request omits the credential headers: `SdkProvider`).
+_PLACEHOLDER_KEY = "unused-no-key"
 
 # Every finish_reason the API defines; any other word (vLLM's "abort", DeepSeek's
 # "insufficient_system_resource", none at all) leaves the reply not known to be whole.
@@ -49,12 +51,16 @@ class OpenAIProvider(SdkProvider):
     path = PATH
     errors = SdkErrors(OpenAIError, APIStatusError, APITimeoutError, APIConnectionError)
     stream_cls = AsyncStream
+    omit = Omit
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        key = _resolve_key(api_key, base_url)
-        client = AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
-        super().__init__(model, stream, client, key)
+        """Without `api_key`, `base_url` must name the (keyless) server; nothing is read from the environment."""
+        if not api_key and not base_url:
+            raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")
+        client = AsyncOpenAI(api_key=api_key or _PLACEHOLDER_KEY, base_url=base_url, max_retries=0,
+                             timeout=timeout)
+        super().__init__(model, stream, client, api_key)
         self._head = b'{"model":' + dumps(model)
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
         self._prefix: WirePrefix[bytes] = WirePrefix(WIRE_KEY, encode_message)
@@ -188,15 +194,6 @@ def _body_tail(stream: bool, max_tokens: int | None, official: bool) -> bytes:
         tail += b',"stream":true,"stream_options":{"include_usage":true}'
     return tail + b"}"
 
-
-
-def _resolve_key(api_key: str | None, base_url: str | None) -> str:
-    """The key given (settings read the environment), or a placeholder for a local server."""
-    if api_key:
-        return api_key
-    if base_url:
-        return _PLACEHOLDER_KEY
-    raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")
 
 
 # -- answers --------------------------------------------------------------------------------------

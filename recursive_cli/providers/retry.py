@@ -3,7 +3,9 @@
 The SDKs' own retries are switched off (`max_retries=0`) so that every retry goes through
 `call_with_retries` and is announced to the hooks (the `api_retry` event) before we sleep.
 `http_error` turns an HTTP failure into the one-line, classified ProviderError both HTTP
-providers raise.
+providers raise. A `BriefRetryError` (a local server refusing the connection: most likely not
+running) gets a couple of quick retries instead of the full backoff, so that a configuration
+mistake fails within seconds.
 """
 
 from __future__ import annotations
@@ -43,6 +45,18 @@ _MAX_MESSAGE_CHARS = 300
 _CONTEXT_OVERFLOW = re.compile(r"context[ _](length|window|size)|prompt is too long|too many tokens",
                                re.IGNORECASE)
 _CONTEXT_OVERFLOW_STATUSES = frozenset({400, 413, 422})
+# A brief retry: this many attempts more, from a quarter of the base delay, each wait at most
+# this long (with the default base delay: about 0.25 s, then 0.5 s).
+BRIEF_RETRIES = 2
+BRIEF_MAX_DELAY = 0.5
+
+
+class BriefRetryError(ProviderError):
+    """A failure worth only a brief retry: a local server that refuses the connection may be
+    starting up, but is far more likely not running at all."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(reason, status=status, retryable=True, retry_after=retry_after)
 
 
 async def call_with_retries(
@@ -57,7 +71,9 @@ async def call_with_retries(
     """Await `fn()`, retrying retryable ProviderErrors up to `max_retries` times.
 
     Each retry is announced with `hooks.on_retry` before sleeping. Non-retryable errors,
-    and the last error once retries are used up, propagate unchanged.
+    and the last error once retries are used up, propagate unchanged. A BriefRetryError is
+    retried at most BRIEF_RETRIES times, from a quarter of the base delay, each wait capped
+    at BRIEF_MAX_DELAY.
     """
     base_delay = _base_delay_from_env(base_delay)
     attempt = 0
@@ -65,11 +81,14 @@ async def call_with_retries(
         try:
             return await fn()
         except ProviderError as err:
-            if not err.retryable or attempt >= max_retries:
+            brief = isinstance(err, BriefRetryError)
+            limit = min(max_retries, BRIEF_RETRIES) if brief else max_retries
+            if not err.retryable or attempt >= limit:
                 raise
             attempt += 1
-            delay = backoff_delay(attempt, base_delay, max_delay, err.retry_after)
-            hooks.on_retry(RetryNotice(attempt=attempt, max_retries=max_retries,
+            delay = (backoff_delay(attempt, base_delay / 4, min(max_delay, BRIEF_MAX_DELAY), err.retry_after)
+                     if brief else backoff_delay(attempt, base_delay, max_delay, err.retry_after))
+            hooks.on_retry(RetryNotice(attempt=attempt, max_retries=limit,
                                        delay_seconds=delay, status=err.status, reason=err.reason))
             await sleep(delay)
 

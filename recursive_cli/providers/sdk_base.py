@@ -3,21 +3,37 @@
 A subclass names its SDK's client and error classes and says how to build a request body,
 how to read a whole response and how to assemble a stream; the retry loop, the error mapping
 (one classified line per failure) and the API-key redaction live here once.
+
+Without an API key (a local server: SPEC §11 makes the key optional with a base URL) no
+credential header is sent at all: each request omits them, so the SDK neither invents one
+nor reads one from the environment. Until the server has answered once, connection failures
+that mean "wrong address" fail fast: a name that does not resolve at once, a local server
+refusing the connection after a brief retry (`BriefRetryError`); a server that answered
+before and went away gets the full backoff.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
+from urllib.parse import urlsplit
 
 import httpx2
 
 from ..core import utf8
-from ..core.diagnostics import log_cause
+from ..core.diagnostics import log_cause, redact
 from ..core.messages import Message
+from ..core.settings import key_variables
 from .base import Completion, ProviderError, ProviderHooks, ToolSpec
-from .retry import call_with_retries, one_line
+from .local import is_local_host
+from .retry import BriefRetryError, call_with_retries, one_line
+
+# getaddrinfo's "this name does not exist" (not the temporary EAI_AGAIN, which is retried).
+_NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name))
+# The headers an SDK would carry a credential in; omitted on every request without a key.
+AUTH_HEADERS = ("Authorization", "X-Api-Key")
 
 
 class StreamAssembler(Protocol):
@@ -43,13 +59,18 @@ class SdkProvider:
     path: ClassVar[str]
     errors: ClassVar[SdkErrors]
     stream_cls: ClassVar[Any]
+    omit: ClassVar[Any]  # the SDK's `Omit` marker: a header given as `omit()` is not sent
 
     def __init__(self, model: str, stream: bool, client: Any, api_key: str | None) -> None:
+        """`api_key` None or empty: a keyless server, sent no credential at all."""
         self.model = model
         self.stream = stream
         self._client = client
-        self._api_key = api_key
+        self._api_key = api_key or None
         self._url = str(client.base_url).rstrip("/")
+        self._options: dict[str, Any] = {} if api_key else {
+            "headers": {header: self.omit() for header in AUTH_HEADERS}}
+        self._reached = False  # the server has answered once: its address is right
         self._tool_specs: tuple[ToolSpec, ...] = ()
         self._tools_json = b"[]"
 
@@ -92,19 +113,22 @@ class SdkProvider:
         try:
             if self.stream:
                 return await self._streamed(body, hooks)
-            data = await self._client.post(self.path, cast_to=object, content=body)
+            data = await self._client.post(self.path, cast_to=object, content=body, options=self._options)
+            self._reached = True
             return self.parse_whole(data, hooks)
         except ProviderError as err:
             log_cause(err.reason, err, self._api_key)
             raise self._redacted(err) from None
-        except (self.errors.base, httpx2.HTTPError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        except (self.errors.base, httpx2.HTTPError, httpx2.InvalidURL, json.JSONDecodeError,
+                UnicodeDecodeError) as err:
             error = self._redacted(self._provider_error(err))  # SDK messages may echo the key
             log_cause(error.reason, err, self._api_key)  # the cause, shown with -v
             raise error from None
 
     async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
         stream = await self._client.post(self.path, cast_to=object, content=body, stream=True,
-                                         stream_cls=self.stream_cls[object])
+                                         stream_cls=self.stream_cls[object], options=self._options)
+        self._reached = True
         state = self.new_stream()
         try:
             async for item in stream:
@@ -115,27 +139,65 @@ class SdkProvider:
 
     def _provider_error(self, err: Exception) -> ProviderError:
         if isinstance(err, self.errors.status):
-            return self.status_error(err)
+            self._reached = True
+            return self._status_error(err)
         if isinstance(err, self.errors.timeout):
             return ProviderError(f"request to {self._url} timed out", retryable=True)
-        if isinstance(err, (self.errors.connection, httpx2.HTTPError)):
-            cause = err.__cause__ if isinstance(err, self.errors.connection) and err.__cause__ else err
-            detail = one_line(str(cause)) or type(cause).__name__
-            return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
+        if isinstance(err, (self.errors.connection, httpx2.HTTPError, httpx2.InvalidURL)):
+            return self._connection_error(err)
         if isinstance(err, json.JSONDecodeError):
             return malformed(self._url, f"invalid JSON ({err.msg})")
         if isinstance(err, UnicodeDecodeError):
             return malformed(self._url, f"bytes that are not UTF-8 ({one_line(str(err))})")
         return self.other_error(err)
 
+    def _status_error(self, err: Exception) -> ProviderError:
+        error = self.status_error(err)
+        if error.status == 401 and self._api_key is None:
+            ours, theirs = key_variables(self.name)
+            return ProviderError(f"HTTP 401 from {self._url}: the server wants an API key (none was sent); "
+                                 f"set {ours} (or {theirs})", status=401)
+        return error
+
+    def _connection_error(self, err: Exception) -> ProviderError:
+        """One line for a request that reached no server; fast failures for a wrong address."""
+        cause = err.__cause__ if isinstance(err, self.errors.connection) and err.__cause__ else err
+        detail = one_line(str(cause)) or type(cause).__name__
+        if isinstance(cause, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):
+            return ProviderError(f"invalid base URL {self._url}: {detail}")
+        parts = urlsplit(self._url)
+        if not self._reached and _in_chain(cause, lambda e: isinstance(e, socket.gaierror)
+                                           and e.errno in _NO_SUCH_NAME):
+            return ProviderError(f"cannot resolve {parts.hostname}, the host of the base URL {self._url}: "
+                                 f"{detail}; check its spelling")
+        if not self._reached and _in_chain(cause, lambda e: isinstance(e, ConnectionRefusedError)) \
+                and is_local_host(parts.hostname):
+            return BriefRetryError(f"connection to {self._url} refused: is the server running at "
+                                   f"{parts.scheme}://{parts.netloc}?")
+        return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
+
     def other_error(self, err: Exception) -> ProviderError:
         return ProviderError(f"{self.name} client error: {one_line(str(err))}")
 
     def _redacted(self, err: ProviderError) -> ProviderError:
-        if not self._api_key or self._api_key not in err.reason:
+        reason = redact(err.reason, self._api_key)
+        if reason == err.reason:
             return err
-        return type(err)(err.reason.replace(self._api_key, "***"), status=err.status,
-                         retryable=err.retryable, retry_after=err.retry_after)
+        redacted = type(err)(reason, status=err.status, retry_after=err.retry_after)
+        redacted.retryable = err.retryable
+        return redacted
+
+
+def _in_chain(err: BaseException, test: Callable[[BaseException], bool]) -> bool:
+    """Whether `err` or an exception it was raised from (its cause or context) passes `test`."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        if test(current):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def dumps(value: Any) -> bytes:

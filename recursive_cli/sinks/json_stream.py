@@ -37,6 +37,8 @@ def result_record(event: RunFinished) -> dict[str, Any]:
         record["error"] = event.error
     if event.goal is not None:
         record["goal"] = event.goal.model_dump(mode="json")
+    if event.structured_output is not None:  # --output-schema's validated answer, as Claude Code names it
+        record["structured_output"] = event.structured_output
     return record
 
 
@@ -64,6 +66,13 @@ def message_record(message: Message, session_id: str) -> dict[str, Any] | None:
     return None
 
 
+def _ascii_only(out: TextIO) -> bool:
+    """Whether `out` cannot take UTF-8 (`PYTHONIOENCODING=ascii`): JSON then escapes non-ASCII
+    text as \\uXXXX, which loses nothing, rather than have it replaced."""
+    encoding = (getattr(out, "encoding", None) or "utf-8").lower().replace("_", "-")
+    return encoding not in ("utf-8", "utf8", "utf-16", "utf-32")
+
+
 def _input(arguments: str) -> Any:
     try:
         return json.loads(arguments or "{}")
@@ -81,7 +90,8 @@ class StreamJsonSink:
     def emit(self, event: AgentEvent) -> None:
         record = self._record(event)
         if record is not None:
-            self._out.write(json.dumps(record, ensure_ascii=False).translate(_LINE_BREAKS) + "\n")
+            line = json.dumps(record, ensure_ascii=_ascii_only(self._out))
+            self._out.write(line.translate(_LINE_BREAKS) + "\n")
             self._out.flush()
 
     def _record(self, event: AgentEvent) -> dict[str, Any] | None:
@@ -116,5 +126,6 @@ class JsonResultSink:
 
     def emit(self, event: AgentEvent) -> None:
         if isinstance(event, RunFinished):
-            self._out.write(json.dumps(result_record(event), ensure_ascii=False, indent=2) + "\n")
+            self._out.write(json.dumps(result_record(event), ensure_ascii=_ascii_only(self._out),
+                                       indent=2) + "\n")
             self._out.flush()

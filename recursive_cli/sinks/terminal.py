@@ -1,12 +1,23 @@
-"""Progress on stderr: rich spinner and streamed text on a TTY, plain lines when piped."""
+"""Progress on stderr: rich spinner and streamed text on a TTY, plain lines when piped.
+
+Nothing a model, a tool or a file says is ever read as rich markup (`[/]`, `[bold]`) or an
+emoji code (`:x:`): the console is made with markup and emoji off (which also covers stray
+stderr lines rich prints above its live display), lines reach it as `Text`, and `printable`
+makes control characters visible first.
+
+On a terminal the model's text is streamed as it comes. When stdout is that same terminal,
+the final answer will be rendered there by the answer sink, so the stream is shown in a
+live region that is wiped once the answer is known, instead of staying as a second copy.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import time
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TextIO
 
 from ..core.events import (
     AgentEvent,
@@ -17,11 +28,19 @@ from ..core.events import (
     Notice,
     PermissionDenied,
     RunFinished,
+    RunStarted,
     TextDelta,
     ToolFinished,
     ToolStarted,
     TurnFinished,
 )
+from ..core.messages import Usage
+from ..core.pricing import ModelPrice, price_for
+from .answer import answer_text
+from .live import LiveRegion, StreamTail, same_terminal
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 # C0 and C1 control characters except tab and newline: a model can put escape sequences in a
 # path, a command or its text, and the terminal must show them, not obey them.
@@ -33,11 +52,44 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda match: f"\\x{ord(match[0]):02x}", text)
 
 
-def summary_line(event: RunFinished) -> str:
-    """`3 steps · 1,204 in / 96 out tokens · $0.0021 · 4.2 s`."""
-    cost = "cost unknown" if event.total_cost_usd is None else f"${event.total_cost_usd:.4f}"
-    return (f"{event.num_steps} steps · {event.usage.input_tokens:,} in / "
-            f"{event.usage.output_tokens:,} out tokens · {cost} · {event.duration_ms / 1000:.1f} s")
+def count(number: int, noun: str) -> str:
+    """`1 step`, `3 steps`."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def cost_text(cost: float | None) -> str:
+    """`$0.0021`; `$0.0000` only for nothing at all, `<$0.0001` for less; `cost unknown` for None."""
+    if cost is None:
+        return "cost unknown"
+    shown = f"${cost:.4f}"
+    return "<$0.0001" if cost > 0 and shown == "$0.0000" else shown
+
+
+def _tokens(usage: Usage) -> str:
+    return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+
+
+def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_known: bool = True) -> str:
+    """`3 steps · 1,204 in / 96 out tokens · $0.0021 · 4.2 s`.
+
+    `steps_usage` is what this command's steps used; when the run's totals hold more (a
+    resumed session's earlier turns, a judge, a compaction summary) both are shown, labelled:
+    `1 step · 300 in / 20 out tokens · session total 1,504 in / 116 out tokens, $0.0030 · 2.0 s`.
+    A run that spent nothing on a model with no price has an unknown cost, not `$0.0000`.
+    """
+    total = event.total_cost_usd
+    if total == 0 and not price_known:
+        total = None
+    cost = cost_text(total)
+    steps = count(event.num_steps, "step")
+    seconds = f"{event.duration_ms / 1000:.1f} s"
+    if steps_usage is None or _same_tokens(steps_usage, event.usage):
+        return f"{steps} · {_tokens(event.usage)} · {cost} · {seconds}"
+    return f"{steps} · {_tokens(steps_usage)} · session total {_tokens(event.usage)}, {cost} · {seconds}"
+
+
+def _same_tokens(a: Usage, b: Usage) -> bool:
+    return (a.input_tokens, a.output_tokens) == (b.input_tokens, b.output_tokens)
 
 
 def tool_line(event: ToolFinished) -> str:
@@ -50,26 +102,52 @@ def tool_line(event: ToolFinished) -> str:
     return f"{mark} {event.call.name} {subject}{detail}".replace("  ", " ")
 
 
-class PlainTerminalSink:
-    """Plain lines for a piped stderr: tool calls, retries, errors and a summary."""
+class _Tally:
+    """What the summary line needs beyond the result: this command's steps' tokens, and whether
+    the run's model has a price at all."""
 
-    def __init__(self, err: TextIO, quiet: bool = False, verbose: bool = False) -> None:
+    def __init__(self, prices: Mapping[str, ModelPrice] | None) -> None:
+        self.prices = prices
+        self.steps_usage = Usage()
+        self.price_known = True
+
+    def see(self, event: AgentEvent) -> None:
+        if isinstance(event, RunStarted):
+            self.price_known = price_for(event.model, self.prices) is not None
+        elif isinstance(event, TurnFinished):
+            self.steps_usage = self.steps_usage + event.usage
+
+
+class PlainTerminalSink:
+    """Plain lines for a piped stderr: tool calls, retries, errors and a summary.
+
+    `prices` are the user's configured prices (settings), so a model priced there counts as
+    priced; the bundled table is always consulted.
+    """
+
+    def __init__(self, err: TextIO, quiet: bool = False, verbose: bool = False,
+                 prices: Mapping[str, ModelPrice] | None = None) -> None:
         self._err = err
         self._quiet = quiet
         self._verbose = verbose
+        self._tally = _Tally(prices)
 
     def emit(self, event: AgentEvent) -> None:
+        self._tally.see(event)
         line = self._line(event)
         if line is not None:
             self._err.write(printable(line) + "\n")
             self._err.flush()
 
+    def _summary(self, event: RunFinished) -> str:
+        return summary_line(event, self._tally.steps_usage, self._tally.price_known)
+
     def _line(self, event: AgentEvent) -> str | None:
         if isinstance(event, RunFinished):
             quiet_exit = event.exit_code == 141  # stdout's reader went away: end quietly, as on SIGPIPE
             if event.is_error and event.error and not quiet_exit:
-                return f"error: {event.error}" + ("" if self._quiet else "\n" + summary_line(event))
-            return None if self._quiet else summary_line(event)
+                return f"error: {event.error}" + ("" if self._quiet else "\n" + self._summary(event))
+            return None if self._quiet else self._summary(event)
         if self._quiet:
             return None
         if isinstance(event, ToolFinished):
@@ -86,6 +164,13 @@ class PlainTerminalSink:
         return None
 
 
+def _text(text: str, style: str = "") -> Text:
+    """A rich Text of `text` as it is: no markup, no emoji codes, control characters shown."""
+    from rich.text import Text
+
+    return Text(printable(text), style=style)
+
+
 class _SpinnerText:
     """The spinner's label, re-rendered on every refresh: what is happening, for how long, tokens so far."""
 
@@ -94,9 +179,9 @@ class _SpinnerText:
         self.started = time.monotonic()
         self.tokens = tokens
 
-    def __rich__(self) -> str:
+    def __rich__(self) -> str:  # (a str is safe: the sink's console reads no markup)
         elapsed = time.monotonic() - self.started
-        return f"{self.label} · {elapsed:.0f} s · {self.tokens():,} tokens"
+        return printable(f"{self.label} · {elapsed:.0f} s · {self.tokens():,} tokens")
 
 
 class _WaitText:
@@ -107,59 +192,117 @@ class _WaitText:
         self.until = until
         self.started = time.monotonic()
 
-    def __rich__(self) -> str:
+    def __rich__(self) -> str:  # (a str is safe: the sink's console reads no markup)
         if self.until is None:
-            return f"{self.label} · {time.monotonic() - self.started:.0f} s"
+            return printable(f"{self.label} · {time.monotonic() - self.started:.0f} s")
         left = max(0, int(-((time.time() - self.until) // 1)))  # whole seconds, rounded up
-        return f"{self.label} · {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d} left"
+        return printable(f"{self.label} · {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d} left")
 
 
 class RichTerminalSink(PlainTerminalSink):
-    """On a TTY: a spinner with elapsed time while the model works, streamed text, compact tool lines."""
+    """On a TTY: a spinner with elapsed time while the model works, streamed text, compact tool lines.
 
-    def __init__(self, err: TextIO, quiet: bool = False, verbose: bool = False) -> None:
-        super().__init__(err, quiet, verbose)
+    `out` is where the answer goes (default: sys.stdout). On the same terminal, the streamed
+    final answer is wiped when the run ends, since the answer sink renders it there.
+    """
+
+    def __init__(self, err: TextIO, quiet: bool = False, verbose: bool = False,
+                 prices: Mapping[str, ModelPrice] | None = None, out: TextIO | None = None) -> None:
+        super().__init__(err, quiet, verbose, prices)
         from rich.console import Console
 
-        self._console = Console(file=err, stderr=True, highlight=False)
-        self._status: Any = None
-        self._streaming = False
+        self._console = Console(file=err, stderr=True, highlight=False, emoji=False, markup=False)
+        self.region = LiveRegion(self._console)
+        self._answer_here = same_terminal(out if out is not None else sys.stdout, err)
+        self._stream: StreamTail | None = None  # the model text of this step, streaming
+        self._final = False  # the streamed message had no tool calls: maybe the run's answer
+        self._held: list[str] = []  # lines that came after it, while it may still be wiped
         self._tokens = 0
 
     def emit(self, event: AgentEvent) -> None:
+        self._tally.see(event)
         if self._quiet and not isinstance(event, RunFinished):
             return
         if isinstance(event, MessageAdded) and event.message.usage is not None:
             self._tokens += event.message.usage.input_tokens + event.message.usage.output_tokens
         if isinstance(event, ModelRequest):
+            self._end_stream()
             self._spin(f"thinking (step {event.step})")
-        elif isinstance(event, ToolFinished) and event.call.name == "todo_write":
-            self._stop_spinner()
-            self._todo_panel(event)
         elif isinstance(event, TextDelta):
-            self._stop_spinner()
-            self._streaming = True
-            self._console.print(printable(event.text), end="", style="dim", markup=False)
+            self._stream_text(event.text)
+        elif isinstance(event, MessageAdded) and event.message.role == "assistant":
+            self._final = not event.message.tool_calls
+            if self._stream is None:
+                self.region.clear()  # "thinking" is over
+            elif not self._final:
+                self._end_stream()
         elif isinstance(event, ToolStarted):
             self._end_stream()
-            self._spin(printable(f"{event.call.name} {event.subject}"[:70]))
+            self._spin(" ".join(f"{event.call.name} {event.subject}".split())[:70])
+        elif isinstance(event, ToolFinished) and event.call.name == "todo_write":
+            self._end_stream()
+            self.region.clear()
+            self._todo_panel(event)
         elif isinstance(event, LoopWaiting):
             self._end_stream()
-            self._stop_spinner()
-            self._status = self._console.status(_WaitText(event.text(), event.countdown_to))
-            self._status.start()
+            self.region.show(_WaitText(event.text(), event.countdown_to))
+        elif isinstance(event, RunFinished):
+            self._finish(event)
         else:
-            self._end_stream()
-            self._stop_spinner()
             line = self._line(event)
-            if line is not None:
-                style = "red" if line.startswith(("✗", "error")) else "green" if line.startswith("✓") else "dim"
-                self._console.print(printable(line), style=style, markup=False)
+            if line is None:
+                return
+            if self._final and self._stream is not None and self._answer_here:
+                self._held.append(line)  # shown after the text, if it is kept (a checkpoint's line)
+                return
+            self._end_stream()
+            self.region.clear()
+            self._print_line(line)
 
-    def _spin(self, text: str) -> None:
-        self._stop_spinner()
-        self._status = self._console.status(_SpinnerText(text, lambda: self._tokens), spinner="dots")
-        self._status.start()
+    def _print_line(self, line: str) -> None:
+        style = "red" if line.startswith(("✗", "error")) else "green" if line.startswith("✓") else "dim"
+        self._console.print(_text(line, style))
+
+    def _spin(self, label: str) -> None:
+        from rich.spinner import Spinner
+
+        self.region.show(Spinner("dots", text=_SpinnerText(label, lambda: self._tokens),
+                                 style="status.spinner"))
+
+    def _stream_text(self, delta: str) -> None:
+        if self._stream is None:
+            self.region.clear()  # the spinner
+            self._stream = StreamTail()
+            if self._answer_here:
+                self.region.show(self._stream)
+        self._stream.text += printable(delta)  # (the region redraws it a dozen times a second)
+        if not self._answer_here:  # the answer goes elsewhere (a pipe, a file): this is its one copy on this screen
+            self._console.print(_text(delta, "dim"), end="", soft_wrap=True)
+
+    def _end_stream(self, keep: bool = True) -> None:
+        """Finish the streamed text: leave it on screen (`keep`), or wipe it."""
+        stream, self._stream, self._final = self._stream, None, False
+        if stream is not None and not self._answer_here:
+            self._console.print()
+        elif stream is not None:
+            self.region.clear()
+            if keep and stream.text.strip():
+                self._console.print(_text(stream.text.rstrip("\n"), "dim"))
+        held, self._held = self._held, []
+        for line in held:
+            self._print_line(line)
+
+    def _finish(self, event: RunFinished) -> None:
+        """The answer printed on this screen by the answer sink replaces its streamed copy."""
+        streamed = self._stream.text.strip() if self._stream is not None else ""
+        answer = answer_text(event).strip()  # what the answer sink prints ("" for nothing)
+        duplicate = self._final and bool(answer) and (
+            streamed == answer or event.structured_output is not None)  # (that is the text, as JSON)
+        self._end_stream(keep=not duplicate)
+        self.region.clear()
+        line = self._line(event)
+        if line is not None:
+            self._print_line(line)
 
     def _todo_panel(self, event: ToolFinished) -> None:
         from rich.panel import Panel
@@ -171,15 +314,4 @@ class RichTerminalSink(PlainTerminalSink):
             lines = [f"{TODO_MARKS.get(t.get('status'), '[ ]')} {t.get('content', '')}" for t in todos]
         except (ValueError, AttributeError):
             return
-        self._console.print(Panel("\n".join(lines) or "(empty)", title="todo", expand=False),
-                            markup=False)
-
-    def _stop_spinner(self) -> None:
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-
-    def _end_stream(self) -> None:
-        if self._streaming:
-            self._console.print()
-            self._streaming = False
+        self._console.print(Panel(_text("\n".join(lines) or "(empty)"), title="todo", expand=False))

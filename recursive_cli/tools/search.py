@@ -1,7 +1,9 @@
 """The `search_files` tool: regex search over file contents, with ripgrep or pure Python.
 
 Both back ends see the same files — .gitignore respected inside a git work tree, hidden
-files included, `.git` and binary files skipped — and print `path:line:text`.
+files included, `.git` and binary files skipped — and print `path:line:text`. The Python
+back end does not read text files over 50 MiB; the result names them, so a "no matches" is
+never taken for an answer about a file that was not searched.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .listing import glob_regex, project_files
 DEFAULT_MAX_RESULTS = 100
 MAX_MATCH_CHARS = 500
 MAX_FILE_BYTES = 50 * 1024 * 1024
+MAX_SKIPPED_NAMES = 10  # the skipped-files note names this many, then counts the rest
 SEARCH_SECONDS = 60.0
 BINARY_PROBE_BYTES = 8192
 
@@ -44,6 +47,7 @@ class Hits:
 
     matches: list[tuple[Path, str]] = field(default_factory=list)  # (file, "line:text")
     stopped: str = ""
+    too_big: list[Path] = field(default_factory=list)  # text files over MAX_FILE_BYTES, not searched
 
 
 class SearchFilesTool(BaseTool[SearchArgs]):
@@ -72,15 +76,28 @@ class SearchFilesTool(BaseTool[SearchArgs]):
 
 
 def render(hits: Hits, args: SearchArgs, display: Callable[[Path], str], base: Path) -> ToolResult:
-    """The result the model sees: matching lines plus a note when the search stopped early."""
+    """The result the model sees: matching lines plus a note when the search stopped early and
+    one naming the files too big to search."""
+    skipped = f"\n[{skipped_note(hits.too_big, display)}]" if hits.too_big else ""
+    also = f", {len(hits.too_big)} skipped" if hits.too_big else ""
     if not hits.matches:
-        return ToolResult(f"no matches for {args.pattern!r} in {display(base)}",
-                          summary="0 matches")
+        return ToolResult(f"no matches for {args.pattern!r} in {display(base)}{skipped}",
+                          summary=f"0 matches{also}")
     text = "\n".join(f"{display(path)}:{rest}" for path, rest in hits.matches)
     if hits.stopped:
         text += f"\n[{hits.stopped}]"
     count = len(hits.matches)
-    return ToolResult(text, summary=f"{count} match" + ("" if count == 1 else "es"))
+    return ToolResult(text + skipped, summary=f"{count} match" + ("" if count == 1 else "es") + also)
+
+
+def skipped_note(paths: list[Path], display: Callable[[Path], str]) -> str:
+    """`skipped 2 files over 50 MiB (not searched): big.bin, data.csv`, naming at most
+    MAX_SKIPPED_NAMES of them."""
+    count = len(paths)
+    names = ", ".join(display(path) for path in paths[:MAX_SKIPPED_NAMES])
+    more = f" and {count - MAX_SKIPPED_NAMES} more" if count > MAX_SKIPPED_NAMES else ""
+    noun = "file" if count == 1 else "files"
+    return f"skipped {count} {noun} over {MAX_FILE_BYTES // (1024 * 1024)} MiB (not searched): {names}{more}"
 
 
 def compile_pattern(args: SearchArgs) -> re.Pattern[str]:
@@ -200,7 +217,10 @@ def search_file(path: Path, regex: re.Pattern[str], hits: Hits, max_results: int
         # Only regular files: a symlink could lead outside the workspace (rg does not follow
         # them either) and opening a FIFO would block.
         info = path.lstat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES or is_binary(path):
+        if not stat.S_ISREG(info.st_mode) or is_binary(path):
+            return False
+        if info.st_size > MAX_FILE_BYTES:
+            hits.too_big.append(path)
             return False
         with path.open(encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, start=1):

@@ -2,7 +2,8 @@
 
 Redirects are followed by hand so that every hop is checked: only http and https, and —
 unless the run allows private networks — no host that resolves to a loopback, private,
-link-local, reserved or multicast address. httpx is imported on first use, not at startup.
+link-local, reserved or multicast address. httpx2 (the HTTP client the model SDKs use too)
+is imported on first use, not at startup.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field
 from .base import BaseTool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    import httpx
+    import httpx2
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_REDIRECTS = 5
@@ -80,10 +81,10 @@ class WebFetchTool(BaseTool[FetchArgs]):
 
 async def fetch(url: str, max_bytes: int, allow_private: bool) -> Page:
     """GET `url`, following up to MAX_REDIRECTS redirects, checking every hop."""
-    import httpx
+    import httpx2
 
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS, headers=HEADERS) as client:
+        async with httpx2.AsyncClient(timeout=TIMEOUT_SECONDS, headers=HEADERS) as client:
             for _ in range(MAX_REDIRECTS + 1):
                 await check_url(url, allow_private)
                 async with client.stream("GET", url) as response:
@@ -95,12 +96,12 @@ async def fetch(url: str, max_bytes: int, allow_private: bool) -> Page:
                     return Page(str(response.url), response.status_code,
                                 response.headers.get("content-type", ""),
                                 response.charset_encoding, body, truncated)
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+    except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
         raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from exc
     raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}); last one pointed to {url}")
 
 
-async def read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
+async def read_capped(response: httpx2.Response, max_bytes: int) -> tuple[bytes, bool]:
     """The response body up to `max_bytes`, and whether more was left unread."""
     body = bytearray()
     async for chunk in response.aiter_bytes():

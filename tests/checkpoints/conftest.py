@@ -25,12 +25,13 @@ Result = subprocess.CompletedProcess[str] | CliResult
 
 
 class Agent:
-    """One session in one workspace; each `turn` is a separate `recursive run`/`resume` process
-    with the scripted provider, the way a user runs turns one after another (`in_process`: the
-    same commands through `invoke`, faster, and letting a test patch what runs)."""
+    """One session in one workspace; each `turn` is a separate `recursive run`/`resume` command
+    with the scripted provider, the way a user runs turns one after another. The commands run in
+    this process through `invoke` (fast, and a test can patch what runs); `in_process=False`
+    runs each one as a real process instead."""
 
     def __init__(self, tmp_path: Path, workspace: Path, home: Path, session_id: str = "s1",
-                 in_process: bool = False) -> None:
+                 in_process: bool = True) -> None:
         self.tmp_path = tmp_path
         self.workspace = workspace
         self.home = home

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from clitools import run_cli
+from clitools import invoke
 
 from recursive_cli.features.sessions.reader import load_session
 
@@ -228,5 +228,5 @@ def test_restore_refused_while_the_session_is_in_use(agent: Agent, workspace: Pa
 
 
 def test_unknown_session() -> None:
-    proc = run_cli("checkpoints", "list", "nope")
+    proc = invoke("checkpoints", "list", "nope")
     assert proc.returncode == 1 and "no session matches 'nope'" in proc.stderr

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import asyncio
 from pathlib import Path
 
-from clitools import json_lines, run_cli, write_script
+from clitools import invoke, json_lines, write_script
 
 from .conftest import Agent, shell, stream
 
@@ -17,8 +15,8 @@ def test_without_git_the_run_says_so_once_and_goes_on(tmp_path: Path, workspace:
     empty.mkdir()
     script = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "list_dir", "arguments": {}}]},
                                                  {"text": "fine"}])
-    proc = run_cli("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
-                   "-o", "stream-json", env={"PATH": str(empty)})
+    proc = invoke("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                  "-o", "stream-json", env={"PATH": str(empty)})
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("git is not installed") == 1
     assert "checkpoint_list" not in stream(proc, "init")[0]["tools"]
@@ -63,9 +61,9 @@ def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspa
     kept.turn("a", shell("echo a > a.txt"))
     removed.turn("b", shell("echo b > b.txt"))
     assert removed.refs() and kept.refs()
-    assert run_cli("sessions", "rm", "removed").returncode == 0
+    assert invoke("sessions", "rm", "removed").returncode == 0
     assert removed.refs()  # rm leaves them: gc is what frees space
-    gc = run_cli("sessions", "gc", "--older-than", "30d")
+    gc = invoke("sessions", "gc", "--older-than", "30d")
     assert gc.returncode == 0, gc.stderr
     assert removed.refs() == {} and set(kept.refs()) == {"head", "turns/1/before", "turns/1/after"}
     assert kept.checkpoints("restore", "--turn", "1").returncode == 0
@@ -77,33 +75,23 @@ def test_gc_drops_the_shadow_repository_of_a_workspace_with_no_sessions(
     agent.turn("a", shell("echo a > a.txt"))
     shadow = agent.home / "checkpoints"
     assert len(list(shadow.iterdir())) == 1
-    assert run_cli("sessions", "rm", "s1").returncode == 0
-    assert run_cli("sessions", "gc", "--older-than", "1d", "--dry-run").returncode == 0
+    assert invoke("sessions", "rm", "s1").returncode == 0
+    assert invoke("sessions", "gc", "--older-than", "1d", "--dry-run").returncode == 0
     assert len(list(shadow.iterdir())) == 1  # a dry run removes nothing
-    assert run_cli("sessions", "gc", "--older-than", "1d").returncode == 0
+    assert invoke("sessions", "gc", "--older-than", "1d").returncode == 0
     assert list(shadow.iterdir()) == []
 
 
 def test_library_enable_checkpoints(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
-    code = """
-import asyncio, sys
-from pathlib import Path
-from recursive_cli import AgentRuntime, Settings
-from recursive_cli.providers.scripted import ScriptedProvider
+    from recursive_cli import AgentRuntime, Settings
+    from recursive_cli.providers.scripted import ScriptedProvider
 
-async def main():
     provider = ScriptedProvider([{"tool_calls": [{"name": "run_shell",
                                   "arguments": {"command": "echo hi > hi.txt"}}]}, {"text": "ok"}])
-    runtime = AgentRuntime.builder().settings(Settings(workspace=Path(sys.argv[1]))).provider(provider).build()
-    print(runtime.checkpoints_enabled(), runtime.enable_checkpoints(Path(sys.argv[2]), "lib-1"),
-          runtime.checkpoints_enabled(), "checkpoint_diff" in runtime.tools.names())
-    await runtime.run("say hi")
-
-asyncio.run(main())
-"""
-    proc = subprocess.run([sys.executable, "-c", code, str(workspace), str(isolated_home)],
-                          capture_output=True, text=True, env=dict(os.environ))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "True", "True", "True"]
+    runtime = AgentRuntime.builder().settings(Settings(workspace=workspace)).provider(provider).build()
+    assert not runtime.checkpoints_enabled()
+    assert runtime.enable_checkpoints(isolated_home, "lib-1")
+    assert runtime.checkpoints_enabled() and "checkpoint_diff" in runtime.tools.names()
+    asyncio.run(runtime.run("say hi"))
     agent = Agent(tmp_path, workspace, isolated_home, "lib-1")
     assert set(agent.refs()) == {"head", "turns/1/before", "turns/1/after"}

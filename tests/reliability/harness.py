@@ -7,6 +7,7 @@ ports, temp paths and durations do not make the table change from run to run.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -16,13 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from clitools import run_cli
+from clitools import invoke_strict, run_cli
 from fakeserver import FakeLLMServer
 
 from recursive_cli.core import utf8
@@ -62,10 +64,30 @@ class Run:
             assert len(self.error_lines()) == errors, self.stderr
 
 
-def agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
-    """`python -m recursive_cli ARGS` to completion (stdout must be valid UTF-8)."""
-    proc = run_cli(*args, env={**BASE_ENV, **(env or {})}, timeout=timeout)
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+def agent(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
+          in_process: bool = False) -> Run:
+    """`python -m recursive_cli ARGS` to completion (stdout must be valid UTF-8).
+
+    `in_process`: the same command in this process (`invoke_strict`), where a real process is not the
+    point (no hang to time out, no signal, no exit-time flush). What the interpreter would
+    print while finalising objects at exit ("Exception ignored in: …", e.g. a client left open
+    on a closed event loop) is collected here and added to stderr, so `assert_clear` still sees
+    it.
+    """
+    full_env = {**BASE_ENV, **(env or {})}
+    if not in_process:
+        proc = run_cli(*args, env=full_env, timeout=timeout)
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+    ignored: list[str] = []
+
+    def unraisable(info: Any) -> None:
+        ignored.append(f"Exception ignored in: {info.object!r}\n"
+                       + "".join(traceback.format_exception_only(info.exc_type, info.exc_value)))
+
+    with mock.patch.object(sys, "unraisablehook", unraisable):
+        result = invoke_strict(*args, env=full_env)
+        gc.collect()
+    return Run(result.returncode, result.stdout, result.stderr + "".join(ignored))
 
 
 def provider_args(server: FakeLLMServer, provider: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,9 +116,11 @@ class HostileRun:
 
 @pytest.fixture(scope="module")
 def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostileRun]:
-    """One run per provider over every hostile call (module scope: 10 MB twice is enough)."""
-    runs = {}
-    for provider in PROVIDERS:
+    """One run per provider over every hostile call (module scope: 10 MB twice is enough).
+
+    Each is a real process, so that a call that hangs (a FIFO, a device) fails at the timeout
+    instead of hanging the suite; the two run side by side."""
+    def observe(provider: str) -> HostileRun:
         workspace, devices = hostile_workspace(tmp_path_factory.mktemp(f"hostile-{provider}"))
         home = workspace / ".rhome"  # RECURSIVE_HOME inside the workspace
         session_id = "hostile"  # (each provider has its own home)
@@ -126,8 +129,10 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostileRun]:
             run = agent("run", "poke at everything", "-C", str(workspace), *provider_args(server, provider),
                         "--session-id", session_id, "-o", "stream-json",
                         env={"RECURSIVE_HOME": str(home)}, timeout=60)
-        runs[provider] = HostileRun(run, calls, devices, workspace, home, session_id, server)
-    return runs
+        return HostileRun(run, calls, devices, workspace, home, session_id, server)
+
+    with ThreadPoolExecutor(max_workers=len(PROVIDERS)) as pool:
+        return dict(zip(PROVIDERS, pool.map(observe, PROVIDERS)))
 
 
 def test_hostile_calls_get_clear_results(observed: dict[str, HostileRun]) -> None:
@@ -197,7 +202,7 @@ def test_two_hundred_calls_in_one_response(workspace: Path, isolated_home: Path)
     calls = [call("read_file", {"path": "ok.txt", "offset": i, "limit": 1}, f"c{i}") for i in range(1, 201)]
     with FakeLLMServer([{"tool_calls": calls}, {"text": "read them all"}]) as server:
         run = agent("run", "read every line", "-C", str(workspace), *provider_args(server, provider),
-                    "--session-id", "many")
+                    "--session-id", "many", in_process=True)
         body = server.requests[1].body
     assert run.code == 0 and run.stdout == "read them all\n", run.stderr
     run.assert_clear(errors=0)

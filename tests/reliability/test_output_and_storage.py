@@ -1,5 +1,9 @@
 """Where output goes and where sessions live: a reader that went away, input that is not UTF-8,
-a RECURSIVE_HOME that cannot be written or fills up, and no file descriptors left."""
+a RECURSIVE_HOME that cannot be written or fills up, and no file descriptors left.
+
+Real processes, except where noted: a closed pipe, a byte stream on stdin, a file-descriptor
+limit and a disk that fills up (whose failed writes may surface only when the process exits)
+need one."""
 
 from __future__ import annotations
 
@@ -52,7 +56,7 @@ def test_stream_reader_goes_away(case: str, tmp_path: Path, workspace: Path, iso
     run.assert_clear(errors=0)
     session = inspect_session(isolated_home, "reader")
     assert session.status == "interrupted" and session.unanswered_calls() == []
-    resumed = agent("resume", "reader", *args)
+    resumed = agent("resume", "reader", *args, in_process=True)  # (no pipe to lose this time)
     assert resumed.code == 0 and resumed.stdout == "finished\n", resumed.stderr
     check_row(Row(case, (QUIET,), str(run.code), session.summary("`resume` finishes the run (exit 0)")))
 
@@ -91,7 +95,7 @@ def test_home_is_a_file(tmp_path: Path, workspace: Path) -> None:
     home = tmp_path / "home-file"
     home.write_text("not a folder")
     args = ["-C", str(workspace), *scripted_args(tmp_path / "s.json", [{"text": "a"}])]
-    run = agent("run", "x", *args, env={"RECURSIVE_HOME": str(home)})
+    run = agent("run", "x", *args, env={"RECURSIVE_HOME": str(home)}, in_process=True)
     assert run.code == 1
     run.assert_clear(errors=1)
     assert home.read_text() == "not a folder"

@@ -1,5 +1,9 @@
 """Provider faults through the real SDKs: each is retried with an `api_retry` event, or ends the
-run with one `error:` line and exit 1 — and the session is saved either way."""
+run with one `error:` line and exit 1 — and the session is saved either way.
+
+The gauntlet of transient faults (dropped connections, timeouts, broken streams) runs as a real
+process, so a hang fails at the timeout and nothing is printed at exit; the failing runs run in
+this process (`in_process`), which is seconds faster per case (no SDK import per run)."""
 
 from __future__ import annotations
 
@@ -39,15 +43,17 @@ CONTEXT_ERRORS = {
 
 
 def run_against(server: FakeLLMServer, provider: str, workspace: Path, session_id: str,
-                *extra: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+                *extra: str, env: dict[str, str] | None = None,
+                in_process: bool = True):  # type: ignore[no-untyped-def]
     return agent("run", "do the task", "-C", str(workspace), *provider_args(server, provider),
-                 "--session-id", session_id, *extra, env={**TIMEOUT_ENV, **(env or {})})
+                 "--session-id", session_id, *extra, env={**TIMEOUT_ENV, **(env or {})},
+                 in_process=in_process)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_transient_faults_are_retried(provider: str, workspace: Path, isolated_home: Path) -> None:
     with FakeLLMServer([reply for _, reply in GAUNTLET]) as server:
-        run = run_against(server, provider, workspace, "gauntlet", "-o", "stream-json")
+        run = run_against(server, provider, workspace, "gauntlet", "-o", "stream-json", in_process=False)
         scrub = Scrub(ws=workspace, home=isolated_home)
         assert len(server.requests) == len(GAUNTLET)
     assert run.code == 0, run.stderr
@@ -84,7 +90,8 @@ def test_an_outage_fails_in_one_line_and_resumes(provider: str, workspace: Path,
     session = inspect_session(isolated_home, "outage")
     assert session.status == "failed" and [m.role for m in session.messages] == ["user"]
     with FakeLLMServer([{"text": "back again"}]) as server:
-        resumed = agent("resume", "outage", "-C", str(workspace), "--api-base", _base(server, provider))
+        resumed = agent("resume", "outage", "-C", str(workspace), "--api-base", _base(server, provider),
+                        in_process=True)
         assert len(server.requests) == 1
     assert resumed.code == 0 and resumed.stdout == "back again\n", resumed.stderr
     check_row(Row(f"{provider}-outage", ("5 × retrying in T s …", scrub(run.error_lines()[0])),

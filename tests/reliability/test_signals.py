@@ -152,18 +152,20 @@ def test_a_second_sigint_exits_at_once(tmp_path: Path, isolated_home: Path) -> N
     # lock is let go (5 s below), end `interrupted` and say `error: interrupted`: all asserted.
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    command = call("run_shell", {"command": "echo $$ > tool.pid; exec sleep 31.5"})
+    # The tool is a shell and a child in its process group: the whole group must go.
+    command = call("run_shell", {"command": "sleep 31.5 & echo $! > child.pid; echo $$ > tool.pid; wait"})
     script: list[dict] = [{"tool_calls": [command]}, {"text": "finished"}]
     args = ["-C", str(workspace), *scripted_args(tmp_path / "s.json", script)]
     proc = start_agent("run", "wait", *args, "--session-id", "twice", "-o", "stream-json",
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     tool_pid = workspace / "tool.pid"
     wait_until(lambda: tool_pid.exists() and tool_pid.read_text().strip() != "", proc=proc)
-    tool = int(tool_pid.read_text())
+    tool, child = int(tool_pid.read_text()), int((workspace / "child.pid").read_text())
+    assert alive(tool) and alive(child)
     with index_held_by_another_run(isolated_home, workspace):
         proc.send_signal(signal.SIGINT)
         wait_until(lambda: waiting_for_a_lock(proc.pid), proc=proc)  # the shutdown is stuck
-        assert not alive(tool), "the first SIGINT left the tool command running"
+        assert not alive(tool) and not alive(child), "the first SIGINT left the tool's processes running"
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -174,7 +176,7 @@ def test_a_second_sigint_exits_at_once(tmp_path: Path, isolated_home: Path) -> N
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr, stderr
     assert "interrupted twice: exiting now" in stderr and "error: interrupted" not in stderr, stderr
-    assert wait_gone(tool)
+    assert wait_gone(tool) and wait_gone(child)
     assert inspect_session(isolated_home, "twice").status == "running"  # no time to record more
     resumed = invoke("resume", "twice", *args, env=BASE_ENV)
     session = inspect_session(isolated_home, "twice")

@@ -7,10 +7,12 @@ import os
 import re
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from recursive_cli.tools import shell
 from recursive_cli.tools.base import ProcessTracker, ToolContext, live_processes
 from recursive_cli.tools.shell import HeadTailBuffer, RunShellTool, ShellArgs
 
@@ -71,12 +73,22 @@ def test_timeout_kills_the_whole_process_group(call) -> None:
     assert gone(child)
 
 
+async def until(predicate: Callable[[], bool], timeout: float = 10) -> None:
+    """Let the event loop run until `predicate` holds (a marker, not a guessed sleep)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        await asyncio.sleep(0.01)
+
+
 def test_group_is_tracked_while_running(ctx: ToolContext) -> None:
     seen: list[set[int]] = []
+    started = ctx.workspace / "started"
 
     async def scenario() -> None:
-        task = asyncio.ensure_future(RunShellTool().run(ShellArgs(command="sleep 5"), ctx))
-        await asyncio.sleep(0.5)
+        task = asyncio.ensure_future(RunShellTool().run(
+            ShellArgs(command="touch started; exec sleep 5"), ctx))
+        await until(lambda: started.exists() and bool(ctx.processes.groups))  # it runs, supervised
         seen.append(set(ctx.processes.groups))
         ctx.processes.kill_all()
         await task
@@ -88,9 +100,9 @@ def test_group_is_tracked_while_running(ctx: ToolContext) -> None:
 
 def test_cancel_kills_the_group_and_propagates(ctx: ToolContext) -> None:
     async def scenario() -> int:
-        command = "sleep 100 & echo $! > child.pid; sleep 100"
+        command = "sleep 100 & echo $! > child.pid.tmp; mv child.pid.tmp child.pid; sleep 100"
         task = asyncio.ensure_future(RunShellTool().run(ShellArgs(command=command), ctx))
-        await asyncio.sleep(0.5)
+        await until(lambda: (ctx.workspace / "child.pid").exists() and bool(ctx.processes.groups))
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -143,7 +155,8 @@ def test_leftovers_are_stopped_even_outside_the_group(call, workspace: Path) -> 
     assert wait_gone(*pids), [pid for pid in pids if not gone(pid)]
 
 
-def test_a_leftover_ignoring_sigterm_is_killed(call, workspace: Path) -> None:
+def test_a_leftover_ignoring_sigterm_is_killed(call, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shell, "KILL_GRACE_SECONDS", 0.2)  # how long SIGTERM gets is not the point
     command = ("sh -c 'trap \"\" TERM; echo $$ > pid; exec sleep 300' > /dev/null & "
                "while [ ! -s pid ]; do sleep 0.01; done")
     result = call("run_shell", command=command, timeout_seconds=20)
@@ -162,9 +175,11 @@ def test_a_command_that_leaves_nothing_says_nothing(call) -> None:
     assert "left" not in result.content and result.content.startswith("ok")
 
 
-def test_output_held_by_an_unfindable_process_does_not_block(call, workspace: Path) -> None:
+def test_output_held_by_an_unfindable_process_does_not_block(call, workspace: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A process that left both the group and the environment marker cannot be found; its
     hold on the output only costs the drain time, and the model is told."""
+    monkeypatch.setattr(shell, "DRAIN_SECONDS", 0.2)  # how long the drain waits is not the point
     command = "setsid env -i sh -c 'echo $$ > pid; exec sleep 60' & while [ ! -s pid ]; do sleep 0.01; done"
     started = time.monotonic()
     result = call("run_shell", command=command, timeout_seconds=20)

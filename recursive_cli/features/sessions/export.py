@@ -111,8 +111,17 @@ def _plain_message(message: Message) -> list[str]:
         mark = " (error)" if message.is_error else ""
         return [f"  ← {message.tool_name or '?'}{mark}:", _indent(_truncate(message.content), "    ")]
     lines = ["", "assistant: " + message.content] if message.content else []
-    return lines + [f"  → {call.name} {_truncate(_one_line(call.arguments), ARGS_LIMIT)}"
+    return lines + [f"  → {call.name} {_truncate(_arguments_line(call.arguments), ARGS_LIMIT)}"
                     for call in message.tool_calls]
+
+
+def _arguments_line(arguments: str) -> str:
+    """A call's arguments as one line of JSON, their text as written: non-ASCII as it is (not
+    `\\u` escapes), the spaces inside strings (a file's indentation) kept."""
+    try:
+        return json.dumps(json.loads(arguments or "{}"), ensure_ascii=False)
+    except ValueError:
+        return _one_line(arguments)
 
 
 def _truncate(text: str, limit: int = RESULT_LIMIT) -> str:

@@ -8,9 +8,11 @@ import typer
 
 from ... import __version__
 from . import checkpoints_app, goal_app, loop_app
-from .options import CommonOptions, with_common_options
+from .options import CommonOptions, RunOptions, with_common_options, with_run_options
+from .usage import RecursiveGroup
 
 app = typer.Typer(
+    cls=RecursiveGroup,  # one `error:` line for a bad command line; value names in --help
     name="recursive",
     help="A coding agent for the shell: runs an LLM through tool calls in your workspace.",
     no_args_is_help=True,
@@ -47,17 +49,23 @@ def _root(
   git diff | recursive run "review this diff" -o json
 
   recursive run "fix the tests" -o stream-json | jq .
+
+  recursive run -c "now add tests for it"
+
+  while read f; do recursive run --no-stdin "fix the lint errors in $f"; done < files.txt
 """)
 @with_common_options
+@with_run_options()
 def run(
-    prompt: Annotated[Optional[list[str]], typer.Argument(help="The task. '-' or none reads stdin.", show_default=False)] = None,
+    prompt: Annotated[Optional[list[str]], typer.Argument(metavar="PROMPT", help="The task. '-' or none reads stdin; piped stdin is appended to it (unless --no-stdin).", show_default=False)] = None,
     *,
+    run_options: RunOptions,
     common: CommonOptions,
 ) -> None:
     """Run one turn of the agent on PROMPT and print the answer."""
     from .run_cmd import run_command
 
-    raise typer.Exit(run_command(common, prompt or []))
+    raise typer.Exit(run_command(common, prompt or [], run_options))
 
 
 @app.command(epilog="""[b]Examples[/b]
@@ -69,16 +77,20 @@ def run(
   git diff | recursive resume 2026 "review what changed since"
 """)
 @with_common_options
+@with_run_options(continue_flag=False)
 def resume(
-    words: Annotated[Optional[list[str]], typer.Argument(metavar="[SESSION] [PROMPT]...", help="Session id or unique prefix, then the prompt.", show_default=False)] = None,
+    session: Annotated[Optional[str], typer.Argument(metavar="SESSION", help="Session id or unique prefix.", show_default=False)] = None,
+    prompt: Annotated[Optional[list[str]], typer.Argument(metavar="PROMPT", help="The prompt.", show_default=False)] = None,
     last: Annotated[bool, typer.Option("--last", help="This workspace's latest session; all words are the prompt.")] = False,
     *,
+    run_options: RunOptions,
     common: CommonOptions,
 ) -> None:
     """Continue a saved session; without PROMPT an interrupted run carries on."""
     from .resume_cmd import resume_command
 
-    raise typer.Exit(resume_command(common, words or [], last))
+    words = ([session] if session is not None else []) + (prompt or [])
+    raise typer.Exit(resume_command(common, words, last, run_options))
 
 
 sessions_app = typer.Typer(help="Inspect and manage saved sessions.", no_args_is_help=True)
@@ -94,7 +106,7 @@ app.add_typer(sessions_app, name="sessions")
 def sessions_list(
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
     all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Sessions of every workspace.")] = False,
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose sessions to list.")] = None,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Workspace whose sessions to list.")] = None,
 ) -> None:
     """List the sessions of this workspace, oldest first."""
     from .sessions_cmd import list_command
@@ -123,7 +135,7 @@ def sessions_show(session: Annotated[str, typer.Argument(help="Session id or uni
 """)
 def sessions_export(
     session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
-    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="jsonl (the transcript as stored), json or md.")] = ExportFormat.jsonl,
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (the transcript as stored), json or md.")] = ExportFormat.jsonl,
 ) -> None:
     """Write a session to stdout as jsonl, json or Markdown."""
     from .sessions_cmd import export_command
@@ -151,11 +163,11 @@ def sessions_rm(sessions: Annotated[list[str], typer.Argument(metavar="SESSION..
   recursive sessions gc --older-than 90d --all-workspaces --yes
 """)
 def sessions_gc(
-    older_than: Annotated[str, typer.Option("--older-than", help="Age by last update, with a unit: 30d, 12h, 90m, 45s.")],
+    older_than: Annotated[str, typer.Option("--older-than", metavar="AGE", help="Age by last update, with a unit: 30d, 12h, 90m, 45s.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be removed.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking; needed when stdin is not a terminal.")] = False,
     all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Sessions of every workspace, not only this one.")] = False,
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose sessions to remove.")] = None,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Workspace whose sessions to remove.")] = None,
 ) -> None:
     """Delete this workspace's sessions not updated for the given time. Nothing else ever deletes one.
 
@@ -213,7 +225,7 @@ def config_show(
   recursive config path -C ~/src/project
 """)
 def config_path(
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Workspace whose project config to show.")] = None,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Workspace whose project config to show.")] = None,
 ) -> None:
     """The config files that are read, lowest precedence first, and whether they exist."""
     from .config_cmd import path_command

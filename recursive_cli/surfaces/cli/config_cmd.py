@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...core.pricing import configured_key, price_for
 from ...core.settings import ConfigError, LoadedSettings, Settings, load_settings
 from .errors import fail
 from .options import CommonOptions
@@ -20,14 +21,27 @@ def mask(secret: str) -> str:
 def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
     """(key, value, source) for every setting; the API key masked."""
     data = loaded.settings.model_dump(mode="json")
-    rows: list[tuple[str, str, str]] = [("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)"))]
+    rows: list[tuple[str, str, str]] = [("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)")),
+                                        price_row(loaded)]
     for key in Settings.model_fields:
-        if key in ("model", "api_key"):
+        if key in ("model", "api_key", "prices"):
             continue
         rows.append((key.replace("_", "-"), _text(data[key]), loaded.sources.get(key, "default")))
     api_key = loaded.settings.api_key
     rows.append(("api-key", mask(api_key) if api_key else "(not set)", loaded.sources.get("api_key", "-")))
     return rows
+
+
+def price_row(loaded: LoadedSettings) -> tuple[str, str, str]:
+    """The price in force for the current model and where it comes from: a `[prices."MODEL"]`
+    table in a config file, the bundled table, or nowhere (cost unknown, `--max-cost` refused)."""
+    model, configured = loaded.settings.effective_model, loaded.settings.prices
+    price = price_for(model, configured)
+    if price is None:
+        return ("price", "(unknown)", "unknown")
+    key = configured_key(model, configured)
+    source = "builtin table" if key is None else loaded.sources.get(f"prices.{key}", "config")
+    return ("price", price.describe(), source)
 
 
 def _text(value: Any) -> str:

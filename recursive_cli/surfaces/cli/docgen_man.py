@@ -18,11 +18,21 @@ DESCRIPTION = (
     "`recursive` is a command-line coding agent. It drives an LLM (any OpenAI-compatible "
     "server, or Anthropic) through a loop of tool calls inside a workspace (reading, editing "
     "and patching files, searching, running shell commands) and prints the answer.",
-    "The final answer goes to standard output and nothing else does. Progress (tool calls, a "
-    "spinner while the model works, a summary of steps, tokens and cost) goes to standard "
-    "error. `-o json` prints one JSON object at the end and `-o stream-json` one object per "
-    "line, in the shapes of Claude Code's headless mode plus `schema_version`; the exit status "
-    "tells success from each kind of failure.",
+    "The final answer goes to standard output and nothing else does, whenever the model gave "
+    "one: also when the run then failed (an answer after a denied action, a refusal, a goal "
+    "not met), where the exit status tells the outcome. Progress (tool calls, a spinner while "
+    "the model works, a summary of steps, tokens and cost) goes to standard error. `-o json` "
+    "prints one JSON object at the end and `-o stream-json` one object per line, in the shapes "
+    "of Claude Code's headless mode plus `schema_version`. `--output-last-message FILE` also "
+    "writes the answer to a file; `--output-schema FILE` asks for an answer that validates "
+    "against a JSON Schema (asked once more when it does not, then exit status 1) and puts it "
+    "in the result as `structured_output`.",
+    "Standard input that is not a terminal is read and composes with PROMPT: alone when there "
+    "is no PROMPT (or it is `-`), else appended to it in a fenced block. When a PROMPT was given "
+    "and nothing arrives on a pipe for 2 seconds, a note on standard error says so. `--no-stdin` "
+    "(or `RECURSIVE_NO_STDIN=1`) never reads it, as in a shell loop that reads its own input: "
+    "`while read f; do recursive run --no-stdin \"fix $f\"; done < files.txt`. `-c` (`--continue`) "
+    "goes on with the latest session of the workspace.",
     "Every run is written to disk as it goes, as a session under `$RECURSIVE_HOME/sessions`, "
     "and can be continued later; when the session cannot be written (a full disk), the run "
     "stops before the next tool runs and exits 1. Before and after every turn, and around "
@@ -54,6 +64,7 @@ ENVIRONMENT = (
     ("RECURSIVE_WORKSPACE", "Workspace root, as `--workspace`. Default: the current directory."),
     ("RECURSIVE_MAX_STEPS", "LLM calls per turn, as `--max-steps`. Default: 100."),
     ("RECURSIVE_SCRIPT", "Replies for the `scripted` provider, as `--script`."),
+    ("RECURSIVE_NO_STDIN", "When `1` (or `true`), standard input is never read, as `--no-stdin`."),
     ("RECURSIVE_REQUEST_TIMEOUT", "Seconds one request to the model may take before it is "
      "retried. Default: 600."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),
@@ -74,8 +85,11 @@ FILES = (
 EXIT_STATUS = (
     ("0", "success", "The agent finished, the goal was met, or the loop ended normally."),
     ("1", "error_during_execution", "Provider error after retries, the model stopped for "
-     "another reason than finishing (e.g. output length), IO error, or broken configuration."),
-    ("2", "", "Bad command line; the usage text goes to standard error."),
+     "another reason than finishing (e.g. output length), IO error, or broken configuration. "
+     "An answer that never matched `--output-schema` has the subtype "
+     "`error_max_structured_output_retries`."),
+    ("2", "", "Bad command line: an unknown option or a value that is not accepted; one "
+     "`error:` line on standard error names the option and what it accepts."),
     ("3", "error_max_budget", "`--max-steps`, `--max-cost`, `--max-duration`, "
      "`--max-iterations` or the transcript limit was reached."),
     ("4", "error_goal_not_met", "A goal run ended (`--max-turns` or stalled) without success."),

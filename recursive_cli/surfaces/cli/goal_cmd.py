@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...agent import AgentRuntime
+from ...core.budget import unenforceable_budget
 from ...core.kernel import TurnOutcome
+from ...core.messages import CONTINUE
 from ...core.settings import ConfigError, parse_duration
 from ...drivers.goal_mode import judge_provider
 from .errors import EXIT_USAGE, fail
-from .launch import launch, new_launch
-from .options import CommonOptions
-from .prompt_input import read_prompt
+from .launch import Launch, agent_launch, launch
+from .options import CommonOptions, RunOptions
+from .prompt_input import empty_prompt_message, read_prompt
+from .resume_cmd import resumed_work
 
 
 @dataclass
@@ -26,20 +29,36 @@ class GoalRequest:
     check_timeout: str
 
 
-def goal_command(common: CommonOptions, request: GoalRequest) -> int:
-    """Exit code of a `goal`: usage errors are 2, configuration errors 1, else the outcome's code."""
-    prompt = read_prompt(request.words)
-    problem = _usage_problem(prompt, request)
+def goal_command(common: CommonOptions, request: GoalRequest, options: RunOptions | None = None) -> int:
+    """Exit code of a `goal`: usage errors are 2, configuration errors 1, else the outcome's code.
+
+    With `-c` the goal is worked on in the conversation of this workspace's latest session; with
+    `-c` and neither PROMPT nor a goal (--until, --check) that session carries on as `resume
+    --last` would have it; with a goal and no PROMPT, the prompt is "Continue.".
+    """
+    options = options or RunOptions()
+    prompt = read_prompt(request.words, read_stdin=not options.no_stdin)
+    has_goal = bool(request.until or request.checks)
+    if options.continue_session and not prompt and has_goal:
+        prompt = CONTINUE
+    carry_on = options.continue_session and not prompt
+    problem = "" if carry_on else _usage_problem(prompt, request, read_stdin=not options.no_stdin)
     if problem:
         return fail(problem, EXIT_USAGE)
     check_timeout = parse_duration(request.check_timeout)
-    spec = new_launch(common, "goal", prompt)
+    spec = agent_launch(common, options, "goal", prompt)
     if isinstance(spec, int):
         return spec
+    if spec.resumed is not None and carry_on:
+        return launch(spec, resumed_work("", spec.resumed))
+    prompt = spec.output.prompt(prompt)
+    refused = unenforceable_budget(spec.loaded, request.judge_model)  # an unpriced judge too
+    if refused:
+        return _give_up(spec, fail(refused, EXIT_USAGE))
     try:
         judge = judge_provider(spec.loaded.settings, request.judge_model)
     except ConfigError as exc:
-        return fail(str(exc))
+        return _give_up(spec, fail(str(exc)))
 
     async def work(runtime: AgentRuntime) -> TurnOutcome:
         try:
@@ -53,9 +72,16 @@ def goal_command(common: CommonOptions, request: GoalRequest) -> int:
     return launch(spec, work)
 
 
-def _usage_problem(prompt: str, request: GoalRequest) -> str:
+def _give_up(spec: Launch, code: int) -> int:
+    """`code`, once the session `-c` locked is let go."""
+    if spec.lock is not None:
+        spec.lock.release()
+    return code
+
+
+def _usage_problem(prompt: str, request: GoalRequest, read_stdin: bool = True) -> str:
     if not prompt:
-        return "empty prompt: give a PROMPT argument or pipe text on stdin"
+        return empty_prompt_message(read_stdin)
     if not request.until and not request.checks:
         return "a goal needs --until CONDITION, --check CMD (repeatable), or both"
     if any(not check.strip() for check in request.checks):

@@ -7,22 +7,25 @@ import signal
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ...agent import AgentRuntime
+from ...core.budget import unenforceable_budget
 from ...core.errors import SessionStateError
 from ...core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ...core.kernel import TurnOutcome
 from ...core.results import make_result
-from ...core.settings import ConfigError, LoadedSettings, Settings, load_settings
+from ...core.settings import BadValueError, ConfigError, LoadedSettings, Settings, load_settings
 from ...features.sessions.binding import SessionBinding
 from ...features.sessions.ids import check_session_id, new_session_id
 from ...features.sessions.lock import SessionLock
 from ...features.sessions.reader import LoadedSession
 from ...features.sessions.records import SessionError, SessionWriteError
-from .errors import EXIT_USAGE, fail
-from .options import CommonOptions
+from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from .final_answer import OutputOptionError, OutputRequest, output_request
+from .options import CommonOptions, RunOptions
+from .prompt_input import empty_prompt_message
 
 if TYPE_CHECKING:
     from ...features.sessions.writer import JsonlSessionWriter
@@ -40,17 +43,39 @@ class Launch:
     title: str = ""
     resumed: LoadedSession | None = None
     lock: SessionLock | None = None  # held on the resumed session since it was loaded
+    output: OutputRequest = field(default_factory=OutputRequest)  # --output-last-message, --output-schema
 
 
-def new_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
+def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch | int:
+    """The Launch of a `run`, `loop` or `goal` on `prompt`: a new session, or with `-c` this
+    workspace's latest one; or the exit code of the error, already reported. The title (and
+    the first prompt kept for a crash before turn 1) carries the --output-schema instruction."""
+    try:
+        output = output_request(options.output_last_message, options.output_schema)
+    except OutputOptionError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    if options.continue_session:
+        from .resume_cmd import continue_launch
+
+        spec = continue_launch(common, mode, prompt)
+    else:
+        spec = new_launch(common, mode, prompt, read_stdin=not options.no_stdin)
+    if isinstance(spec, int):
+        return spec
+    spec.output = output
+    spec.title = output.prompt(spec.title)
+    return spec
+
+
+def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool = True) -> Launch | int:
     """Settings and a fresh session id for a new `mode` command on `prompt`; or the exit code
     of the usage error (2) or configuration error (1), already reported."""
     if not prompt:
-        return fail("empty prompt: give a PROMPT argument or pipe text on stdin", EXIT_USAGE)
+        return fail(empty_prompt_message(read_stdin), EXIT_USAGE)
     try:
         loaded = load_settings(common.as_flags())
-    except ConfigError as exc:
-        return fail(str(exc))
+    except ConfigError as exc:  # a malformed value (BadValueError) is a usage error
+        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
     session_id = loaded.settings.session_id or new_session_id()
     problem = check_session_id(session_id)
     if problem:
@@ -70,9 +95,9 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
     elif settings.output_format == "json":
         sinks.append(JsonResultSink(sys.stdout))
     if sys.stderr.isatty() and settings.output_format == "text":
-        sinks.append(RichTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+        sinks.append(RichTerminalSink(sys.stderr, settings.quiet, settings.verbose, settings.prices))
     else:
-        sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose))
+        sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose, settings.prices))
     if settings.output_format == "text":  # last: after the progress display has finished
         sinks.append(TextAnswerSink(sys.stdout))
     return sinks
@@ -81,6 +106,11 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
 def launch(spec: Launch, work: Work) -> int:
     """Build the runtime, bind its session and run `work` on it; returns the process exit code."""
     settings = spec.loaded.settings
+    refused = unenforceable_budget(spec.loaded)  # e.g. --max-cost on a model with no price
+    if refused:
+        if spec.lock is not None:
+            spec.lock.release()
+        return fail(refused, EXIT_USAGE)
     if settings.verbose:
         from ...core.diagnostics import enable_verbose
 
@@ -107,13 +137,25 @@ def launch(spec: Launch, work: Work) -> int:
 
     on_broken_pipe(lambda: runtime.interrupt(signal.SIGPIPE))  # `| head -1`: stop, exit 141
     try:
-        result = asyncio.run(drive(runtime, work, settings,
-                                   session=binding.writer if binding is not None else None))
+        result = asyncio.run(drive(runtime, spec.output.wrap(work), settings,
+                                   session=binding.writer if binding is not None else None,
+                                   structured=lambda: spec.output.structured_output))
     finally:
         if binding is not None:
             binding.close()
         elif spec.lock is not None:
             spec.lock.release()
+    return _write_last_message(spec.output, result)
+
+
+def _write_last_message(output: OutputRequest, result: RunFinished) -> int:
+    """The exit code once --output-last-message is written (1 if that failed on a success)."""
+    from ...sinks.answer import answer_text
+
+    problem = output.write_last_message(answer_text(result))
+    if problem:
+        fail(problem)
+        return result.exit_code or EXIT_ERROR
     return result.exit_code
 
 
@@ -122,13 +164,16 @@ def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBin
     from ...features.sessions.store import SessionStore
 
     if spec.resumed is not None and spec.lock is not None:
+        if spec.resumed.meta.mode != spec.mode:  # `loop -c` on a run's session: a loop from now on
+            spec.resumed.meta.mode = spec.mode  # type: ignore[assignment]
         return reopen_session(spec.resumed, spec.lock, runtime)
     folder = SessionStore(spec.loaded.home).folder(spec.session_id)
     return create_session(folder, session_meta(runtime, settings, spec.mode, spec.title), runtime)
 
 
 async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
-                session: JsonlSessionWriter | None = None) -> RunFinished:
+                session: JsonlSessionWriter | None = None,
+                structured: Callable[[], Any] | None = None) -> RunFinished:
     """Run `work` with signal handling; always emits and returns the final result.
 
     A session that could not be written decides the result (exit 1, `io_error`) whatever the
@@ -159,7 +204,7 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
         session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
         duration_ms=int(runtime.budget.elapsed() * 1000), usage=runtime.usage,
         cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
-        goal=runtime.goal_summary)
+        goal=runtime.goal_summary, structured_output=structured() if structured is not None else None)
 
     runtime.emit(result)
     for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)

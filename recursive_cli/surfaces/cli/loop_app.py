@@ -4,7 +4,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import BUDGETS, CommonOptions, with_common_options
+from .options import BUDGETS, CommonOptions, RunOptions, with_common_options, with_run_options
 
 EPILOG = """[b]Examples[/b]
 
@@ -22,11 +22,13 @@ def register(app: typer.Typer) -> None:
 
 
 @with_common_options
+@with_run_options()
 def loop(
-    prompt: Annotated[Optional[list[str]], typer.Argument(help="The task. '-' or none reads stdin.", show_default=False)] = None,
-    max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, help="Turns for the whole loop.", rich_help_panel=BUDGETS)] = 100,
-    max_context_tokens: Annotated[Optional[int], typer.Option("--max-context-tokens", min=1000, help="Compact the conversation as it nears this many tokens (default: the model's context window).", rich_help_panel=BUDGETS, show_default=False)] = None,
+    prompt: Annotated[Optional[list[str]], typer.Argument(metavar="PROMPT", help="The task. '-' or none reads stdin; piped stdin is appended to it (unless --no-stdin).", show_default=False)] = None,
+    max_iterations: Annotated[int, typer.Option("--max-iterations", min=1, metavar="N", help="Turns for the whole loop, 1 or more.", rich_help_panel=BUDGETS)] = 100,
+    max_context_tokens: Annotated[Optional[int], typer.Option("--max-context-tokens", min=1000, metavar="N", help="Compact the conversation as it nears this many tokens, 1000 or more (default: the model's context window).", rich_help_panel=BUDGETS, show_default=False)] = None,
     *,
+    run_options: RunOptions,
     common: CommonOptions,
 ) -> None:
     """Work autonomously: wake up when scheduled, react to finished background jobs, stop when done.
@@ -36,4 +38,4 @@ def loop(
     """
     from .loop_cmd import loop_command
 
-    raise typer.Exit(loop_command(common, prompt or [], max_iterations, max_context_tokens))
+    raise typer.Exit(loop_command(common, prompt or [], max_iterations, max_context_tokens, run_options))

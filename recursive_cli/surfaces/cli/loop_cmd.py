@@ -5,25 +5,34 @@ from __future__ import annotations
 from ...agent import AgentRuntime
 from ...core.kernel import TurnOutcome
 from ...features.sessions.store import SessionStore
-from .launch import launch, new_launch
-from .options import CommonOptions
+from .launch import agent_launch, launch
+from .options import CommonOptions, RunOptions
 from .prompt_input import read_prompt
+from .resume_cmd import resumed_work
 
 
 def loop_command(common: CommonOptions, words: list[str], max_iterations: int,
-                 max_context_tokens: int | None) -> int:
-    """Exit code of a `loop`: usage errors are 2, configuration errors 1, else the outcome's code."""
-    prompt = read_prompt(words)
-    spec = new_launch(common, "loop", prompt)
+                 max_context_tokens: int | None, options: RunOptions | None = None) -> int:
+    """Exit code of a `loop`: usage errors are 2, configuration errors 1, else the outcome's code.
+
+    With `-c` the loop runs on the conversation of this workspace's latest session (with no
+    PROMPT, that session carries on as `resume --last` would have it).
+    """
+    options = options or RunOptions()
+    prompt = read_prompt(words, read_stdin=not options.no_stdin)
+    spec = agent_launch(common, options, "loop", prompt)
     if isinstance(spec, int):
         return spec
+    if spec.resumed is not None and not prompt:
+        return launch(spec, resumed_work("", spec.resumed))
+    text = spec.output.prompt(prompt)
     loaded, session_id = spec.loaded, spec.session_id
     folder = None if loaded.settings.no_session else SessionStore(loaded.home).folder(session_id)
 
     async def work(runtime: AgentRuntime) -> TurnOutcome:
         from ...drivers.event_loop import run_event_loop
 
-        return await run_event_loop(runtime, prompt, max_iterations=max_iterations,
+        return await run_event_loop(runtime, text, max_iterations=max_iterations,
                                     max_context_tokens=max_context_tokens, jobs_folder=folder)
 
     return launch(spec, work)

@@ -1,4 +1,9 @@
-"""The common options of SPEC §3, declared once and added to every agent command."""
+"""The common options of SPEC §3, declared once and added to every agent command; and the
+options of the commands that run the agent on a prompt (`RunOptions`).
+
+Every option that takes a value names it (`N`, `USD`, `FILE`…): `--help` shows that name,
+the error for a bad value names the flag and what it accepts (usage.py).
+"""
 
 import enum
 import functools
@@ -11,12 +16,14 @@ from typing import Annotated, Any, Optional, cast
 import typer
 
 from ...core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, spelled_out
+from .usage import BadValue
 
 ADVANCED = "Advanced"
 MODEL = "Model and provider"
 BUDGETS = "Budgets"
 OUTPUT = "Output"
 SAFETY = "Permissions"
+INPUT = "Input and sessions"
 
 
 def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
@@ -64,42 +71,100 @@ class CommonOptions:
         return {k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()}
 
 
+def positive_cost(value: float | None) -> float | None:
+    """`--max-cost`: an amount of USD above 0."""
+    if value is not None and not value > 0:
+        raise BadValue("expected an amount of USD more than 0, e.g. 0.50")
+    return value
+
+
+def duration_value(value: str | None) -> str | None:
+    """`--max-duration`: a wall-clock time above 0 that `parse_duration` reads."""
+    if value is None:
+        return value
+    from ...core.settings import parse_duration  # (only when the option is given: --help stays light)
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise BadValue("expected a duration like 90 (seconds), 90s, 20m, 2h or 1h30m") from None
+    if seconds <= 0:
+        raise BadValue("expected a duration of more than 0, like 90s, 20m or 2h")
+    return value
+
+
 _OPTIONS: dict[str, Any] = {
-    "model": Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (default: the provider's).", rich_help_panel=MODEL)],
-    "provider": Annotated[Optional[ProviderName], typer.Option("--provider", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)],
-    "api_base": Annotated[Optional[str], typer.Option("--api-base", help="Base URL of the API.", rich_help_panel=MODEL)],
-    "workspace": Annotated[Optional[Path], typer.Option("--workspace", "-C", help="Root the tools work in (default: current directory).")],
-    "add_dir": Annotated[Optional[list[Path]], typer.Option("--add-dir", help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)],
-    "max_steps": Annotated[Optional[int], typer.Option("--max-steps", min=1, help="LLM calls per turn (default 100).", rich_help_panel=BUDGETS)],
-    "max_cost": Annotated[Optional[float], typer.Option("--max-cost", help="USD for the whole session.", rich_help_panel=BUDGETS)],
-    "max_duration": Annotated[Optional[str], typer.Option("--max-duration", help="Wall clock, e.g. 90s, 20m, 2h.", rich_help_panel=BUDGETS)],
-    "output_format": Annotated[Optional[OutputFormat], typer.Option("--output-format", "-o", help=spelled_out(OUTPUT_FORMATS) + ".", rich_help_panel=OUTPUT, show_default=False)],
-    "session_id": Annotated[Optional[str], typer.Option("--session-id", help="Id for the new session.", rich_help_panel=ADVANCED)],
+    "model": Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's).", rich_help_panel=MODEL)],
+    "provider": Annotated[Optional[ProviderName], typer.Option("--provider", metavar="PROVIDER", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)],
+    "api_base": Annotated[Optional[str], typer.Option("--api-base", metavar="URL", help="Base URL of the API, e.g. http://127.0.0.1:11434/v1.", rich_help_panel=MODEL)],
+    "workspace": Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Root the tools work in (default: current directory).")],
+    "add_dir": Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)],
+    "max_steps": Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="LLM calls per turn, 1 or more (default 100).", rich_help_panel=BUDGETS)],
+    "max_cost": Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive_cost, help="USD for the whole session, e.g. 0.50.", rich_help_panel=BUDGETS)],
+    "max_duration": Annotated[Optional[str], typer.Option("--max-duration", metavar="DURATION", callback=duration_value, help="Wall clock, e.g. 90s, 20m, 2h.", rich_help_panel=BUDGETS)],
+    "output_format": Annotated[Optional[OutputFormat], typer.Option("--output-format", "-o", metavar="FORMAT", help=spelled_out(OUTPUT_FORMATS) + ".", rich_help_panel=OUTPUT, show_default=False)],
+    "session_id": Annotated[Optional[str], typer.Option("--session-id", metavar="ID", help="Id for the new session.", rich_help_panel=ADVANCED)],
     "no_session": Annotated[bool, typer.Option("--no-session", help="Keep nothing on disk.", rich_help_panel=ADVANCED)],
     "no_checkpoints": Annotated[bool, typer.Option("--no-checkpoints", help="No workspace snapshots.", rich_help_panel=ADVANCED)],
-    "permission_mode": Annotated[Optional[PermissionMode], typer.Option("--permission-mode", help=spelled_out(PERMISSION_MODES) + ".", rich_help_panel=SAFETY, show_default=False)],
-    "allow": Annotated[Optional[list[str]], typer.Option("--allow", help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)],
-    "deny": Annotated[Optional[list[str]], typer.Option("--deny", help="Deny rule like 'write_file(secrets/**)'; deny wins.", rich_help_panel=SAFETY)],
-    "system_prompt": Annotated[Optional[str], typer.Option("--system-prompt", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)],
-    "append_system_prompt": Annotated[Optional[str], typer.Option("--append-system-prompt", help="Extend the system prompt.", rich_help_panel=ADVANCED)],
+    "permission_mode": Annotated[Optional[PermissionMode], typer.Option("--permission-mode", metavar="MODE", help=spelled_out(PERMISSION_MODES) + ".", rich_help_panel=SAFETY, show_default=False)],
+    "allow": Annotated[Optional[list[str]], typer.Option("--allow", metavar="RULE", help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)],
+    "deny": Annotated[Optional[list[str]], typer.Option("--deny", metavar="RULE", help="Deny rule like 'write_file(secrets/**)' (repeatable); deny wins.", rich_help_panel=SAFETY)],
+    "system_prompt": Annotated[Optional[str], typer.Option("--system-prompt", metavar="TEXT", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)],
+    "append_system_prompt": Annotated[Optional[str], typer.Option("--append-system-prompt", metavar="TEXT", help="Extend the system prompt.", rich_help_panel=ADVANCED)],
     "no_stream": Annotated[bool, typer.Option("--no-stream", help="Ask the provider for whole responses.", rich_help_panel=ADVANCED)],
     "quiet": Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)],
     "verbose": Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)],
-    "script": Annotated[Optional[Path], typer.Option("--script", help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
+    "script": Annotated[Optional[Path], typer.Option("--script", metavar="FILE", help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
 }
 _DEFAULTS = {f.name: f.default for f in fields(CommonOptions)}
 
 
+@dataclass
+class RunOptions:
+    """The options of the commands that run the agent on a prompt (run, loop, goal, resume)."""
+
+    no_stdin: bool = False
+    continue_session: bool = False  # `-c`: not on `resume`, which has SESSION and --last
+    output_last_message: Optional[Path] = None
+    output_schema: Optional[Path] = None
+
+
+_RUN_OPTIONS: dict[str, Any] = {
+    "no_stdin": Annotated[bool, typer.Option("--no-stdin", envvar="RECURSIVE_NO_STDIN", help="Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).", rich_help_panel=INPUT)],
+    "continue_session": Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's latest session, with its conversation and settings.", rich_help_panel=INPUT)],
+    "output_last_message": Annotated[Optional[Path], typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE (empty when there is none).", rich_help_panel=OUTPUT)],
+    "output_schema": Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.", rich_help_panel=OUTPUT)],
+}
+_RUN_DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
+
+
 def with_common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Give `command` every common option; it receives them as one `common: CommonOptions`."""
-    own = [p for p in inspect.signature(command).parameters.values() if p.name != "common"]
-    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_DEFAULTS[name],
-                               annotation=annotation) for name, annotation in _OPTIONS.items()]
+    return _with_options(command, "common", CommonOptions, _OPTIONS, _DEFAULTS)
+
+
+def with_run_options(continue_flag: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give `command` the run options (`-c/--continue` only with `continue_flag`); it receives
+    them as one `run_options: RunOptions`."""
+    options = {k: v for k, v in _RUN_OPTIONS.items() if continue_flag or k != "continue_session"}
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        return _with_options(command, "run_options", RunOptions, options, _RUN_DEFAULTS)
+
+    return decorate
+
+
+def _with_options(command: Callable[..., Any], keyword: str, holder: type, options: dict[str, Any],
+                  defaults: dict[str, Any]) -> Callable[..., Any]:
+    """`command` with `options` as its own keyword parameters, collected into `holder` for it."""
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != keyword]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name],
+                               annotation=annotation) for name, annotation in options.items()]
 
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> Any:
-        common = CommonOptions(**{name: kwargs.pop(name) for name in _OPTIONS})
-        return command(common=common, **kwargs)
+        values = holder(**{name: kwargs.pop(name) for name in options})
+        return command(**{keyword: values}, **kwargs)
 
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra
     wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

@@ -1,34 +1,76 @@
-"""`recursive resume`: continue a saved session with its own settings (SPEC §5)."""
+"""`recursive resume`: continue a saved session with its own settings (SPEC §5); and `-c`,
+which continues this workspace's latest session from `run`, `loop` or `goal`."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from ...core.settings import ConfigError, LoadedSettings, load_settings
+from ...core.settings import BadValueError, ConfigError, LoadedSettings, load_settings
 from ...features.sessions.lock import acquire_lock
 from ...features.sessions.reader import LoadedSession, load_session
-from ...features.sessions.records import SessionError
+from ...features.sessions.records import SessionError, SessionNotFoundError
 from ...features.sessions.resume import pick_session, restore_settings
 from ...features.sessions.store import SessionStore
-from .errors import fail
+from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from .final_answer import OutputOptionError, output_request
 from .launch import Launch, Work, launch
-from .options import CommonOptions
+from .options import CommonOptions, RunOptions
 from .prompt_input import read_prompt
 
 
-def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
+def resume_command(common: CommonOptions, words: list[str], last: bool,
+                   options: RunOptions | None = None) -> int:
     """Resume SESSION (or this workspace's latest) with PROMPT, or carry on where it stopped."""
+    options = options or RunOptions()
+    try:
+        output = output_request(options.output_last_message, options.output_schema)
+    except OutputOptionError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    ref, prompt_words = (None, words) if last or not words else (words[0], words[1:])
+    prompt = read_prompt(prompt_words, read_stdin=not options.no_stdin, notice=True)
+    spec = open_session(common, ref)
+    if isinstance(spec, int):
+        return spec
+    spec.output = output
+    assert spec.resumed is not None
+    return launch(spec, resumed_work(output.prompt(prompt), spec.resumed))
+
+
+def continue_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
+    """`-c`: this workspace's latest session, to go on with a `mode` command on `prompt` (none:
+    carry on as `resume --last` does); or the exit code of the error, already reported."""
+    if common.session_id:
+        return fail("--continue goes on with the latest session; it cannot take --session-id "
+                    "(to continue a given session: recursive resume SESSION)", EXIT_USAGE)
+    if common.no_session:
+        return fail("--continue needs the saved session; it cannot be used with --no-session",
+                    EXIT_USAGE)
+    spec = open_session(common, None, continuing=True)
+    if isinstance(spec, int):
+        return spec
+    if prompt:  # the command's own driver, on the session's conversation
+        spec.mode = mode
+    return spec
+
+
+def open_session(common: CommonOptions, ref: str | None, continuing: bool = False) -> Launch | int:
+    """The session `ref` names (None: this workspace's latest), loaded and locked, with its
+    saved settings under the flags given now; or the exit code of the error, already reported."""
     try:
         loaded = load_settings(common.as_flags())
-    except ConfigError as exc:
-        return fail(str(exc))
-    ref, prompt_words = (None, words) if last or not words else (words[0], words[1:])
+    except ConfigError as exc:  # a malformed value (BadValueError) is a usage error
+        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
     store = SessionStore(loaded.home)
     workspace = (common.workspace or Path.cwd()).expanduser().resolve()
     try:
         session_id = pick_session(store, ref, workspace)
         lock = acquire_lock(store.folder(session_id), session_id)
+    except SessionNotFoundError as exc:
+        if continuing and ref is None:
+            return fail(f"no session to continue in {workspace}: start one with `recursive run "
+                        "PROMPT`, or see `recursive sessions list --all-workspaces`")
+        return fail(str(exc))
     except SessionError as exc:
         return fail(str(exc))
     if lock.warning:
@@ -48,11 +90,10 @@ def resume_command(common: CommonOptions, words: list[str], last: bool) -> int:
         return fail(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
                     "(pass -C DIR to resume it in another folder)")
     restored = LoadedSettings(settings, loaded.sources, loaded.home)
-    work = _work(read_prompt(prompt_words), session)
-    return launch(Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock), work)
+    return Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock)
 
 
-def _work(prompt: str, session: LoadedSession) -> Work:
+def resumed_work(prompt: str, session: LoadedSession) -> Work:
     """The session's driver, from the table, continues it (drivers/__init__.py)."""
     from ...drivers import driver_for
 

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from .launch import launch, new_launch
-from .options import CommonOptions
+from .launch import agent_launch, launch
+from .options import CommonOptions, RunOptions
 from .prompt_input import read_prompt
+from .resume_cmd import resumed_work
 
 
-def run_command(common: CommonOptions, words: list[str]) -> int:
-    """Exit code of a `run`: usage errors are 2, configuration errors 1, else the outcome's code."""
-    prompt = read_prompt(words)
-    spec = new_launch(common, "run", prompt)
+def run_command(common: CommonOptions, words: list[str], options: RunOptions | None = None) -> int:
+    """Exit code of a `run`: usage errors are 2, configuration errors 1, else the outcome's code.
+
+    With `-c` it runs on the conversation of this workspace's latest session; with `-c` and no
+    PROMPT that session carries on as `resume --last` would have it.
+    """
+    options = options or RunOptions()
+    prompt = read_prompt(words, read_stdin=not options.no_stdin)
+    spec = agent_launch(common, options, "run", prompt)
     if isinstance(spec, int):
         return spec
-    return launch(spec, lambda runtime: runtime.run(prompt))
+    if spec.resumed is not None and not prompt:
+        return launch(spec, resumed_work("", spec.resumed))
+    text = spec.output.prompt(prompt)
+    return launch(spec, lambda runtime: runtime.run(text))

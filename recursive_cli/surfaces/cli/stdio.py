@@ -8,7 +8,9 @@ interpreter's last flush) fails, and calls the callback registered with `on_brok
 agent command interrupts its run there, so the session is saved as interrupted. The process
 then exits 141 (128 + SIGPIPE), the status a shell expects from a producer whose reader went
 away, with nothing on stderr. Lone surrogates (undecodable bytes of a file name or argument)
-are written as U+FFFD, so the output is valid UTF-8 whatever the locale's error handler.
+are written as U+FFFD, so the output is valid UTF-8 whatever the locale's error handler. A
+stream whose encoding cannot hold a character (`PYTHONIOENCODING=ascii`, a legacy locale) gets
+the encoding's replacement for it (`?`) instead of a UnicodeEncodeError.
 """
 
 from __future__ import annotations
@@ -34,7 +36,11 @@ class PipeGuard:
         self._on_close = on_close
 
     def write(self, text: str) -> int:
-        self._guarded(self.stream.write, utf8.scrub(text))
+        text = utf8.scrub(text)
+        try:
+            self._guarded(self.stream.write, text)
+        except UnicodeEncodeError:  # a stream that could not be reconfigured (see `install`)
+            self._guarded(self.stream.write, _representable(text, self.stream))
         return len(text)
 
     def flush(self) -> None:
@@ -81,6 +87,7 @@ def install() -> None:
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not None:
+            _replace_unencodable(stream)
             guard = PipeGuard(stream, _guards.closed)
             _guards.streams.append(guard)
             setattr(sys, name, guard)
@@ -94,6 +101,26 @@ def on_broken_pipe(callback: Callable[[], None]) -> None:
 def pipe_broken() -> bool:
     """Whether a guarded stream's reader went away."""
     return _guards.broken
+
+
+def _replace_unencodable(stream: TextIO) -> None:
+    """Make a stream whose encoding is not UTF-8 write `?` for what it cannot encode."""
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
+    reconfigure = getattr(stream, "reconfigure", None)
+    if encoding in ("utf-8", "utf8") or reconfigure is None:
+        return
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        if getattr(stream, "errors", "strict") == "strict":
+            reconfigure(errors="replace")
+
+
+def _representable(text: str, stream: TextIO) -> str:
+    """`text` with what `stream`'s encoding cannot hold replaced (by `?`)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return text.encode(encoding, "replace").decode(encoding, "replace")
+    except LookupError:
+        return text.encode("ascii", "replace").decode("ascii")
 
 
 def _point_at_devnull(stream: TextIO) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import textwrap
 
 from ...core.settings import ConfigError, load_settings
 from .errors import fail
@@ -30,7 +32,17 @@ def tools_command(common: CommonOptions, as_json: bool) -> int:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     width = max(len(tool.name) for tool in tools)
+    columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
     for tool in tools:
         summary = tool.description.strip().splitlines()[0]
-        sys.stdout.write(f"{tool.name:<{width}}  {summary}\n")
+        sys.stdout.write(_entry(f"{tool.name:<{width}}  ", summary, columns) + "\n")
     return 0
+
+
+def _entry(name: str, summary: str, columns: int | None) -> str:
+    """`name  summary`, on a terminal wrapped at word boundaries under the summary's column;
+    piped (`columns` None) on one line, for grep and cut."""
+    if columns is None or columns - len(name) < 20:
+        return name + summary
+    return textwrap.fill(summary, columns - 1, initial_indent=name, subsequent_indent=" " * len(name),
+                         break_long_words=False, break_on_hyphens=False)

@@ -1,0 +1,243 @@
+"""How the command line is shown and how a bad one is reported.
+
+A bad command line — an unknown option, a missing value, a value that is not accepted — is
+one line on stderr, `error: --max-steps: expected a whole number of at least 1 (got '0')`,
+naming the flag and what it accepts, and exit 2. Never the validator's own wording ("Input
+should be…", "Value error, 'jsn' is not one of…") and never a usage box.
+
+`--help` shows each option's value name (`N`, `SECONDS`, `FILE`…) rather than the type
+names and ranges typer derives from the annotations (`<int range> [x>=1]`, `<bool>`,
+`<list[str]>`): `RecursiveGroup`, the root command's class, gives every command and
+parameter below it the small subclasses here, which only change what is displayed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, get_args
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+try:
+    from typer import _click as click
+except ImportError:  # a typer that uses the real click package
+    import click  # type: ignore[no-redef,import-not-found,unused-ignore]
+
+from ...core.choices import spelled_out
+from .errors import EXIT_USAGE
+
+# `recursive` alone shows its help (exit 2); a click without this error has no such case.
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+class BadValue(typer.BadParameter):
+    """A value our own check refused; its message says what is accepted ("expected …")."""
+
+
+class _HumanOption(TyperOption):
+    """An option shown by its value name: `--max-steps N`, and nothing for a flag."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        return self.metavar or (self.name or "value").upper()
+
+    def _get_number_range_help_str(self) -> str | None:
+        return None  # the help text says the range in words; the error message too
+
+
+class _HumanArgument(TyperArgument):
+    """An argument shown by its name alone; a metavar like `[SESSION] [PROMPT]...` is the usage."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+    def _get_number_range_help_str(self) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = self.metavar or (self.name or "arg").upper()
+        if "[" in name or "..." in name:
+            return name
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+
+def _human_params(params: list[Any]) -> list[Any]:
+    for param in params:
+        humanize_param(param)
+    return params
+
+
+# (Subclasses that add no attributes and no slots: an instance's class can be swapped to them.)
+class _HumanCommand(TyperCommand):
+    """A command whose parameters (the help option too, made on demand) are shown humanly."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _human_params(super().get_params(ctx))
+
+
+class _HumanGroup(TyperGroup):
+    """A group whose parameters are shown humanly."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _human_params(super().get_params(ctx))
+
+
+def humanize_param(param: Any) -> None:
+    """Give a typer parameter its displaying subclass (it adds no state; only display changes)."""
+    if type(param) is TyperOption:
+        param.__class__ = _HumanOption
+    elif type(param) is TyperArgument:
+        param.__class__ = _HumanArgument
+
+
+def humanize(command: Any) -> None:
+    """`command` and everything below it get the displaying subclasses."""
+    if type(command) is TyperCommand:
+        command.__class__ = _HumanCommand
+    elif type(command) is TyperGroup:
+        command.__class__ = _HumanGroup
+    for param in getattr(command, "params", ()):
+        humanize_param(param)
+    for sub in getattr(command, "commands", {}).values():
+        humanize(sub)
+
+
+class RecursiveGroup(_HumanGroup):
+    """The root command: human help below it, and one `error:` line for a bad command line."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for sub in self.commands.values():
+            humanize(sub)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        words = list(sys.argv[1:] if args is None else args)
+        try:
+            code = super().main(words, prog_name, complete_var, standalone_mode=False,
+                                windows_expand_args=windows_expand_args, **extra)
+        except _NO_ARGS_IS_HELP as exc:  # `recursive` alone: its help
+            _show_rich(exc)
+            code = exc.exit_code
+        except click.exceptions.UsageError as exc:
+            sys.stderr.write(f"error: {usage_message(exc, words)}\n")
+            sys.stderr.flush()
+            code = EXIT_USAGE
+        except click.exceptions.ClickException as exc:
+            exc.show()
+            code = exc.exit_code
+        except typer.Abort:
+            sys.stderr.write("aborted\n")
+            code = 1
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _show_rich(exc: Any) -> None:
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(exc)
+    except (ImportError, AttributeError):
+        exc.show()
+
+
+def usage_message(exc: Any, words: list[str]) -> str:
+    """The one line for a usage error: the flag and what it accepts, or click's own sentence."""
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.exceptions.BadParameter) and param is not None:
+        return bad_value_message(exc, param, words)
+    if isinstance(exc, click.exceptions.NoSuchOption):
+        text = f"no such option: {exc.option_name}"
+        if exc.possibilities:
+            text += f" (did you mean {' or '.join(sorted(exc.possibilities))}?)"
+    else:
+        text = exc.format_message().strip().rstrip(".")
+        text = text[:1].lower() + text[1:]
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", "") if ctx is not None else ""
+    return f"{text} (see `{path} --help`)" if path else text
+
+
+def bad_value_message(exc: Any, param: Any, words: list[str]) -> str:
+    """`--flag: expected … (got 'value')`."""
+    name = _param_name(param)
+    given = _given_value(param, words)
+    source = ""
+    if given is None and getattr(param, "envvar", None):
+        env = param.envvar if isinstance(param.envvar, str) else param.envvar[0]
+        if os.environ.get(env) is not None:
+            given, source = os.environ[env], f" (env {env})"
+    accepted = exc.message if isinstance(exc, BadValue) else accepted_values(param, exc.message)
+    repeated = getattr(param, "multiple", False)  # the last value given may not be the bad one
+    shown = f" (got {given!r})" if given is not None and not repeated else ""
+    return f"{name}{source}: {accepted}{shown}"
+
+
+def _param_name(param: Any) -> str:
+    if getattr(param, "param_type_name", "") == "argument":
+        return str(param.metavar or (param.name or "argument").upper())
+    longs = [opt for opt in param.opts if opt.startswith("--")]
+    return longs[0] if longs else param.opts[0]
+
+
+def _given_value(param: Any, words: list[str]) -> str | None:
+    """The value the command line gave `param`, the last one given (best effort)."""
+    if getattr(param, "param_type_name", "") != "option":
+        return None
+    found: str | None = None
+    for index, word in enumerate(words):
+        if word == "--":
+            break
+        for opt in param.opts:
+            if word == opt and index + 1 < len(words):
+                found = words[index + 1]
+            elif opt.startswith("--") and word.startswith(opt + "="):
+                found = word[len(opt) + 1:]
+            elif not opt.startswith("--") and word.startswith(opt) and len(word) > len(opt) \
+                    and not word.startswith("--"):
+                found = word[len(opt):]
+    return found
+
+
+def accepted_values(param: Any, message: str) -> str:
+    """What `param` accepts, in words, from its type: "expected text, json or stream-json"."""
+    descriptor = getattr(param, "type_descriptor", None)
+    choices = getattr(descriptor, "choices", None) or getattr(getattr(param, "type", None), "choices", None)
+    if choices:
+        values = tuple(str(getattr(choice, "value", choice)) for choice in choices)
+        return "expected " + spelled_out(values)
+    annotation = getattr(descriptor, "annotation", None)
+    if getattr(descriptor, "is_list", False):
+        annotation = (get_args(annotation) or (str,))[0]
+    if annotation is bool:
+        return "expected true or false (1 or 0)"
+    if annotation in (int, float):
+        noun = "a whole number" if annotation is int else "a number"
+        return "expected " + noun + _bounds(getattr(param, "min", None), getattr(param, "max", None))
+    return _plain(message)
+
+
+def _bounds(low: Any, high: Any) -> str:
+    if low is not None and high is not None:
+        return f" from {low} to {high}"
+    if low is not None:
+        return f" of at least {low}"
+    return f" of at most {high}" if high is not None else ""
+
+
+def _plain(message: str) -> str:
+    """A validator's message without its boilerplate ("Value error, ", "Input should be ")."""
+    text = message.strip()
+    for prefix in ("Value error, ", "Assertion failed, "):
+        text = text.removeprefix(prefix)
+    if text.startswith("Input should be "):
+        text = "expected " + text.removeprefix("Input should be ")
+    return text[:1].lower() + text[1:].rstrip(".")
