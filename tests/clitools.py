@@ -146,3 +146,15 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
     return not alive(pid)
+
+
+def require(module: str) -> Any:
+    """Import `module` for a test; skipped where it is missing, but a failure in CI (CI=1),
+    where the test extra installs it: a client we test against must never silently vanish."""
+    import importlib
+
+    import pytest
+
+    if os.environ.get("CI"):
+        return importlib.import_module(module)
+    return pytest.importorskip(module)

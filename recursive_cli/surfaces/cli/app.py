@@ -240,6 +240,9 @@ for _module in (loop_app, goal_app, checkpoints_app):
 
 def main() -> None:
     """Console-script entry point."""
+    from ..headless.entry import maybe_headless  # `recursive -p …`: Claude Code's headless mode
+    if (code := maybe_headless()) is not None:
+        raise SystemExit(code)
     from . import lazy_markdown
     from .errors import run_app
 

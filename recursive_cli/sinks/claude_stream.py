@@ -1,0 +1,313 @@
+"""Claude Code's headless output, SPEC §4 schema_version 2: the lines Claude's Agent SDKs read.
+
+One compact JSON object per line, flushed per line, each with a fresh `uuid`. Fields Claude
+Code defines mean what they mean there: `num_turns` counts model calls, `usage.input_tokens`
+is the uncached part of the prompt (ours counts the whole prompt), `duration_api_ms` is the
+time spent waiting for the model. A result line is written per turn (`write_result`), as
+Claude Code writes one per user message; the per-turn parts of it (denials, API time, stop
+reason) are collected from the events of that turn. With `partial`, the model's streamed text
+also goes out as Anthropic stream events (`stream_event` lines).
+
+Tool calls are shown through a `Presenter`, so a surface can show them under Claude's tool
+names and argument shapes (`run_shell {command}` as `Bash {command}`); by default they are
+shown as the model made them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..core.events import (
+    AgentEvent,
+    ApiRetry,
+    MessageAdded,
+    ModelRequest,
+    Notice,
+    PermissionDenied,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolStarted,
+    TurnStarted,
+    notice_fields,
+)
+from ..core.messages import Message, ToolCall, Usage
+
+SCHEMA_VERSION = 2
+# JSON lets these stand raw inside strings, but str.splitlines() and some JSON-lines readers
+# take them for line ends: escaped, one record stays on one line.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+Presenter = Callable[[ToolCall], tuple[str, dict[str, Any]]]
+"""A tool call as the client should see it: its name and its input object."""
+CostOf = Callable[[str, Usage], "float | None"]
+"""The USD cost of `usage` on a model, None when the model has no price."""
+
+
+def as_shown(call: ToolCall) -> tuple[str, dict[str, Any]]:
+    """The call as the model made it; arguments that are not a JSON object are kept as `_raw`."""
+    try:
+        value = json.loads(call.arguments or "{}")
+    except ValueError:
+        return call.name, {"_raw": call.arguments}
+    return call.name, value if isinstance(value, dict) else {"_raw": call.arguments}
+
+
+def compact(record: dict[str, Any]) -> str:
+    """One record as one compact JSON line (without its newline)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAKS)
+
+
+def claude_usage(usage: Usage) -> dict[str, int]:
+    """Our usage in Claude's words: `input_tokens` leaves out the cached part of the prompt."""
+    uncached = max(usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens, 0)
+    return {"input_tokens": uncached, "cache_creation_input_tokens": usage.cache_write_tokens,
+            "cache_read_input_tokens": usage.cache_read_tokens, "output_tokens": usage.output_tokens}
+
+
+@dataclass(frozen=True)
+class InitInfo:
+    """What the `system` `init` line says about the run."""
+
+    cwd: str
+    model: str
+    tools: list[str]
+    permission_mode: str
+    api_key_source: str = "none"
+    mcp_servers: list[dict[str, str]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # fields of our own (`provider`, versions)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """How one turn ended, as the surface decides it; the sink adds what it saw of the turn."""
+
+    subtype: str
+    is_error: bool
+    result: str
+    finish_reason: str
+    num_turns: int
+    duration_ms: int
+    usage: Usage
+    total_cost_usd: float | None
+    errors: list[str] = field(default_factory=list)
+    stop_reason: str | None = None  # None: the stop of the turn's last reply
+    structured_output: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_result(event: RunFinished) -> TurnResult:
+    """A whole run's result (`recursive run|loop|goal`) as a result line's parts."""
+    extra: dict[str, Any] = {"num_steps": event.num_steps, "exit_code": event.exit_code}
+    if event.goal is not None:
+        extra["goal"] = event.goal.model_dump(mode="json")
+    return TurnResult(subtype=event.subtype, is_error=event.is_error, result=event.result,
+                      finish_reason=event.finish_reason, num_turns=event.num_steps,
+                      duration_ms=event.duration_ms, usage=event.usage, total_cost_usd=event.total_cost_usd,
+                      errors=[event.error or event.finish_reason] if event.is_error else [],
+                      structured_output=getattr(event, "structured_output", None), extra=extra)
+
+
+@dataclass
+class _Turn:
+    """What the sink collects while one turn runs."""
+
+    api_seconds: float = 0.0
+    request_started: float | None = None
+    stop_reason: str | None = None
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    inputs: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    message_id: str = ""
+    text_open: bool = False
+
+
+class ClaudeStreamSink:
+    """Writes Claude Code's stream-json lines to `out` (see the module docstring).
+
+    `model` names the model now in use (it can change between turns); `write_line` is the one
+    way onto `out`, shared with the control messages of the protocol.
+    """
+
+    def __init__(self, out: TextIO, session_id: str, *, model: Callable[[], str],
+                 present: Presenter = as_shown, partial: bool = False, stream: bool = True,
+                 cost_of: CostOf | None = None, whole_runs: bool = False) -> None:
+        self._out = out
+        self.session_id = session_id
+        self._model = model
+        self._present = present
+        self._partial = partial
+        self._stream = stream  # False (`-o json`): only `write_result` writes, and only a record
+        self._cost_of = cost_of
+        self._turn = _Turn()
+        self._by_model: dict[str, Usage] = {}
+        # For `recursive run|loop|goal -o stream-json|json`: the init line from the run's start and
+        # one result line for the whole run, from its end (the headless surface writes both per turn).
+        self._whole_runs = whole_runs
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def write_line(self, record: dict[str, Any]) -> None:
+        """Write one record as a compact line and flush it."""
+        self._out.write(compact(record) + "\n")
+        self._out.flush()
+
+    def _line(self, record: dict[str, Any]) -> None:
+        if self._stream:
+            self.write_line({**record, "session_id": self.session_id, "uuid": str(uuid.uuid4())})
+
+    def write_init(self, info: InitInfo) -> None:
+        """The `system` `init` line that opens a turn."""
+        self._line({"type": "system", "subtype": "init", "schema_version": SCHEMA_VERSION,
+                    "cwd": info.cwd, "model": info.model, "tools": info.tools,
+                    "mcp_servers": info.mcp_servers, "permissionMode": info.permission_mode,
+                    "apiKeySource": info.api_key_source, "slash_commands": [],
+                    "output_style": "default", **info.extra})
+
+    def result_record(self, result: TurnResult) -> dict[str, Any]:
+        """The `result` object of a turn: the last line of the turn, and the whole of `-o json`."""
+        turn = self._turn
+        record: dict[str, Any] = {
+            "type": "result", "subtype": result.subtype, "is_error": result.is_error,
+            "duration_ms": result.duration_ms, "duration_api_ms": int(turn.api_seconds * 1000),
+            "num_turns": result.num_turns, "result": result.result,
+            "stop_reason": result.stop_reason or turn.stop_reason, "session_id": self.session_id,
+            "total_cost_usd": result.total_cost_usd, "usage": claude_usage(result.usage),
+            "modelUsage": self.model_usage(), "permission_denials": list(turn.denials),
+            "errors": list(result.errors), "uuid": str(uuid.uuid4()),
+            "finish_reason": result.finish_reason, "schema_version": SCHEMA_VERSION,
+        }
+        if result.structured_output is not None:
+            record["structured_output"] = result.structured_output
+        record.update(result.extra)
+        return record
+
+    def write_result(self, result: TurnResult) -> dict[str, Any]:
+        """Write the turn's `result` line (also with `stream` off) and return it."""
+        record = self.result_record(result)
+        self.write_line(record)
+        return record
+
+    def model_usage(self) -> dict[str, dict[str, Any]]:
+        """Usage per model over the whole process, in Claude's camelCase shape."""
+        shown: dict[str, dict[str, Any]] = {}
+        for model, usage in self._by_model.items():
+            words = claude_usage(usage)
+            shown[model] = {
+                "inputTokens": words["input_tokens"], "outputTokens": words["output_tokens"],
+                "cacheReadInputTokens": words["cache_read_input_tokens"],
+                "cacheCreationInputTokens": words["cache_creation_input_tokens"],
+                "webSearchRequests": 0,
+                "costUSD": self._cost_of(model, usage) if self._cost_of is not None else None,
+            }
+        return shown
+
+    # -- events ------------------------------------------------------------------------------
+
+    def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, TurnStarted) and not self._whole_runs:
+            self._turn = _Turn()
+        elif isinstance(event, RunStarted) and self._whole_runs:
+            self.write_init(InitInfo(cwd=event.cwd, model=event.model, tools=event.tools,
+                                     permission_mode=event.permission_mode, extra={"provider": event.provider}))
+        elif isinstance(event, RunFinished) and self._whole_runs:
+            self.write_result(run_result(event))
+        elif isinstance(event, ModelRequest):
+            self._on_request()
+        elif isinstance(event, TextDelta):
+            self._on_text(event.text)
+        elif isinstance(event, MessageAdded):
+            self._on_message(event.message)
+        elif isinstance(event, ToolStarted):
+            self._turn.inputs[event.call.id] = self._present(event.call)
+        elif isinstance(event, PermissionDenied):
+            name, shown = self._turn.inputs.get(event.tool_use_id, (event.tool, {}))
+            self._turn.denials.append({"tool_name": name, "tool_use_id": event.tool_use_id,
+                                       "tool_input": shown})
+        elif isinstance(event, ApiRetry):
+            self._line({"type": "system", "subtype": "api_retry", "attempt": event.attempt,
+                        "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
+                        "error_status": event.error_status, "error": event.error})
+        elif isinstance(event, Notice):
+            self._line({"type": "system", "subtype": event.type, **notice_fields(event)})
+
+    def _on_request(self) -> None:
+        turn = self._turn
+        turn.request_started = time.monotonic()
+        turn.message_id = f"msg_{uuid.uuid4().hex[:24]}"
+        turn.text_open = False
+        if self._partial:
+            self._event({"type": "message_start", "message": {
+                "id": turn.message_id, "type": "message", "role": "assistant", "model": self._model(),
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": claude_usage(Usage())}})
+
+    def _on_text(self, text: str) -> None:
+        if not self._partial:
+            return
+        if not self._turn.text_open:
+            self._turn.text_open = True
+            self._event({"type": "content_block_start", "index": 0,
+                         "content_block": {"type": "text", "text": ""}})
+        self._event({"type": "content_block_delta", "index": 0,
+                     "delta": {"type": "text_delta", "text": text}})
+
+    def _on_message(self, message: Message) -> None:
+        if message.role == "assistant":
+            self._on_reply(message)
+        elif message.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
+                     "content": message.content, "is_error": message.is_error}
+            self._line({"type": "user", "message": {"role": "user", "content": [block]},
+                        "parent_tool_use_id": None})
+
+    def _on_reply(self, message: Message) -> None:
+        turn = self._turn
+        if turn.request_started is not None:
+            turn.api_seconds += time.monotonic() - turn.request_started
+            turn.request_started = None
+        model = self._model()
+        usage = message.usage or Usage()
+        self._by_model[model] = self._by_model.get(model, Usage()) + usage
+        turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
+        content: list[dict[str, Any]] = []
+        if message.content:
+            content.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            name, shown = self._present(call)
+            content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+        if self._partial:
+            self._close_stream(content, usage)
+        self._line({"type": "assistant", "message": {
+            "id": turn.message_id or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
+            "role": "assistant", "model": model, "content": content,
+            "stop_reason": turn.stop_reason, "stop_sequence": None, "usage": claude_usage(usage)},
+            "parent_tool_use_id": None})
+
+    def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
+        """The rest of the reply's stream events: the text block's end, the tool calls (which
+        our providers do not stream, so each comes whole), the stop and the usage."""
+        index = 0
+        if self._turn.text_open:
+            self._event({"type": "content_block_stop", "index": 0})
+            index = 1
+        for block in content:
+            if block["type"] != "tool_use":
+                continue
+            self._event({"type": "content_block_start", "index": index,
+                         "content_block": {**block, "input": {}}})
+            self._event({"type": "content_block_delta", "index": index,
+                         "delta": {"type": "input_json_delta", "partial_json": compact(block["input"])}})
+            self._event({"type": "content_block_stop", "index": index})
+            index += 1
+        self._event({"type": "message_delta", "delta": {"stop_reason": self._turn.stop_reason,
+                                                        "stop_sequence": None},
+                     "usage": claude_usage(usage)})
+        self._event({"type": "message_stop"})
+
+    def _event(self, event: dict[str, Any]) -> None:
+        self._line({"type": "stream_event", "event": event, "parent_tool_use_id": None})

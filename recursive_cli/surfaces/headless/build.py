@@ -1,0 +1,213 @@
+"""Assemble a headless run: settings from Claude's flags, the session, the runtime, its sinks
+and guards — through the façade, as every surface does."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ... import __version__
+from ...agent import AgentRuntime
+from ...core.budget import unenforceable_budget
+from ...core.events import FanoutSink
+from ...core.settings import ConfigError, LoadedSettings, load_settings
+from ...features.sessions.binding import SessionBinding, create_session, reopen_session, session_meta
+from ...features.sessions.store import SessionStore
+from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
+from ...tools.catalog import core_tools
+from . import session
+from .channel import ControlChannel
+from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
+from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
+from .tool_names import ClaudeView, claude_name
+
+if TYPE_CHECKING:
+    from ..cli.final_answer import OutputSchema
+
+# The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
+PROTOCOL_VERSION = "2.0.0"
+_CHECKPOINT_TOOLS = ("checkpoint_list", "checkpoint_diff")
+
+
+@dataclass
+class HeadlessRun:
+    """Everything one headless process runs with."""
+
+    options: HeadlessOptions
+    loaded: LoadedSettings
+    runtime: AgentRuntime
+    sink: ClaudeStreamSink
+    client: ClientSide
+    rules: ClaudeRules
+    binding: SessionBinding | None
+    default_model: str
+    view: ClaudeView
+    schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
+
+    def init_info(self) -> InitInfo:
+        """The `system` `init` line for the next turn."""
+        runtime = self.runtime
+        return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
+                        tools=[claude_name(name) for name in runtime.tools.names()],
+                        permission_mode=self.permission_mode,
+                        api_key_source="user" if self.loaded.settings.api_key else "none",
+                        mcp_servers=mcp_servers(self.options.mcp_config),
+                        extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
+                               "recursive_version": __version__})
+
+    @property
+    def permission_mode(self) -> str:
+        """The mode in force: Claude's (changed by `set_permission_mode`) or ours, if given."""
+        given = self.options.permission_mode
+        return self.rules.mode if given is None or given in CLAUDE_MODES else given
+
+    def hook_base(self) -> dict[str, Any]:
+        """The fields every hook input starts with."""
+        path = str(self.binding.writer.path) if self.binding is not None else ""
+        return {"session_id": self.runtime.session_id, "transcript_path": path,
+                "cwd": str(self.runtime.workspace), "permission_mode": self.permission_mode}
+
+    def close(self) -> None:
+        if self.binding is not None:
+            self.binding.close()
+
+
+def assemble(options: HeadlessOptions) -> HeadlessRun:
+    """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
+    for settings or a session that cannot be had."""
+    schema = json_schema(options.json_schema) if options.json_schema else None
+    loaded = load_settings(settings_flags(options))
+    refused = unenforceable_budget(loaded)
+    if refused:
+        raise UsageError(refused.replace("--max-cost", "--max-budget-usd"))
+    picked = session.pick(options, loaded)
+    settings = picked.loaded.settings
+    view = ClaudeView(settings.workspace.expanduser().resolve())
+    known = {tool.name for tool in core_tools()} | set(_CHECKPOINT_TOOLS)
+    keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
+    for name in unknown:
+        sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
+    servers = [server["name"] for server in mcp_servers(options.mcp_config)]
+    if servers:
+        sys.stderr.write(f"note: MCP servers are not started in this mode: {', '.join(servers)}\n")
+    registry = RewritingToolRegistry(core_tools(), keep)
+    ledger = CallLedger()
+    fan = FanoutSink([ledger])
+    holder: list[AgentRuntime] = []
+    sink = ClaudeStreamSink(sys.stdout, picked.session_id, model=lambda: holder[0].provider.model,
+                            present=view.present, partial=options.include_partial_messages,
+                            stream=options.output_format == "stream-json",
+                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
+    fan.add(sink)
+    try:
+        runtime = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
+                   .session_id(picked.session_id).sink(fan).tools(registry).build())
+    except BaseException:
+        if picked.lock is not None:
+            picked.lock.release()
+        raise
+    holder.append(runtime)
+    binding = _bind(picked, runtime, options)
+    if binding is not None:
+        fan.sinks.insert(0, binding.writer)
+        if not settings.no_checkpoints:
+            runtime.enable_checkpoints(picked.loaded.home)
+    mode = options.permission_mode if options.permission_mode in CLAUDE_MODES else "default"
+    if options.permission_mode not in (None, *CLAUDE_MODES):
+        mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
+    rules = ClaudeRules.of(mode, options.allowed_tools,
+                           [rule for rule in options.disallowed_tools if "(" in rule])
+    client = ClientSide(ControlChannel(sink.write_line), asks=options.prompt_permission)
+    run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
+                      default_model=runtime.provider.model, view=view, schema=schema)
+    client.hook_base = run.hook_base
+    runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
+                                  recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
+    return run
+
+
+def _bind(picked: session.Continued, runtime: AgentRuntime, options: HeadlessOptions) -> SessionBinding | None:
+    settings = picked.loaded.settings
+    if settings.no_session:
+        return None
+    if picked.resumed is not None and picked.lock is not None:
+        return reopen_session(picked.resumed, picked.lock, runtime)
+    folder = SessionStore(picked.loaded.home).folder(picked.session_id)
+    title = " ".join(options.prompt_words)
+    return create_session(folder, session_meta(runtime, settings, "run", title), runtime)
+
+
+def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
+    """Our settings for the headless flags (what is not given stays None, for `load_settings`)."""
+    ours = options.permission_mode not in (None, *CLAUDE_MODES)
+    return {
+        "model": options.model, "provider": options.provider, "api_base": options.api_base,
+        "workspace": options.workspace, "add_dir": options.add_dir, "max_steps": options.max_turns,
+        "max_cost": options.max_budget_usd, "max_duration": options.max_duration,
+        "output_format": options.output_format, "no_session": options.no_session,
+        "no_checkpoints": options.no_checkpoints,
+        "permission_mode": options.permission_mode if ours else None,
+        "allow": options.allow, "deny": options.deny,
+        "system_prompt": _text(options.system_prompt, options.system_prompt_file, "--system-prompt-file"),
+        "append_system_prompt": _text(options.append_system_prompt, options.append_system_prompt_file,
+                                      "--append-system-prompt-file"),
+        "no_stream": options.no_stream, "quiet": options.quiet, "verbose": options.debug,
+        "script": options.script,
+    }
+
+
+def _text(value: str | None, path: Path | None, flag: str) -> str | None:
+    """A prompt from its flag and its file flag; "" (Claude's SDKs pass it) means none."""
+    parts = [value] if value else []
+    if path is not None:
+        try:
+            parts.append(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{flag}: cannot read {path}: {exc.strerror or exc}") from None
+    return "\n\n".join(parts) or None
+
+
+def json_schema(given: str | dict[str, Any]) -> OutputSchema:
+    """A checked JSON Schema for the final answer (`--json-schema JSON`); UsageError when the
+    text is not JSON or not a schema."""
+    from ..cli.final_answer import OutputSchema
+
+    try:
+        schema = json.loads(given) if isinstance(given, str) else given
+    except ValueError as exc:
+        raise UsageError(f"--json-schema is not JSON: {exc}") from None
+    try:
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+    except ImportError:
+        raise UsageError("--json-schema needs the jsonschema package: pip install jsonschema") from None
+    validator = validator_for(schema)
+    try:
+        validator.check_schema(schema)
+    except SchemaError as exc:
+        raise UsageError(f"--json-schema is not a valid JSON Schema: {exc.message}") from None
+    return OutputSchema(Path("--json-schema"), schema, validator(schema))
+
+
+def mcp_servers(configs: list[str]) -> list[dict[str, str]]:
+    """The MCP servers named by `--mcp-config` (JSON or a file), each `failed`: this mode does
+    not start MCP servers."""
+    names: list[str] = []
+    for config in configs:
+        text = config
+        if not config.lstrip().startswith("{") and os.path.isfile(config):
+            try:
+                text = Path(config).read_text(encoding="utf-8")
+            except OSError:
+                continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        names.extend(servers if isinstance(servers, dict) else [])
+    return [{"name": name, "status": "failed"} for name in names]

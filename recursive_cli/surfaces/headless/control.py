@@ -1,0 +1,108 @@
+"""The client's control requests, answered at once (also while a turn runs): `initialize`,
+`interrupt`, `set_permission_mode`, `set_model`. Any other is answered with an error."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ...core.messages import Message
+from ...providers.base import ChatProvider
+from . import protocol
+from .build import HeadlessRun, json_schema
+from .flags import CLAUDE_MODES, UsageError
+from .hooks import HookSet
+
+
+class ClientRequests:
+    """Answers the client's control requests for one run; `interrupt` ends the running turn."""
+
+    def __init__(self, run: HeadlessRun, interrupt: Callable[[], None]) -> None:
+        self.run = run
+        self._interrupt = interrupt
+        self.retired: list[ChatProvider] = []  # providers `set_model` replaced, closed at the end
+
+    def answer(self, line: protocol.ControlRequestLine) -> dict[str, Any]:
+        """The `control_response` line for a request."""
+        handler = {"initialize": self.initialize, "interrupt": self.interrupt,
+                   "set_permission_mode": self.set_permission_mode,
+                   "set_model": self.set_model}.get(line.subtype)
+        if handler is None:
+            return protocol.error(line.request_id, f"unsupported control request: {line.subtype}")
+        try:
+            return protocol.success(line.request_id, handler(line.request))
+        except ValueError as exc:  # (pydantic's ValidationError too)
+            return protocol.error(line.request_id, str(exc))
+
+    def initialize(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Register the client's hooks; take the TypeScript SDK's prompt and schema fields."""
+        init = protocol.Initialize.model_validate(request)
+        self.run.client.hooks = HookSet(init.hooks)
+        if init.system_prompt is not None or init.append_system_prompt is not None:
+            self._set_system_prompt(init)
+        if init.json_schema is not None:
+            try:
+                self.run.schema = json_schema(init.json_schema)
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
+        model = self.run.runtime.provider.model
+        return {"commands": [], "agents": [], "output_style": "default",
+                "available_output_styles": ["default"],
+                "models": [{"value": model, "displayName": model, "description": "the model in use"}],
+                "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
+
+    def _set_system_prompt(self, init: protocol.Initialize) -> None:
+        """The TypeScript SDK sends the system prompt in `initialize`, not as a flag: a list of
+        parts replaces the built-in prompt, a preset (`{"type": "preset", "append": …}`) keeps it."""
+        from ...core.prompts import build_system_prompt
+        from ...drivers import driver_for
+
+        given, append = init.system_prompt, init.append_system_prompt
+        if isinstance(given, dict):
+            append, given = append or given.get("append"), None
+        replace = ("\n\n".join(given) if isinstance(given, list) else given) or self.run.loaded.settings.system_prompt
+        append = "\n\n".join(p for p in (self.run.loaded.settings.append_system_prompt, append) if p) or None
+        runtime, note = self.run.runtime, driver_for("run").note
+
+        def prompt_for(names: list[str]) -> str:
+            return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append)
+
+        runtime.system_prompt_for = prompt_for
+        transcript = runtime.transcript()
+        runtime.set_transcript([Message.system(prompt_for(runtime.tools.names())), *transcript[1:]])
+
+    def interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
+        self._interrupt()
+        return {}
+
+    def set_permission_mode(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Claude's permission mode from the next tool call on."""
+        mode = request.get("mode")
+        if mode not in CLAUDE_MODES and mode != "auto":
+            raise ValueError(f"unknown permission mode {mode!r} (choose from {', '.join(CLAUDE_MODES)})")
+        self.run.rules.mode = str(mode)
+        self.run.options.permission_mode = None  # the mode in force is now the rules'
+        return {}
+
+    def set_model(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A provider for the new model from the next turn on (the running turn keeps its own,
+        which is closed at the end); no model means the one the run started with."""
+        from ...core.settings import ConfigError
+        from ...providers import make_provider
+
+        model = request.get("model") or self.run.default_model
+        if not isinstance(model, str):
+            raise ValueError("set_model needs a model name")
+        runtime = self.run.runtime
+        if runtime.provider.name == "scripted":  # its replies go on where they are
+            runtime.provider.model = model
+        else:
+            try:
+                provider = make_provider(self.run.loaded.settings.model_copy(update={"model": model}))
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+            self.retired.append(runtime.provider)
+            runtime.provider = provider
+        runtime.budget.price = runtime.budget.price.of(model)
+        return {}

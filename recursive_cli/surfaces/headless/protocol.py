@@ -1,0 +1,137 @@
+"""The stdin side of Claude Code's stream-json protocol, typed; and the control lines we write.
+
+A client writes one JSON object per line: `user` messages (a prompt each), `control_request`s
+(`initialize`, `interrupt`, `set_permission_mode`, `set_model`, …) and `control_response`s to
+the requests we send it (`can_use_tool`, `hook_callback`). Every control request is answered
+by a `control_response` with its `request_id`: `success` with a `response` object, or `error`
+with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class UserContent(_Line):
+    role: str = "user"
+    content: str | list[dict[str, Any]] = ""
+
+
+class UserLine(_Line):
+    """A prompt; its content is text, or blocks of which the text ones are read."""
+
+    type: Literal["user"]
+    message: UserContent
+    parent_tool_use_id: str | None = None
+    session_id: str | None = None
+
+    def text(self) -> str:
+        content = self.message.content
+        if isinstance(content, str):
+            return content
+        parts = [str(block.get("text", "")) for block in content if block.get("type") == "text"]
+        return "\n\n".join(part for part in parts if part)
+
+    def dropped_blocks(self) -> list[str]:
+        """The kinds of content blocks that are not text (images…), which we cannot pass on."""
+        content = self.message.content
+        if isinstance(content, str):
+            return []
+        return [str(block.get("type")) for block in content if block.get("type") != "text"]
+
+
+class ControlRequestLine(_Line):
+    """A request from the client; `request["subtype"]` says which."""
+
+    type: Literal["control_request"]
+    request_id: str
+    request: dict[str, Any]
+
+    @property
+    def subtype(self) -> str:
+        return str(self.request.get("subtype", ""))
+
+
+class ResponseBody(_Line):
+    subtype: Literal["success", "error"]
+    request_id: str
+    response: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class ControlResponseLine(_Line):
+    """The client's answer to one of our requests."""
+
+    type: Literal["control_response"]
+    response: ResponseBody
+
+
+class CancelLine(_Line):
+    type: Literal["control_cancel_request"]
+    request_id: str
+
+
+class KeepAliveLine(_Line):
+    type: Literal["keep_alive"]
+
+
+InboundLine = Annotated[UserLine | ControlRequestLine | ControlResponseLine | CancelLine | KeepAliveLine,
+                        Field(discriminator="type")]
+_INBOUND: TypeAdapter[Any] = TypeAdapter(InboundLine)
+
+
+class ProtocolError(ValueError):
+    """A stdin line that is not one of the protocol's messages."""
+
+
+def parse_line(text: str) -> UserLine | ControlRequestLine | ControlResponseLine | CancelLine | KeepAliveLine:
+    """One stdin line as a typed message; ProtocolError when it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ProtocolError(f"not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("not a JSON object")
+    try:
+        return _INBOUND.validate_python(data)  # type: ignore[no-any-return]
+    except ValidationError as exc:
+        kind = data.get("type")
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProtocolError(f"bad {kind!r} message: {where}: {first['msg']}") from None
+
+
+class Initialize(BaseModel):
+    """The `initialize` request: hooks to call back, and the TypeScript SDK's prompt fields."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    hooks: dict[str, list[dict[str, Any]]] | None = None
+    system_prompt: str | list[str] | dict[str, Any] | None = Field(default=None, alias="systemPrompt")
+    append_system_prompt: str | None = Field(default=None, alias="appendSystemPrompt")
+    json_schema: dict[str, Any] | None = Field(default=None, alias="jsonSchema")
+
+
+def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"type": "control_response",
+            "response": {"subtype": "success", "request_id": request_id, "response": response or {}}}
+
+
+def error(request_id: str, message: str) -> dict[str, Any]:
+    return {"type": "control_response",
+            "response": {"subtype": "error", "request_id": request_id, "error": message}}
+
+
+def request(request_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "control_request", "request_id": request_id, "request": payload}
+
+
+def cancel(request_id: str) -> dict[str, Any]:
+    return {"type": "control_cancel_request", "request_id": request_id}

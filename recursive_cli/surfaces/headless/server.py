@@ -1,0 +1,364 @@
+"""The headless process: one runtime, driven by Claude Code's stream-json protocol.
+
+With `--input-format stream-json` the process stays up: a task reads stdin, queueing each
+`user` message as a prompt and answering control requests at once, also while a turn runs
+(`interrupt` ends the turn, and the process goes on with the next prompt;
+`set_permission_mode` and `set_model` apply from the next call). Turns run one after another,
+each opened by a `system` `init` line and closed by a `result` line. End of stdin ends the
+process once the prompts already received have run, with the session saved. With text input
+(`-p PROMPT`) one turn runs on PROMPT (or stdin's text).
+
+The exit code is the last turn's (SPEC §4), except that a turn the model ended with an answer
+after a denied call is a success here, as in Claude Code, unless `--fail-on permission_denied`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+import uuid
+from dataclasses import dataclass
+from typing import Any, cast
+
+from ...core.errors import SessionStateError
+from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, ToolStarted
+from ...core.interrupt import InterruptToken
+from ...core.kernel import TurnOutcome
+from ...core.messages import ToolCall, Usage
+from ...core.results import exit_code_for
+from ...features.sessions.records import SessionWriteError
+from ...providers.base import ChatProvider
+from ...sinks.claude_stream import TurnResult
+from . import hooks as hook_rules
+from . import protocol
+from .build import HeadlessRun
+from .control import ClientRequests
+
+# Claude Code's subtype names, where Claude Code has one for the ending.
+_CLAUDE_SUBTYPES = {FinishReason.MAX_STEPS: "error_max_turns", FinishReason.MAX_COST: "error_max_budget_usd",
+                    FinishReason.INTERRUPTED: "error_during_execution"}
+_STOP_HOOK_ROUNDS = 5  # a Stop hook that keeps saying "go on" is obeyed this often per prompt
+_EOF = None
+
+
+@dataclass
+class Turn:
+    """The outcome of one prompt (a Stop hook may have added turns to it) and its exit code."""
+
+    outcome: TurnOutcome
+    code: int
+    steps: int
+    usage: Usage
+    seconds: float
+
+
+class HeadlessServer:
+    """Runs prompts from stdin (or one from the command line) and answers the client."""
+
+    def __init__(self, run: HeadlessRun) -> None:
+        self.run = run
+        self.runtime = run.runtime
+        self._inbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._turn_running = False
+        self._stopping: int | None = None  # a signal ended the process: no more prompts
+        self._last: Turn | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._started = time.monotonic()
+        self._calls: dict[str, ToolCall] = {}
+        self._requests = ClientRequests(run, interrupt=self._interrupt)
+        run.runtime.add_event_sink(self)
+
+    # -- the two ways in ---------------------------------------------------------------------
+
+    async def serve_stream(self, first: str = "") -> int:
+        """Serve stdin's messages until it ends; returns the exit code."""
+        self._install_signals()
+        reader = asyncio.create_task(self._read_stdin())
+        if first:
+            self._inbox.put_nowait(first)
+        try:
+            while self._stopping is None:
+                prompt = await self._inbox.get()
+                if prompt is _EOF:
+                    break
+                await self.run_prompt(prompt)
+        finally:
+            reader.cancel()
+            await self._drain_tasks()
+        return self._finish()
+
+    async def serve_prompt(self, prompt: str) -> int:
+        """Run one prompt; returns the exit code."""
+        self._install_signals()
+        turn = await self.run_prompt(prompt)
+        if self.run.options.output_format == "text":
+            self._print_text(turn)
+        return self._finish()
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    async def run_prompt(self, prompt: str) -> Turn:
+        """One prompt as one turn (more when a Stop hook says go on): `init` line, the turn's
+        lines, its `result` line."""
+        runtime = self.runtime
+        runtime.set_interrupt_token(InterruptToken())
+        started = time.monotonic()
+        self.run.sink.write_init(self.run.init_info())
+        if not prompt.strip():
+            turn = Turn(TurnOutcome(FinishReason.INTERNAL_ERROR, detail="the message has no text to send"),
+                        1, 0, Usage(), time.monotonic() - started)
+            self._write_result(turn)
+            self._last = turn
+            return turn
+        verdict = await self._prompt_hooks(prompt)
+        if verdict.blocked:
+            outcome = TurnOutcome(FinishReason.COMPLETED, detail=verdict.reason or "blocked by a hook")
+            turn = Turn(outcome, 0, 0, Usage(), time.monotonic() - started)
+            self._write_result(turn, blocked=True)
+            return turn
+        if verdict.context:
+            prompt = f"{prompt}\n\n{verdict.context}"
+        schema = self.run.schema
+        self._turn_running = True
+        try:
+            turn = Turn(await self._turn(prompt + schema.instruction() if schema else prompt), 0, 0, Usage(), 0)
+            turn = self._add(turn, turn.outcome)
+            for round_ in range(_STOP_HOOK_ROUNDS):
+                again = await self._stop_hooks(turn.outcome, active=round_ > 0)
+                if again is None:
+                    break
+                turn = self._add(turn, await self._turn(again))
+            structured = await self._structured(turn) if schema is not None else None
+        finally:
+            self._turn_running = False
+        turn.code, turn.seconds = self._code(turn.outcome), time.monotonic() - started
+        self._write_result(turn, structured=structured)
+        self._last = turn
+        return turn
+
+    @staticmethod
+    def _add(turn: Turn, outcome: TurnOutcome) -> Turn:
+        """`turn` carried on by one more turn of the runtime."""
+        return Turn(outcome, 0, turn.steps + outcome.steps, turn.usage + outcome.usage, 0)
+
+    async def _structured(self, turn: Turn) -> Any:
+        """The answer as the JSON the schema asks for; asked once more when it does not match,
+        then the turn fails (`error_max_structured_output_retries`, as Claude Code names it)."""
+        schema = self.run.schema
+        assert schema is not None
+        for attempt in (1, 2):
+            if turn.outcome.finish_reason is not FinishReason.COMPLETED:
+                return None
+            value, problem = schema.check(turn.outcome.text)
+            if not problem:
+                return value
+            if attempt == 2:
+                turn.outcome = TurnOutcome(FinishReason.STRUCTURED_OUTPUT_INVALID, text=turn.outcome.text,
+                                           detail=f"the final answer does not match the JSON Schema: {problem}")
+                return None
+            again = self._add(turn, await self._turn(schema.retry_prompt(problem)))
+            turn.outcome, turn.steps, turn.usage = again.outcome, again.steps, again.usage
+        return None
+
+    async def _turn(self, prompt: str) -> TurnOutcome:
+        """One turn of the runtime on `prompt`; a provider error switches to `--fallback-model`
+        once, which carries the turn on."""
+        outcome = await self._guarded(self.runtime.run(prompt))
+        fallback = self.run.options.fallback_model
+        if (outcome.finish_reason is FinishReason.PROVIDER_ERROR and fallback
+                and self.runtime.provider.model != fallback):
+            sys.stderr.write(f"note: {outcome.detail}; going on with --fallback-model {fallback}\n")
+            self._requests.set_model({"model": fallback})
+            again = await self._guarded(self.runtime.continue_turn())
+            again.steps, again.usage = again.steps + outcome.steps, again.usage + outcome.usage
+            outcome = again
+        return outcome
+
+    async def _guarded(self, work: Any) -> TurnOutcome:
+        try:
+            return cast(TurnOutcome, await work)
+        except SessionWriteError as exc:
+            return TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
+        except SessionStateError as exc:
+            return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
+        except Exception as exc:  # a bug must still end in a result line, not a traceback
+            if self.run.loaded.settings.verbose:
+                traceback.print_exc()
+            return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
+
+    def _code(self, outcome: TurnOutcome) -> int:
+        reason = outcome.finish_reason
+        if (reason is FinishReason.PERMISSION_DENIED and outcome.text
+                and "permission_denied" not in self.run.options.fail_on):
+            return 0  # the model answered after being refused: an answer, as in Claude Code
+        return exit_code_for(reason, self.runtime.interrupt_token.signal)[0]
+
+    def _write_result(self, turn: Turn, blocked: bool = False, structured: Any = None) -> None:
+        if self.run.options.output_format == "text":
+            return  # the answer alone goes to stdout (`_print_text`)
+        outcome = turn.outcome
+        reason = outcome.finish_reason
+        subtype = "success" if turn.code == 0 else _CLAUDE_SUBTYPES.get(reason, exit_code_for(reason)[1])
+        detail = outcome.detail or reason.value
+        if reason is FinishReason.MAX_STEPS:  # in Claude's words: its flag is --max-turns here
+            detail = f"Reached maximum number of turns ({self.runtime.budget.limits.max_steps})"
+        errors = [detail] if turn.code != 0 else []
+        text = outcome.text if turn.code == 0 or outcome.text else detail
+        if blocked:
+            text = ""
+        stop = None
+        if reason is FinishReason.PROVIDER_STOP:
+            stop = "max_tokens" if ": length" in outcome.detail else "refusal" if "refusal" in outcome.detail else None
+        self.run.sink.write_result(TurnResult(
+            subtype=subtype, is_error=turn.code != 0, result=text, finish_reason=reason.value,
+            num_turns=turn.steps, duration_ms=int(turn.seconds * 1000), usage=turn.usage,
+            total_cost_usd=self.runtime.budget.total_cost, errors=errors, stop_reason=stop,
+            structured_output=structured,
+            extra={"terminal_reason": "blocked_by_hook"} if blocked else {}))
+
+    def _print_text(self, turn: Turn) -> None:
+        text = turn.outcome.text
+        if text:
+            sys.stdout.write(text.rstrip("\n") + "\n")
+            sys.stdout.flush()
+        if turn.code != 0 and turn.outcome.detail:
+            sys.stderr.write(f"error: {turn.outcome.detail}\n")
+
+    def _finish(self) -> int:
+        """Record how the process ended in the session and return its exit code."""
+        code = self._stopping if self._stopping is not None else (self._last.code if self._last else 0)
+        last = self._last.outcome if self._last else TurnOutcome(FinishReason.COMPLETED)
+        reason = FinishReason.INTERRUPTED if self._stopping is not None else last.finish_reason
+        self.runtime.emit(RunFinished(
+            subtype="success" if code == 0 else exit_code_for(reason)[1], is_error=code != 0, exit_code=code,
+            result=last.text, session_id=self.runtime.session_id, num_turns=self.runtime.turn_index(),
+            num_steps=self.runtime.total_steps, duration_ms=int((time.monotonic() - self._started) * 1000),
+            usage=self.runtime.usage, total_cost_usd=self.runtime.budget.total_cost,
+            finish_reason=reason.value, error=last.detail if code else ""))
+        return code
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    async def _prompt_hooks(self, prompt: str) -> hook_rules.PromptVerdict:
+        client = self.run.client
+        if not client.hooks.has("UserPromptSubmit"):
+            return hook_rules.PromptVerdict()
+        outputs = await client.hooks.call(client.channel, "UserPromptSubmit",
+                                          {**client.hook_base(), "prompt": prompt})
+        return hook_rules.prompt_verdict(outputs)
+
+    async def _stop_hooks(self, outcome: TurnOutcome, active: bool) -> str | None:
+        client = self.run.client
+        if not client.hooks.has("Stop") or outcome.finish_reason is not FinishReason.COMPLETED:
+            return None
+        outputs = await client.hooks.call(client.channel, "Stop", {
+            **client.hook_base(), "stop_hook_active": active, "last_assistant_message": outcome.text})
+        return hook_rules.stop_reason(outputs)
+
+    def emit(self, event: AgentEvent) -> None:
+        """As an event sink: tell PostToolUse hooks of each call's result (their output is not
+        used), in a task of its own, so the turn goes on meanwhile."""
+        client = self.run.client
+        if isinstance(event, ToolStarted):
+            self._calls[event.call.id] = event.call
+        if not (isinstance(event, MessageAdded) and event.message.role == "tool"
+                and client.hooks.has("PostToolUse")):
+            return
+        message = event.message
+        call = self._calls.pop(message.tool_call_id or "", None)
+        name, shown = self.run.view.present(call) if call is not None else (message.tool_name or "", {})
+        payload = {**client.hook_base(), "tool_name": name, "tool_input": shown,
+                   "tool_response": message.content, "tool_use_id": message.tool_call_id}
+        self._spawn(client.hooks.call(client.channel, "PostToolUse", payload, tool=name,
+                                      tool_use_id=message.tool_call_id))
+
+    # -- stdin ---------------------------------------------------------------------------------
+
+    async def _read_stdin(self) -> None:
+        """Dispatch stdin's lines until it ends, then queue the end."""
+        lines: asyncio.Queue[str | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+
+        def pump() -> None:  # a daemon thread: a blocked read never holds the process at exit
+            stream = getattr(sys.stdin, "buffer", None)
+            try:
+                if stream is None:  # a text stream with no bytes under it (tests)
+                    for text in iter(sys.stdin.readline, ""):
+                        loop.call_soon_threadsafe(lines.put_nowait, text)
+                else:
+                    for raw in iter(stream.readline, b""):
+                        loop.call_soon_threadsafe(lines.put_nowait, raw.decode("utf-8", "replace"))
+            except (OSError, ValueError):
+                pass
+            loop.call_soon_threadsafe(lines.put_nowait, None)
+
+        threading.Thread(target=pump, name="stdin", daemon=True).start()
+        while (raw := await lines.get()) is not None:
+            if raw.strip():
+                self._dispatch(raw)
+        self.run.client.channel.close("the client closed stdin")
+        self._inbox.put_nowait(_EOF)
+
+    def _dispatch(self, raw: str) -> None:
+        try:
+            line = protocol.parse_line(raw)
+        except protocol.ProtocolError as exc:
+            sys.stderr.write(f"warning: ignored a stdin line: {exc}\n")
+            return
+        if isinstance(line, protocol.UserLine):
+            dropped = line.dropped_blocks()
+            if dropped:
+                sys.stderr.write(f"warning: {', '.join(dropped)} content is not passed on; only text is\n")
+            if self.run.options.replay_user_messages:  # Claude's acknowledgement of a prompt
+                self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
+                                          "parent_tool_use_id": None, "session_id": self.runtime.session_id,
+                                          "uuid": str(uuid.uuid4()), "isReplay": True})
+            self._inbox.put_nowait(line.text())
+        elif isinstance(line, protocol.ControlRequestLine):
+            self.run.sink.write_line(self._requests.answer(line))
+        elif isinstance(line, protocol.ControlResponseLine):
+            self.run.client.channel.resolve(line)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain_tasks(self) -> None:
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=5)
+
+    # -- signals -------------------------------------------------------------------------------
+
+    @property
+    def retired(self) -> list[ChatProvider]:
+        """Providers that `set_model` replaced, to be closed at the end."""
+        return self._requests.retired
+
+    def _interrupt(self) -> None:
+        """The client's `interrupt`: end the running turn, if one runs."""
+        if self._turn_running:
+            self.runtime.interrupt()
+
+    def stop(self, signum: int) -> None:
+        """End the process: interrupt the turn, run no more prompts, exit 128 + `signum`."""
+        self._stopping = 128 + signum
+        self.runtime.interrupt(signum)
+        self._inbox.put_nowait(_EOF)
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_signal(signum: int) -> None:
+            if self._stopping is not None and signum == signal.SIGINT:
+                self.runtime.tool_context.processes.kill_all()
+                os._exit(130)
+            self.stop(signum)
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, on_signal, signum)
