@@ -24,12 +24,14 @@ RECURSIVE = str(Path(PYTHON).with_name("recursive"))
 
 @dataclass
 class ChildRun:
-    """One finished child process: wall seconds, CPU seconds (user+sys, its children included), peak RSS."""
+    """One finished child process: wall seconds, CPU seconds (user+sys, its children included), peak RSS;
+    `started`: its perf_counter start, on the clock the instant server stamps requests with."""
 
     wall: float
     cpu: float
     maxrss_mb: float
     returncode: int
+    started: float = 0.0
 
 
 def run_child(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str | None = None) -> ChildRun:
@@ -40,21 +42,35 @@ def run_child(argv: Sequence[str], env: dict[str, str] | None = None, cwd: str |
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
-    return ChildRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode)
+    return ChildRun(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode, started)
 
 
 class ServerProcess:
-    """`instant_server.py` in its own process, so its CPU is not charged to the client."""
+    """`instant_server.py` in its own process, so its CPU is not charged to the client.
 
-    def __init__(self, steps: int) -> None:
-        self._proc = subprocess.Popen([PYTHON, str(BENCH / "instant_server.py"), "--steps", str(steps)],
-                                      stdout=subprocess.PIPE, text=True)
+    `tool`, `arguments`, `final_arguments`: what each step's reply calls (see instant_server.py).
+    """
+
+    def __init__(self, steps: int, tool: str = "run_shell", arguments: dict[str, Any] | None = None,
+                 final_arguments: dict[str, Any] | None = None) -> None:
+        argv = [PYTHON, str(BENCH / "instant_server.py"), "--steps", str(steps), "--tool", tool]
+        if arguments is not None:
+            argv += ["--arguments", json.dumps(arguments)]
+        if final_arguments is not None:
+            argv += ["--final-arguments", json.dumps(final_arguments)]
+        self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         assert self._proc.stdout is not None
         self.port = int(self._proc.stdout.readline())
 
     @property
     def base_url(self) -> str:
+        """The OpenAI-style base URL (`…/v1`)."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The Anthropic-style base URL (the SDK appends `/v1/messages`)."""
+        return f"http://127.0.0.1:{self.port}"
 
     def get(self, path: str) -> bytes:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}") as response:
@@ -75,9 +91,20 @@ class ServerProcess:
         self._proc.wait()
 
 
+# Byte-compiled modules are cached here, outside the work tree: a real install has its .pyc
+# files, so a child must not pay for compiling (PYTHONDONTWRITEBYTECODE may be set around us).
+PYCACHE = Path(tempfile.gettempdir()) / "recursive-bench-pycache"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """Our environment for a child under test, with its bytecode cached like a real install's."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPYCACHEPREFIX": str(PYCACHE), **extra}
+
+
 def agent_env(home: str) -> dict[str, str]:
     """The environment for a `recursive run` under test: a throwaway home, a dummy key."""
-    return {**os.environ, "RECURSIVE_HOME": home, "RECURSIVE_API_KEY": "x"}
+    return child_env(RECURSIVE_HOME=home, RECURSIVE_API_KEY="x")
 
 
 def agent_argv(base_url: str, max_steps: int, workspace: str, extra: Sequence[str] = ()) -> list[str]:

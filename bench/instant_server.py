@@ -1,14 +1,24 @@
-"""An instant OpenAI-compatible server for benchmarks: answers before the client can blink.
+"""An instant model server for benchmarks, OpenAI and Anthropic wire: answers before the client can blink.
 
-Every `POST /v1/chat/completions` gets a pre-encoded reply — a `run_shell` call of `true` for
-requests 1 … N-1, then a final text for request N (and after). Whole JSON or server-sent
-events, whichever the request's `"stream": true` asks for. HTTP/1.1 keep-alive, so the
-timed loop never pays for connection setup. The only per-request work is reading the body
-and splicing a fixed-width call id into the template.
+Every `POST /v1/chat/completions` (OpenAI Chat Completions) and `POST /v1/messages` (Anthropic
+Messages; a query string such as `?beta=true` is ignored) gets a pre-encoded reply: a call of
+the tool `--tool` (default `run_shell`) with `--arguments` (default `{"command": "true"}`) for
+requests 1 … N-1, then for request N (and after) the text `done` — or, with
+`--final-arguments`, one more call of the tool with those arguments (how mini-swe-agent is
+told to stop). Whole JSON or server-sent events, whichever the request's `"stream": true`
+asks for. HTTP/1.1 keep-alive, so the timed loop never pays for connection setup. The only
+per-request work is reading the body and splicing a fixed-width call id into the template.
 
-    GET /stats   {"requests": n, "arrivals": [perf_counter seconds at which each request was read],
-                  "sizes": [body bytes of each request]}
-    GET /first   the first request body, verbatim (the raw baseline replays its shape)
+A request whose body does not name the tool (a client's side request: a title, a quota
+probe, a token count) is answered with the text at once and logged apart, so only the
+agent's own steps are counted.
+
+    GET /stats   {"requests": n, "arrivals": [perf_counter seconds at which each step request was read],
+                  "sizes": [body bytes of each], "paths": [...], "side": [[perf_counter, path, bytes], ...]}
+    GET /first   the first step request body, verbatim (the raw baseline replays its shape)
+
+`perf_counter` is CLOCK_MONOTONIC on Linux, the same clock in every process, so a client's
+start time and the server's arrival times can be subtracted.
 
 Run it as its own process so its CPU is not charged to the client being measured::
 
@@ -24,35 +34,42 @@ import asyncio
 import json
 import threading
 import time
+from typing import Any
 
-PATH = b"/v1/chat/completions"
-SHELL_ARGS = json.dumps({"command": "true"})
+OPENAI_PATH = b"/v1/chat/completions"
+ANTHROPIC_PATH = b"/v1/messages"
+SHELL_ARGS: dict[str, Any] = {"command": "true"}
 FINAL_TEXT = "done"
+ID_MARK = "call_XXXXXXXX"  # replaced by `call_%08d`, same width, so Content-Length stays right
 
 
-def _sse(data: object) -> bytes:
-    return b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
+def _sse(data: object, event: str | None = None) -> bytes:
+    head = b"event: " + event.encode() + b"\n" if event else b""
+    return head + b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
 
 
-def _usage() -> dict[str, int]:
+# -- OpenAI Chat Completions ------------------------------------------------------------------------
+
+
+def _openai_usage() -> dict[str, int]:
     return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 
-def _call(call_id: str) -> dict[str, object]:
-    return {"id": call_id, "type": "function", "function": {"name": "run_shell", "arguments": SHELL_ARGS}}
+def _openai_call(call_id: str, tool: str, arguments: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": tool, "arguments": arguments}}
 
 
-def whole_body(call_id: str | None) -> bytes:
+def whole_body(call_id: str | None, tool: str = "run_shell", arguments: str = json.dumps(SHELL_ARGS)) -> bytes:
     """A non-streamed chat.completion: a tool call when `call_id` is given, else the final text."""
     message: dict[str, object] = {"role": "assistant", "content": None if call_id else FINAL_TEXT}
     if call_id:
-        message["tool_calls"] = [_call(call_id)]
+        message["tool_calls"] = [_openai_call(call_id, tool, arguments)]
     choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if call_id else "stop"}
     return json.dumps({"id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
-                       "model": "bench", "choices": [choice], "usage": _usage()}).encode()
+                       "model": "bench", "choices": [choice], "usage": _openai_usage()}).encode()
 
 
-def stream_body(call_id: str | None) -> bytes:
+def stream_body(call_id: str | None, tool: str = "run_shell", arguments: str = json.dumps(SHELL_ARGS)) -> bytes:
     """The same answer as server-sent events: role, content or tool call, finish, usage, [DONE]."""
     head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0, "model": "bench"}
 
@@ -61,12 +78,50 @@ def stream_body(call_id: str | None) -> bytes:
 
     parts = [chunk({"role": "assistant", "content": ""})]
     if call_id:
-        parts.append(chunk({"tool_calls": [{"index": 0, **_call(call_id)}]}))
+        parts.append(chunk({"tool_calls": [{"index": 0, **_openai_call(call_id, tool, arguments)}]}))
         parts.append(chunk({}, "tool_calls"))
     else:
         parts += [chunk({"content": FINAL_TEXT}), chunk({}, "stop")]
-    parts += [_sse({**head, "choices": [], "usage": _usage()}), b"data: [DONE]\n\n"]
+    parts += [_sse({**head, "choices": [], "usage": _openai_usage()}), b"data: [DONE]\n\n"]
     return b"".join(parts)
+
+
+# -- Anthropic Messages -----------------------------------------------------------------------------
+
+
+def _anthropic_block(call_id: str | None, tool: str, arguments: str) -> dict[str, object]:
+    if call_id:
+        return {"type": "tool_use", "id": call_id, "name": tool, "input": json.loads(arguments)}
+    return {"type": "text", "text": FINAL_TEXT}
+
+
+def anthropic_whole(call_id: str | None, tool: str = "run_shell", arguments: str = json.dumps(SHELL_ARGS)) -> bytes:
+    """A non-streamed Messages reply: one tool_use block when `call_id` is given, else the final text."""
+    return json.dumps({"id": "msg_bench", "type": "message", "role": "assistant", "model": "bench",
+                       "content": [_anthropic_block(call_id, tool, arguments)],
+                       "stop_reason": "tool_use" if call_id else "end_turn", "stop_sequence": None,
+                       "usage": {"input_tokens": 10, "output_tokens": 5}}).encode()
+
+
+def anthropic_stream(call_id: str | None, tool: str = "run_shell", arguments: str = json.dumps(SHELL_ARGS)) -> bytes:
+    """The same answer as the Messages event stream: message_start, one block, message_delta, message_stop."""
+    start = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "bench", "content": [],
+             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}
+    if call_id:
+        block: dict[str, object] = {"type": "tool_use", "id": call_id, "name": tool, "input": {}}
+        delta: dict[str, object] = {"type": "input_json_delta", "partial_json": arguments}
+    else:
+        block, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": FINAL_TEXT}
+    return b"".join([
+        _sse({"type": "message_start", "message": start}, "message_start"),
+        _sse({"type": "content_block_start", "index": 0, "content_block": block}, "content_block_start"),
+        _sse({"type": "content_block_delta", "index": 0, "delta": delta}, "content_block_delta"),
+        _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+        _sse({"type": "message_delta", "delta": {"stop_reason": "tool_use" if call_id else "end_turn",
+                                                 "stop_sequence": None}, "usage": {"output_tokens": 5}},
+             "message_delta"),
+        _sse({"type": "message_stop"}, "message_stop"),
+    ])
 
 
 def http_response(body: bytes, content_type: bytes) -> bytes:
@@ -75,38 +130,59 @@ def http_response(body: bytes, content_type: bytes) -> bytes:
             + str(len(body)).encode() + b"\r\nConnection: keep-alive\r\n\r\n" + body)
 
 
-ID_MARK = "call_XXXXXXXX"  # replaced by `call_%08d`, same width, so Content-Length stays right
+JSON, SSE = b"application/json", b"text/event-stream"
 
 
 class InstantServer:
     """Pre-encoded replies and a request log; `serve()` runs it on an asyncio loop."""
 
-    def __init__(self, steps: int, port: int = 0) -> None:
+    def __init__(self, steps: int, port: int = 0, tool: str = "run_shell",
+                 arguments: dict[str, Any] | None = None, final_arguments: dict[str, Any] | None = None) -> None:
         self.steps = steps
         self.port = port
+        self.tool = tool
         self.arrivals: list[float] = []
         self.sizes: list[int] = []
+        self.paths: list[str] = []
+        self.side: list[tuple[float, str, int]] = []
         self.first_body = b""
-        self._tool = {False: http_response(whole_body(ID_MARK), b"application/json"),
-                      True: http_response(stream_body(ID_MARK), b"text/event-stream")}
-        self._final = {False: http_response(whole_body(None), b"application/json"),
-                       True: http_response(stream_body(None), b"text/event-stream")}
+        self._tool_mark = (b'"name":"%s"' % tool.encode(), b'"name": "%s"' % tool.encode())
+        args = json.dumps(SHELL_ARGS if arguments is None else arguments)
+        final = json.dumps(final_arguments) if final_arguments is not None else None
+        openai = {False: (whole_body, JSON), True: (stream_body, SSE)}
+        anthropic = {False: (anthropic_whole, JSON), True: (anthropic_stream, SSE)}
+        self._tool: dict[tuple[bytes, bool], bytes] = {}
+        self._final: dict[tuple[bytes, bool], bytes] = {}
+        self._text: dict[tuple[bytes, bool], bytes] = {}
+        for path, forms in ((OPENAI_PATH, openai), (ANTHROPIC_PATH, anthropic)):
+            for streaming, (render, kind) in forms.items():
+                key = (path, streaming)
+                self._tool[key] = http_response(render(ID_MARK, tool, args), kind)
+                self._text[key] = http_response(render(None, tool, args), kind)
+                self._final[key] = (http_response(render(ID_MARK, tool, final), kind) if final is not None
+                                    else self._text[key])
         self.ready = threading.Event()
 
-    def reply(self, body: bytes) -> bytes:
+    def reply(self, path: bytes, body: bytes) -> bytes:
         """The bytes to send for the request just received."""
-        self.arrivals.append(time.perf_counter())
+        now = time.perf_counter()
+        streaming = b'"stream":true' in body or b'"stream": true' in body
+        key = (path, streaming)
+        if not any(mark in body for mark in self._tool_mark):  # a side request, not a step
+            self.side.append((now, path.decode(), len(body)))
+            return self._text[key]
+        self.arrivals.append(now)
         self.sizes.append(len(body))
+        self.paths.append(path.decode())
         n = len(self.arrivals)
         if n == 1:
             self.first_body = body
-        streaming = b'"stream":true' in body or b'"stream": true' in body
-        if n >= self.steps:
-            return self._final[streaming]
-        return self._tool[streaming].replace(ID_MARK.encode(), b"call_%08d" % n, 1)
+        template = self._final[key] if n >= self.steps else self._tool[key]
+        return template.replace(ID_MARK.encode(), b"call_%08d" % n, 1)
 
     def stats(self) -> bytes:
-        return json.dumps({"requests": len(self.arrivals), "arrivals": self.arrivals, "sizes": self.sizes}).encode()
+        return json.dumps({"requests": len(self.arrivals), "arrivals": self.arrivals, "sizes": self.sizes,
+                           "paths": self.paths, "side": self.side}).encode()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -115,19 +191,22 @@ class InstantServer:
                 method, path = head.split(b" ", 2)[:2]
                 length = _content_length(head)
                 body = await reader.readexactly(length) if length else b""
-                writer.write(self._route(method, path, body))
+                writer.write(self._route(method, path.split(b"?", 1)[0], body))
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
 
     def _route(self, method: bytes, path: bytes, body: bytes) -> bytes:
-        if method == b"POST" and path == PATH:
-            return self.reply(body)
+        if method == b"POST" and path in (OPENAI_PATH, ANTHROPIC_PATH):
+            return self.reply(path, body)
         if path == b"/stats":
-            return http_response(self.stats(), b"application/json")
+            return http_response(self.stats(), JSON)
         if path == b"/first":
-            return http_response(self.first_body, b"application/json")
+            return http_response(self.first_body, JSON)
+        if method == b"POST":  # e.g. /v1/messages/count_tokens: something harmless
+            self.side.append((time.perf_counter(), path.decode(), len(body)))
+            return http_response(b'{"input_tokens": 10}', JSON)
         return b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
 
     async def serve(self) -> None:
@@ -154,10 +233,14 @@ def _content_length(head: bytes) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=500, help="request number that gets the final text")
+    parser.add_argument("--steps", type=int, default=500, help="request number that gets the final reply")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tool", default="run_shell", help="the tool every step calls")
+    parser.add_argument("--arguments", type=json.loads, default=None, help='JSON; default {"command": "true"}')
+    parser.add_argument("--final-arguments", type=json.loads, default=None,
+                        help="JSON: the last reply calls the tool with these instead of answering in text")
     args = parser.parse_args()
-    server = InstantServer(args.steps, args.port)
+    server = InstantServer(args.steps, args.port, args.tool, args.arguments, args.final_arguments)
 
     async def run() -> None:
         task = asyncio.create_task(server.serve())

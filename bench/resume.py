@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 from pathlib import Path
 
-from harness import RECURSIVE, run_child
+from harness import RECURSIVE, child_env, run_child
 from session_load import messages, write
 
 TARGET_10K_S = 0.5
@@ -44,7 +43,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home, workspace = Path(tmp) / "home", Path(tmp) / "ws"
         workspace.mkdir()
-        env = {**os.environ, "RECURSIVE_HOME": str(home)}
+        env = child_env(RECURSIVE_HOME=str(home))
         print(f"{'messages':>9}  {'resume s':>9}  {'CPU s':>6}  {'peak RSS MB':>11}")
         for count in map(int, args.sizes.split(",")):
             session_id, script = prepare(home, workspace, count)

@@ -9,9 +9,10 @@ CLI) build their runtime here; nothing below imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .core.budget import Budget, Limits
 from .core.events import EventSink, NullSink
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from .drivers.goal_state import GoalState
     from .features.checkpoints.checkpointer import GitCheckpointer
     from .features.loop import BackgroundJobManager, WakeupSlot
+    from .features.mcp import McpConfig, McpManager
     from .features.permissions import AskHook, PermissionPolicy
 
 
@@ -110,6 +112,23 @@ class AgentRuntime(RuntimeCore):
             self.attach(checkpointer)
         return checkpointer is not None
 
+    def mcp(self) -> McpManager | None:
+        """The MCP servers' manager, when the builder attached one (`builder().mcp(...)`)."""
+        if "recursive_cli.features.mcp.manager" not in sys.modules:  # never loaded: none attached
+            return None
+        from .features.mcp import McpManager
+
+        return self.feature(McpManager)
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers (every process group), then close the provider."""
+        manager = self.mcp()
+        try:
+            if manager is not None:
+                await manager.aclose()
+        finally:
+            await super().aclose()
+
     def checkpoints_enabled(self) -> bool:
         from .features.checkpoints.checkpointer import GitCheckpointer
 
@@ -128,6 +147,7 @@ class AgentRuntimeBuilder:
         self._sink: EventSink = NullSink()
         self._mode = "run"
         self._session_id = ""
+        self._mcp: McpConfig | None = None
 
     def settings(self, settings: Settings, home: Path | None = None) -> AgentRuntimeBuilder:
         self._settings = settings
@@ -155,6 +175,16 @@ class AgentRuntimeBuilder:
         self._session_id = session_id
         return self
 
+    def mcp(self, servers: McpConfig | Mapping[str, Any] | str | Path) -> AgentRuntimeBuilder:
+        """MCP servers whose tools the agent gets (`mcp__<server>__<tool>`): an McpConfig, a
+        mapping in `.mcp.json`'s shape, a file or JSON text; each call adds servers. They
+        start before the first turn and stop with `aclose()`."""
+        from .features.mcp import as_config
+
+        config = as_config(servers)
+        self._mcp = config if self._mcp is None else self._mcp.merge(config)
+        return self
+
     def build(self) -> AgentRuntime:
         """The runtime; raises ConfigError when the workspace or provider settings are unusable."""
         from .core.prompts import build_system_prompt
@@ -168,7 +198,7 @@ class AgentRuntimeBuilder:
         driver = driver_for(self._mode)
         provider = self._provider or self._make_provider()
         # RECURSIVE_HOME holds the sessions (this one's folder too): file tools never write there.
-        sandbox = WorkspaceSandbox(workspace, [check_workspace(p) for p in s.add_dir],
+        sandbox = WorkspaceSandbox(workspace, [check_workspace(p, "--add-dir") for p in s.add_dir],
                                    protected=[self._home])
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
                               allow_private_network=s.allow_private_network)
@@ -183,7 +213,19 @@ class AgentRuntimeBuilder:
         runtime.system_prompt_for = lambda names: build_system_prompt(
             workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt)
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
+        if self._mcp:
+            self._attach_mcp(runtime)
         return runtime
+
+    def _attach_mcp(self, runtime: AgentRuntime) -> None:
+        """The MCP servers, with their stderr logged in the session folder (once it exists)."""
+        from .features.mcp import attach_mcp
+        from .features.sessions.store import SESSIONS_DIR
+
+        assert self._mcp is not None
+        folder = None if self._settings.no_session or not self._session_id else (
+            self._home / SESSIONS_DIR / self._session_id)
+        attach_mcp(runtime, self._mcp, log_dir=lambda: folder)
 
     def _make_provider(self) -> ChatProvider:
         from .providers import make_provider
@@ -203,11 +245,14 @@ def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:
     runtime.compactor = Compactor(context_window(runtime.provider.model))
 
 
-def check_workspace(path: Path) -> Path:
-    """The resolved directory, or ConfigError when it does not exist or is not a directory."""
+def check_workspace(path: Path, option: str | None = None) -> Path:
+    """The resolved directory, or ConfigError when it does not exist or is not a directory:
+    `workspace does not exist: X`, or for another root `--add-dir: directory does not exist: X`."""
     resolved = path.expanduser().resolve()
     if not resolved.exists():
-        raise ConfigError(f"workspace does not exist: {path}")
+        raise ConfigError(f"{option}: directory does not exist: {path}" if option
+                          else f"workspace does not exist: {path}")
     if not resolved.is_dir():
-        raise ConfigError(f"workspace is not a directory: {path}")
+        raise ConfigError(f"{option}: not a directory: {path}" if option
+                          else f"workspace is not a directory: {path}")
     return resolved

@@ -202,7 +202,8 @@ def test_output_schema_fails_after_the_second_miss(tmp_path: Path, workspace: Pa
     result = result_of(proc.stdout)
     assert result["subtype"] == "error_max_structured_output_retries" and result["is_error"] is True
     assert "structured_output" not in result
-    assert "does not match the JSON Schema" in result["error"] and "'count' is a required property" in result["error"]
+    (error,) = result["errors"]
+    assert "does not match the JSON Schema" in error and "'count' is a required property" in error
     text = invoke("run", "count", "--output-schema", str(schema_file), "-C", str(workspace), *args)
     assert text.returncode == 1 and text.stdout == '{"name": "a"}\n'  # the answer still shows
     assert "error: the final answer does not match the JSON Schema" in text.stderr

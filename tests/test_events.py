@@ -12,15 +12,21 @@ from recursive_cli.core.event_models import CheckResult, Evaluation, GoalSummary
 from recursive_cli.core.events import CheckpointFailed, CheckpointTaken, LoopWaiting, RunFinished, SkippedPath, Usage
 from recursive_cli.features.sessions.meta import SessionMeta
 from recursive_cli.features.sessions.writer import JsonlSessionWriter
-from recursive_cli.sinks.json_stream import StreamJsonSink
+from recursive_cli.sinks.claude_stream import ClaudeStreamSink
 
 
 def _stream(*events: object) -> list[str]:
+    """The stream-json lines of `events`, each with its `uuid` (checked, unique) taken out."""
     out = io.StringIO()
-    sink = StreamJsonSink(out, "s1")
+    sink = ClaudeStreamSink(out, "s1", whole_runs=True)
     for event in events:
         sink.emit(event)  # type: ignore[arg-type]
-    return out.getvalue().splitlines()
+    lines = out.getvalue().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert lines == [json.dumps(record, ensure_ascii=False, separators=(",", ":")) for record in records]
+    uuids = [record.pop("uuid") for record in records]
+    assert len(set(uuids)) == len(uuids) and all(isinstance(u, str) and u for u in uuids)
+    return [json.dumps(record, ensure_ascii=False, separators=(",", ":")) for record in records]
 
 
 def test_a_checkpoint_leaves_out_what_it_does_not_have() -> None:
@@ -30,13 +36,13 @@ def test_a_checkpoint_leaves_out_what_it_does_not_have() -> None:
                               skipped_count=7, shown="checkpoint: …")
     failed = CheckpointFailed(enabled=False, error="git not found", shown="warning: no git")
     assert _stream(plain, skipped, failed) == [
-        ('{"type": "system", "subtype": "checkpoint", "turn": 1, "phase": "before", "commit": "abc", '
-         '"session_id": "s1"}'),
-        ('{"type": "system", "subtype": "checkpoint", "turn": 2, "phase": "after", "commit": "def", '
-         '"files_changed": 3, "skipped": [{"path": "big.bin", "reason": "too large"}], '
-         '"skipped_count": 7, "session_id": "s1"}'),
-        ('{"type": "system", "subtype": "checkpoint", "enabled": false, "error": "git not found", '
-         '"session_id": "s1"}'),
+        ('{"type":"system","subtype":"checkpoint","turn":1,"phase":"before","commit":"abc",'
+         '"session_id":"s1"}'),
+        ('{"type":"system","subtype":"checkpoint","turn":2,"phase":"after","commit":"def",'
+         '"files_changed":3,"skipped":[{"path":"big.bin","reason":"too large"}],'
+         '"skipped_count":7,"session_id":"s1"}'),
+        ('{"type":"system","subtype":"checkpoint","enabled":false,"error":"git not found",'
+         '"session_id":"s1"}'),
     ]
     assert failed.text() == "warning: no git"
 
@@ -63,7 +69,7 @@ def test_the_result_line_carries_a_goal_summary_without_output_tails() -> None:
                          goal=goal)
     (line,) = _stream(result)
     record = json.loads(line)
-    assert list(record)[-2:] == ["error", "goal"]
+    assert list(record)[-1] == "goal" and record["errors"] == ["not met"]
     assert record["goal"]["verdicts"] == [{"turn": 1, "achieved": False, "judge": None, "checks": [
         {"command": "pytest", "exit_code": 1, "timed_out": False, "duration_s": 0.5, "passed": False}]}]
     plain = result.model_copy(update={"goal": None})

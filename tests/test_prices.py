@@ -114,7 +114,7 @@ def test_a_configured_price_enforces_max_cost(tmp_path: Path, workspace: Path, i
                   "--max-cost", "0.5", "-o", "json")
     assert proc.returncode == 3, proc.stderr
     result = json.loads(proc.stdout)
-    assert result["subtype"] == "error_max_budget" and result["finish_reason"] == "max_cost"
+    assert result["subtype"] == "error_max_budget_usd" and result["finish_reason"] == "max_cost"
     assert result["total_cost_usd"] == pytest.approx(1.0)
     assert result["num_turns"] == 1
     assert "--max-cost" in proc.stderr

@@ -96,7 +96,7 @@ def test_resume_continues_the_same_conversation(tmp_path: Path, workspace: Path,
     assert body["messages"][1:] == earlier[1:] + [{"role": "assistant", "content": "first answer"},
                                                  {"role": "user", "content": "now add tests"}]
     result = json_lines(second.stdout)[-1]
-    assert result["num_turns"] == 2 and result["session_id"] == "conv-1"
+    assert result["num_turns"] == 1 and result["session_id"] == "conv-1"  # this command's model calls
     meta = json.loads((isolated_home / "sessions" / "conv-1" / "meta.json").read_text())
     assert meta["turns"] == 2 and meta["status"] == "completed"
     turn_starts = [r["turn"] for r in transcript_records(isolated_home, "conv-1") if r["type"] == "turn_start"]

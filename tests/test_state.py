@@ -66,5 +66,5 @@ def test_resume_of_a_damaged_state_says_so_for_loop_and_goal_alike(
     result = json.loads(resumed.stdout)
     assert resumed.returncode == 1
     assert result["subtype"] == "error_during_execution"
-    assert f"the session's {key} state in meta.json is damaged" in result["error"]
+    assert f"the session's {key} state in meta.json is damaged" in result["errors"][0]
     assert f"the session's {key} state in meta.json is damaged" in resumed.stderr

@@ -45,7 +45,8 @@ def agent(server: FakeLLMServer, provider: str, workspace: Path, *extra: str,
 
 
 def result_of(run: CliResult) -> dict[str, Any]:
-    return json_lines("".join(run.stdout.split("\n")))[-1]  # `-o json` is pretty-printed
+    (result,) = json_lines(run.stdout)  # `-o json`: one line
+    return result
 
 
 def calls_and_answers(body: dict[str, Any], provider: str) -> tuple[list[str], list[str]]:
@@ -84,7 +85,7 @@ def test_a_cut_off_reply_runs_none_of_its_calls(provider: str, stream: bool, cut
     assert not (workspace / "SECOND_CALL").exists()
     assert (workspace / "AGAIN").exists()  # the model went on, and its next whole reply ran
     records = json_lines(run.stdout)
-    assert records[-1]["subtype"] == "success" and records[-1]["num_steps"] == 3
+    assert records[-1]["subtype"] == "success" and records[-1]["num_turns"] == 3
     (notice,) = [r for r in records if r.get("subtype") == "tool_calls_not_run"]
     assert notice["stop_reason"] == ("length" if provider == "openai" else "max_tokens")
     assert [call["name"] for call in notice["tool_calls"]] == ["run_shell", "run_shell"]
@@ -112,9 +113,9 @@ def test_two_cut_offs_in_a_row_end_the_turn(provider: str, stream: bool, workspa
     result = records[-1]
     assert result["subtype"] == "error_during_execution" and result["is_error"] is True
     assert result["finish_reason"] == "provider_stop"
-    assert "cut off at the output limit twice in a row" in result["error"]
-    assert "2 tool calls not run" in result["error"]
-    assert result["num_steps"] == 2
+    assert "cut off at the output limit twice in a row" in result["errors"][0]
+    assert "2 tool calls not run" in result["errors"][0]
+    assert result["num_turns"] == 2
     assert not (workspace / "HALF_EXECUTED").exists() and not (workspace / "SECOND_CALL").exists()
     notices = [r for r in records if r.get("subtype") == "tool_calls_not_run"]
     assert [len(n["tool_calls"]) for n in notices] == [2, 2]  # both replies are in the record
@@ -132,7 +133,7 @@ def test_a_cut_off_text_answer_is_not_a_success(provider: str, stream: bool, wor
     assert run.returncode == 1
     result = result_of(run)
     assert result["subtype"] == "error_during_execution" and result["result"] == "The answer is"
-    assert result["error"] == "the model stopped: length (cut off at the output limit)"
+    assert result["errors"] == ["the model stopped: length (cut off at the output limit)"]
 
 
 # -- no finish reason ----------------------------------------------------------------------------
@@ -151,7 +152,7 @@ def test_a_stream_with_no_finish_reason_is_asked_again(provider: str, workspace:
     records = json_lines(run.stdout)
     (retry,) = [r for r in records if r.get("subtype") == "api_retry"]
     assert "the stream ended without a" in retry["error"]
-    assert records[-1]["result"] == "Nothing to do." and records[-1]["num_steps"] == 1
+    assert records[-1]["result"] == "Nothing to do." and records[-1]["num_turns"] == 1
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -161,7 +162,7 @@ def test_streams_that_never_finish_fail_without_running_anything(provider: str, 
         run = agent(server, provider, workspace, "-o", "json")
     assert run.returncode == 1
     result = result_of(run)
-    assert result["finish_reason"] == "provider_error" and "without a" in result["error"]
+    assert result["finish_reason"] == "provider_error" and "without a" in result["errors"][0]
     assert not (workspace / "HALF_EXECUTED").exists()
 
 
@@ -172,7 +173,7 @@ def test_a_whole_body_with_no_finish_reason_runs_no_calls(provider: str, workspa
     assert run.returncode == 1
     result = result_of(run)
     assert result["finish_reason"] == "provider_stop"
-    assert "2 tool calls not run" in result["error"]
+    assert "2 tool calls not run" in result["errors"][0]
     assert not (workspace / "HALF_EXECUTED").exists()
 
 
@@ -189,7 +190,7 @@ def test_a_refusal_is_the_answer_and_a_provider_stop(provider: str, stream: bool
     result = result_of(run)
     assert result["result"] == REFUSAL
     assert result["subtype"] == "error_during_execution" and result["finish_reason"] == "provider_stop"
-    assert result["error"] == f'the model stopped: refusal ("{REFUSAL}")'
+    assert result["errors"] == [f'the model stopped: refusal ("{REFUSAL}")']
 
 
 def test_a_refusal_is_shown_in_text_mode(workspace: Path) -> None:
@@ -216,8 +217,8 @@ def test_steps_that_ran_are_counted_after_a_provider_error(provider: str, stream
                     stream=stream)
     assert run.returncode == 1
     result = result_of(run)
-    assert result["finish_reason"] == "provider_error" and "key revoked" in result["error"]
-    assert result["num_steps"] == 2
+    assert result["finish_reason"] == "provider_error" and "key revoked" in result["errors"][0]
+    assert result["num_turns"] == 2
     assert result["usage"]["output_tokens"] == 50
     session = load_session(isolated_home / "sessions" / "after-error")
     assert session.meta.steps == 2 and session.meta.usage.output_tokens == 50
@@ -240,4 +241,4 @@ def test_steps_are_counted_when_the_context_overflows_mid_turn(provider: str, wo
         assert len(server.requests) == 2
     assert run.returncode == 1
     result = result_of(run)
-    assert "context window" in result["error"] and result["num_steps"] == 1
+    assert "context window" in result["errors"][0] and result["num_turns"] == 1

@@ -33,3 +33,27 @@ def test_a_replaced_list_is_read_again() -> None:
     assert prefix.wires(compacted) == [b"s", b"summary", b"last"]
     assert prefix.wires([system, Message.user("c")]) == [b"s", b"c"]
     assert calls == ["s", "old", "last", "summary", "c"]  # each message still encoded only once
+
+
+def test_the_generation_counts_restarts_only() -> None:
+    prefix = make_prefix([])
+    convo = [Message.system("s")]
+    prefix.wires(convo)
+    first = prefix.generation
+    convo.append(Message.user("a"))
+    prefix.wires(convo)
+    assert prefix.generation == first  # grown at the end: what was built from it holds
+    prefix.wires(list(convo))
+    assert prefix.generation == first + 1  # another list: start over
+
+
+def test_joined_wires_grow_in_place_and_start_over_with_the_prefix() -> None:
+    from recursive_cli.providers.wire_cache import JoinedWires
+
+    prefix, joined = make_prefix([]), JoinedWires()
+    convo = [Message.system("s"), Message.user("a")]
+    assert bytes(joined.extend(prefix, convo)) == b"s,a"
+    convo.append(Message.user("b"))
+    assert bytes(joined.extend(prefix, convo)) == b"s,a,b"
+    assert bytes(joined.extend(prefix, [convo[0], Message.user("summary")])) == b"s,summary"
+    assert bytes(joined.extend(prefix, [])) == b""

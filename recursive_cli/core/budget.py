@@ -72,12 +72,16 @@ class Budget:
     spent: Spent = field(default_factory=Spent)
     price: Price = field(default_factory=Price)
     started: float = field(default_factory=time.monotonic)
+    # This process's requests per model (not restored on resume): the result line's `modelUsage`.
+    by_model: dict[str, Usage] = field(default_factory=dict)
 
     def charge(self, usage: Usage, model: str | None = None) -> None:
         """Add one request's usage at the run's price, or at `model`'s (a judge on its own model),
         looked up in the same tables (the user's configured prices first)."""
         price = self.price if model is None else self.price.of(model)
         self.spent = self.spent.plus(usage, price(usage))
+        name = price.model or ""
+        self.by_model[name] = self.by_model.get(name, Usage()) + usage
 
     def resumed(self, spent: Spent) -> Budget:
         """This budget (limits, price, clock) starting from what a saved session had spent."""

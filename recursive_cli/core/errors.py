@@ -5,6 +5,7 @@ The modules that raise these errors re-export them under their old names.
 
     RecursiveError                  base of every failure recursive reports itself
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
+     │    └── BadValueError         a value malformed in itself, wherever it was set: exit 2
      ├── ScriptError                the scripted provider's script file is missing or malformed
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
      │    └── ContextLengthError    the conversation is too long for the model's context window
@@ -42,6 +43,11 @@ class RecursiveError(Exception):
 
 class ConfigError(RecursiveError):
     """A setting is missing or wrong; the message names the file or variable and the key."""
+
+
+class BadValueError(ConfigError):
+    """A value that is malformed in itself, wherever it was set (a base URL without a scheme):
+    a usage error, exit 2, as a bad flag is (SPEC §4)."""
 
 
 class ScriptError(RecursiveError):

@@ -45,6 +45,9 @@ class RunStarted(BaseModel):
     provider: str
     tools: list[str]
     permission_mode: str
+    # The configured MCP servers, as the init line's `mcp_servers`: [{"name", "status"}]
+    # (status `connected` or `failed`; features/mcp).
+    mcp_servers: list[dict[str, str]] = []
 
 
 class TurnStarted(BaseModel):
@@ -307,7 +310,8 @@ class TurnFinished(BaseModel):
 
 
 class RunFinished(BaseModel):
-    """The run's final result, in the shape of SPEC §4's result line."""
+    """The run's final result: what SPEC §4's result line is made of (`sinks/claude_stream.py`
+    turns it into Claude's words) and what the session records of the run's end."""
 
     type: Literal["result"] = "result"
     subtype: str
@@ -315,16 +319,19 @@ class RunFinished(BaseModel):
     exit_code: int
     result: str
     session_id: str
-    num_turns: int
-    num_steps: int
+    num_turns: int  # the session's turns so far (resumes included)
+    num_steps: int  # model calls of this command's turns: the result line's `num_turns`
     duration_ms: int
-    usage: Usage
+    usage: Usage  # the session's totals (resumes, judge and compaction requests included)
     total_cost_usd: float | None
     finish_reason: str
     error: str = ""
     goal: GoalSummary | None = None  # a goal run's summary (the result line's `goal` object)
     answer: str = ""  # the model's final answer, also when the run failed after giving one
     structured_output: Any = None  # the answer parsed as JSON, when --output-schema asked for it
+    # This command's requests per model (judge and compaction included): the result line's
+    # `usage` is their sum, its `modelUsage` is this.
+    model_usage: dict[str, Usage] = Field(default_factory=dict)
 
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled

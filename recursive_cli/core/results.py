@@ -1,4 +1,8 @@
-"""One outcome decides the result line's subtype and the process exit code (SPEC §4)."""
+"""One outcome decides the result line's subtype and the process exit code (SPEC §4).
+
+The subtypes are Claude Code's where Claude Code has one for the ending (`error_max_turns`,
+`error_max_budget_usd`, `error_max_structured_output_retries`), ours where it has none.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.PROVIDER_ERROR: (1, "error_during_execution"),
     FinishReason.INTERNAL_ERROR: (1, "error_during_execution"),
     FinishReason.IO_ERROR: (1, "error_during_execution"),
-    FinishReason.MAX_STEPS: (3, "error_max_budget"),
-    FinishReason.MAX_COST: (3, "error_max_budget"),
+    FinishReason.MAX_STEPS: (3, "error_max_turns"),  # --max-steps, Claude's --max-turns
+    FinishReason.MAX_COST: (3, "error_max_budget_usd"),  # --max-cost, Claude's --max-budget-usd
     FinishReason.MAX_DURATION: (3, "error_max_budget"),
     FinishReason.MAX_ITERATIONS: (3, "error_max_budget"),
     FinishReason.TRANSCRIPT_LIMIT: (3, "error_max_budget"),
@@ -49,10 +53,25 @@ def final_answer(reason: FinishReason, text: str, detail: str) -> str:
     return text
 
 
+def stop_reason(reason: FinishReason, detail: str) -> str | None:
+    """Claude's `stop_reason` when the ending decides it: `max_tokens` for a reply cut off at the
+    output limit, `refusal` for a refused one; None: the stop of the last reply stands."""
+    if reason is not FinishReason.PROVIDER_STOP:
+        return None
+    if detail.startswith("the model stopped: length"):
+        return "max_tokens"
+    return "refusal" if detail.startswith("the model stopped: refusal") else None
+
+
+def errors(code: int, detail: str, reason: FinishReason) -> list[str]:
+    """The result line's `errors`: empty on success, else the one line that says what went wrong."""
+    return [detail or reason.value] if code != 0 else []
+
+
 def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str, num_turns: int,
                 num_steps: int, duration_ms: int, usage: Usage, cost: float | None,
                 signum: int | None = None, goal: GoalSummary | None = None,
-                structured_output: Any = None) -> RunFinished:
+                structured_output: Any = None, model_usage: dict[str, Usage] | None = None) -> RunFinished:
     """The final result record for a run that ended with `reason` (and a goal run's `goal`)."""
     code, subtype = exit_code_for(reason, signum)
     return RunFinished(subtype=subtype, is_error=code != 0, exit_code=code,
@@ -60,5 +79,6 @@ def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str
                        num_turns=num_turns, num_steps=num_steps, duration_ms=duration_ms,
                        usage=usage, total_cost_usd=cost, finish_reason=reason.value,
                        error=detail if code != 0 else "", goal=goal,
-                       answer=final_answer(reason, text, detail), structured_output=structured_output)
+                       answer=final_answer(reason, text, detail), structured_output=structured_output,
+                       model_usage=dict(model_usage or {}))
 

@@ -11,15 +11,24 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 # The choices are spelled once, in `choices` (import-free, for a fast `--help`); settings
 # validates against them and re-exports them.
-from .choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, OutputFormat, PermissionMode, ProviderName  # noqa: F401 (re-exported)
-from .errors import ConfigError
+from . import wording
+from .choices import (  # noqa: F401 (re-exported)
+    OUTPUT_FORMATS,
+    PERMISSION_MODES,
+    PROVIDERS,
+    OutputFormat,
+    PermissionMode,
+    ProviderName,
+    spelled_out,
+)
+from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
 
 if sys.version_info >= (3, 11):
@@ -38,6 +47,20 @@ ENV_VARS = {
     "max_steps": "RECURSIVE_MAX_STEPS",
     "script": "RECURSIVE_SCRIPT",
 }
+
+
+# A permission rule (SPEC §9): `tool` or `tool(glob)`; features/permissions.py applies them.
+# The tool may be a glob too, and MCP tools have `-` in their names: `mcp__git__*`, `mcp__my-fs__read`.
+PERMISSION_RULE = re.compile(r"^\s*([A-Za-z_*?][A-Za-z0-9_*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def _rule(text: str) -> str:
+    if not PERMISSION_RULE.match(text):
+        raise ValueError("expected " + wording.RULE)
+    return text
+
+
+PermissionRule = Annotated[str, AfterValidator(_rule)]
 
 
 class Settings(BaseModel):
@@ -59,8 +82,8 @@ class Settings(BaseModel):
     no_session: bool = False
     no_checkpoints: bool = False
     permission_mode: PermissionMode = "auto"
-    allow: list[str] = []
-    deny: list[str] = []
+    allow: list[PermissionRule] = []
+    deny: list[PermissionRule] = []
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     no_stream: bool = False
@@ -195,7 +218,8 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     try:
         settings = Settings(**merged)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, sources)) from None
+        error = BadValueError if _source_of(exc, sources) == "flag" else ConfigError  # flag: exit 2
+        raise error(_describe(exc, sources)) from None
     return LoadedSettings(settings, sources, home, env)
 
 
@@ -243,9 +267,13 @@ def _price_line(text: str, model: str) -> int:
 
 def _duration(value: str, key: str, source: str) -> float:
     try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise ConfigError(f"{key.replace('_', '-')} ({source}): {exc}") from None
+        seconds = parse_duration(value)
+    except ValueError:
+        seconds = None
+    if seconds is None or seconds <= 0:
+        accepts = wording.DURATION if seconds is None else wording.POSITIVE_DURATION
+        raise ConfigError(f"invalid value for {key.replace('_', '-')} ({source}): expected {accepts}{wording.got(value)}")
+    return seconds
 
 
 def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict[str, str]) -> str | None:
@@ -253,11 +281,6 @@ def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict
     if env.get(var):
         sources["api_base"] = f"env {var}"
     return env.get(var) or None
-
-
-class BadValueError(ConfigError):
-    """A value that is malformed in itself, wherever it was set (a base URL without a scheme):
-    a usage error, exit 2, as a bad flag is (SPEC §4)."""
 
 
 def _check_base_url(value: str, source: str) -> None:
@@ -305,8 +328,64 @@ def missing_key_message(provider: str) -> str:
     return f"no API key for the {provider} provider: set {ours} (or {fallback})"
 
 
+def _source_of(exc: ValidationError, sources: dict[str, str]) -> str:
+    """Where the first bad value was set: `flag`, `env VAR`, a config file, or `default`."""
+    loc = exc.errors()[0]["loc"]
+    return sources.get(str(loc[0]) if loc else "?", "default")
+
+
 def _describe(exc: ValidationError, sources: dict[str, str]) -> str:
-    err = exc.errors()[0]
-    key = str(err["loc"][0]) if err["loc"] else "?"
+    """`invalid value for max-steps (env RECURSIVE_MAX_STEPS): expected a whole number of at
+    least 1 (got 'abc')`: the key, where it was set and what it accepts, in the CLI's words."""
+    error = exc.errors()[0]
+    key = str(error["loc"][0]) if error["loc"] else "?"
     where = sources.get(key, "default")
-    return f"invalid value for {key.replace('_', '-')} ({where}): {err['msg']}"
+    return f"invalid value for {key.replace('_', '-')} ({where}): {accepted(key, error)}{wording.got(error['input'])}"
+
+
+# What a key accepts where its type does not say it well enough.
+_ACCEPTS = {"max_cost": wording.USD, "max_duration": wording.POSITIVE_DURATION}
+
+
+def accepted(key: str, error: Mapping[str, Any]) -> str:
+    """What the setting `key` accepts, in words: `expected a whole number of at least 1`."""
+    if key in _ACCEPTS:
+        return "expected " + _ACCEPTS[key]
+    if error["type"] == "value_error":  # our own validators say it in our words already
+        return wording.plain(error["msg"])
+    field = Settings.model_fields.get(key)
+    if field is None:
+        return wording.plain(error["msg"])
+    kind = _without_none(field.annotation)
+    if get_origin(kind) is list:
+        item = _without_none(get_args(kind)[0])
+        if len(error["loc"]) > 1:  # one item of the list is wrong
+            return f"expected {wording.RULE}" if key in ("allow", "deny") else _described(item, [])
+        example = '["run_shell(git *)"]' if key in ("allow", "deny") else '["../lib"]'
+        return f"expected a list, e.g. {key.replace('_', '-')} = {example}"
+    return _described(kind, field.metadata)
+
+
+def _described(kind: Any, metadata: list[Any]) -> str:
+    """What a value of type `kind`, within the bounds in `metadata` (ge, gt), is in words."""
+    low = next((m.ge for m in metadata if hasattr(m, "ge")), None)
+    above = next((m.gt for m in metadata if hasattr(m, "gt")), None)
+    if get_origin(kind) is Literal:
+        return "expected " + spelled_out(tuple(map(str, get_args(kind))))
+    if kind is bool:
+        return "expected " + wording.BOOLEAN
+    if kind in (int, float):
+        return "expected " + wording.number(kind is int, low, above=above)
+    if kind is Path:
+        return "expected a path (text)"
+    return "expected text"
+
+
+def _without_none(annotation: Any) -> Any:
+    """`X` of `X | None`, and `str` of `Annotated[str, …]` (a permission rule)."""
+    args = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if type(None) in get_args(annotation) and len(args) == 1:
+        return args[0]
+    if get_origin(annotation) is Annotated:
+        return args[0]
+    return annotation

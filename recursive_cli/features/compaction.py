@@ -2,7 +2,9 @@
 
 Before each model call the kernel asks the runtime's `Compactor` whether the conversation is
 near the window (estimated from the last request's reported `input_tokens` plus about one
-token per four bytes added since). If it is, the older messages are summarised by one
+token per four bytes added since, counted as the provider encodes each message for its
+request — JSON structure, ids and escaping included, which outweigh the text of a small tool
+call). If it is, the older messages are summarised by one
 provider call without tools and replaced by that summary, as one user message right after
 the system prompt. The system prompt is never touched, the most recent turns are kept
 verbatim, and the cut is always made before a user or assistant message, so a tool call is
@@ -14,7 +16,8 @@ messages it replaced); `sessions.reader` applies it again when the session is lo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,30 +77,75 @@ def context_window(model: str) -> int:
     return DEFAULT_CONTEXT_WINDOW
 
 
-def message_tokens(message: Message) -> int:
-    """A rough token count: a quarter of the message's bytes, plus a little per message."""
-    size = len(message.content.encode("utf-8", "replace"))
-    size += sum(len(call.name) + len(call.arguments.encode("utf-8", "replace"))
-                for call in message.tool_calls)
-    return size // 4 + 8
+WireSize = Callable[[Message], int]  # bytes a message takes in a request body
 
 
-def estimate_tokens(messages: Sequence[Message]) -> int:
-    """The prompt size of the next request: the last reported request size plus what came since."""
+def json_size(message: Message) -> int:
+    """Bytes of `message` as compact Chat Completions JSON (with its comma): about what any
+    provider sends for it, for providers that cannot say (`wire_size`)."""
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        wire["tool_calls"] = [{"id": call.id, "type": "function",
+                               "function": {"name": call.name, "arguments": call.arguments}}
+                              for call in message.tool_calls]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    return len(_json_bytes(wire)) + 1
+
+
+def message_tokens(message: Message, size: WireSize = json_size) -> int:
+    """A rough token count: a quarter of the bytes the message takes in a request."""
+    return (size(message) + 3) // 4
+
+
+def estimate_tokens(messages: Sequence[Message], size: WireSize = json_size,
+                    unreported: int = 0) -> int:
+    """The prompt size of the next request: the last reported request size plus what came since.
+
+    With no request size reported yet, every message is counted, plus `unreported` tokens for
+    what else the request holds (the tools).
+    """
+    index = last_reported(messages)
+    if index is None:
+        return unreported + _tokens(messages, size)
+    usage = messages[index].usage
+    assert usage is not None
+    return usage.input_tokens + usage.output_tokens + _tokens(messages[index + 1:], size)
+
+
+def last_reported(messages: Sequence[Message]) -> int | None:
+    """The index of the last reply whose request size the provider reported, or None."""
     for index in range(len(messages) - 1, -1, -1):
         usage = messages[index].usage
         if messages[index].role == "assistant" and usage is not None and usage.input_tokens:
-            return usage.input_tokens + usage.output_tokens + _tokens(messages[index + 1:])
-    return _tokens(messages)
+            return index
+    return None
 
 
-def _tokens(messages: Sequence[Message]) -> int:
+def provider_size(provider: object) -> WireSize:
+    """How `provider` measures a message: its own `wire_size` (the bytes it encodes, cached on
+    the message for its request), else `json_size`."""
+    size = getattr(provider, "wire_size", None)
+    return size if callable(size) else json_size
+
+
+def _tokens(messages: Sequence[Message], size: WireSize) -> int:
     """`message_tokens` summed, each count cached on its message (without reported usage the
     whole transcript is counted before every call)."""
-    return sum(m.wire("approx_tokens", message_tokens) for m in messages)
+    key = "approx_tokens" if size is json_size else f"approx_tokens:{getattr(size, '__qualname__', '')}"
+
+    def count(message: Message) -> int:
+        return message_tokens(message, size)
+
+    return sum(m.wire(key, count) for m in messages)
 
 
-def choose_cut(body: Sequence[Message], keep_tokens: int, keep_turns: int = KEEP_TURNS) -> int:
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
+
+
+def choose_cut(body: Sequence[Message], keep_tokens: int, keep_turns: int = KEEP_TURNS,
+               size: WireSize = json_size) -> int:
     """Where the verbatim tail of `body` (the conversation after the system prompt) starts.
 
     The tail holds at most `keep_turns` turns and about `keep_tokens` tokens, and always the
@@ -108,7 +156,7 @@ def choose_cut(body: Sequence[Message], keep_tokens: int, keep_turns: int = KEEP
     tokens = turns = 0
     for index in range(len(body) - 1, -1, -1):
         message = body[index]
-        tokens += message_tokens(message)
+        tokens += message_tokens(message, size)
         if message.role == "tool":
             continue
         if cut < len(body) and tokens > keep_tokens:
@@ -186,29 +234,46 @@ class Compactor:
     def __init__(self, max_tokens: int = DEFAULT_CONTEXT_WINDOW) -> None:
         self.max_tokens = max_tokens
         self._pause = 0  # model calls left before trying again after a failed summary
+        self._tools: tuple[tuple[str, ...], int] = ((), 0)  # tool names → their tokens
 
     async def maybe_compact(self, ctx: TurnContext) -> None:
         """Compact when the next request would come near the limit."""
         if self._pause > 0:
             self._pause -= 1
             return
-        if estimate_tokens(ctx.transcript) >= self.max_tokens * COMPACT_AT:
+        if self.estimate(ctx) >= self.max_tokens * COMPACT_AT:
             if await self.compact(ctx) is None:
                 self._pause = RETRY_AFTER_CALLS
+
+    def estimate(self, ctx: TurnContext) -> int:
+        """`estimate_tokens` of the next request, measured as `ctx.provider` encodes it."""
+        transcript = ctx.transcript
+        unreported = self._tool_tokens(ctx) if last_reported(transcript) is None else 0
+        return estimate_tokens(transcript, provider_size(ctx.provider), unreported)
+
+    def _tool_tokens(self, ctx: TurnContext) -> int:
+        """The tools' share of a request (their names, descriptions and schemas), kept per tool set."""
+        names = tuple(ctx.tools.names())
+        if names != self._tools[0]:
+            specs = [{"name": s.name, "description": s.description, "parameters": s.parameters}
+                     for s in ctx.tools.specs()]
+            self._tools = (names, (len(_json_bytes(specs)) + 3) // 4)
+        return self._tools[1]
 
     async def compact(self, ctx: TurnContext) -> Compaction | None:
         """Summarise the older messages now; None when there is nothing to replace or it failed."""
         transcript = ctx.transcript
         body = transcript[1:]
-        replaced = choose_cut(body, int(self.max_tokens * KEEP_SHARE))
+        size = provider_size(ctx.provider)
+        replaced = choose_cut(body, int(self.max_tokens * KEEP_SHARE), size=size)
         if replaced < MIN_REPLACED:
             return None
         summary = await self._summarise(ctx, body[:replaced])
         if not summary:
             return None
-        before = estimate_tokens(transcript)
+        before = self.estimate(ctx)
         transcript[1:] = compacted(body, summary, replaced)
-        result = Compaction(summary, replaced, len(body) - replaced, before, estimate_tokens(transcript))
+        result = Compaction(summary, replaced, len(body) - replaced, before, self.estimate(ctx))
         ctx.sink.emit(_notice(result, ctx.turn))
         return result
 

@@ -8,7 +8,6 @@ mode; otherwise the mode decides. `ask` asks on a TTY and, headless, denies at o
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -16,11 +15,12 @@ from typing import Literal
 from ..core.choices import PermissionMode
 from ..core.errors import ConfigError
 from ..core.guards import Decision
+from ..core.settings import PERMISSION_RULE
+from ..core.wording import RULE, got
 
 Verdict = Literal["allow", "deny", "ask"]
 AskHook = Callable[[str, str], Awaitable[bool]]
 
-_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff", "job_status",
                               "schedule_wakeup", "stop_loop"})
 
@@ -34,14 +34,13 @@ class Rule:
 
     @classmethod
     def parse(cls, text: str) -> Rule:
-        match = _RULE.match(text)
-        if not match:
-            raise ConfigError(f"invalid permission rule {text!r}: write tool or tool(glob), "
-                              "e.g. run_shell(git *)")
+        match = PERMISSION_RULE.match(text)
+        if not match:  # (settings and the CLI check rules first, naming where they were set)
+            raise ConfigError(f"invalid permission rule: expected {RULE}{got(text)}")
         return cls(match.group(1), match.group(2))
 
     def matches(self, tool: str, subject: str) -> bool:
-        if self.tool != tool:
+        if self.tool != tool and not fnmatch.fnmatchcase(tool, self.tool):  # `mcp__git__*`
             return False
         return self.pattern is None or fnmatch.fnmatchcase(subject, self.pattern)
 

@@ -6,9 +6,11 @@ into one user message of `tool_result` blocks; prompt-caching breakpoints go on 
 block and on the last block of the last message.
 
 Hot path: as in the OpenAI provider, each immutable Message is encoded once (its content
-blocks as JSON bytes, cached with `Message.wire`) and grouping happens when the body is
-spliced together; the body goes out through the SDK's lower-level `post()` instead of
-`messages.create`, which re-walks and re-validates the whole conversation on every call.
+blocks as JSON bytes, cached with `Message.wire`), and so is each merged message: a run of
+same-role messages is joined once, when a message of the other role ends it (`_Turns`), so a
+step joins only the open last run and copies the bytes kept so far. The body goes out through
+the SDK's lower-level `post()` instead of `messages.create`, which re-walks and re-validates
+the whole conversation on every call.
 """
 
 from __future__ import annotations
@@ -16,23 +18,29 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from typing import Any
-
-from anthropic import (
-    AnthropicError,
-    APIConnectionError,
-    APIStatusError,
-    APITimeoutError,
-    AsyncAnthropic,
-    AsyncStream,
-    Omit,
-)
+from typing import TYPE_CHECKING, Any
 
 from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import http_error, one_line
 from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed
+from .sdk_loader import load_names
 from .wire_cache import WirePrefix
+
+if TYPE_CHECKING:
+    from anthropic import (
+        AnthropicError,
+        APIConnectionError,
+        APIStatusError,
+        APITimeoutError,
+        AsyncAnthropic,
+        AsyncStream,
+        Omit,
+    )
+else:  # the classes alone, not `anthropic.types` whole (0.7 s; sdk_loader.py)
+    AnthropicError, APIConnectionError, APIStatusError, APITimeoutError, AsyncAnthropic, AsyncStream, Omit = load_names(
+        "anthropic", "_exceptions.AnthropicError", "_exceptions.APIConnectionError", "_exceptions.APIStatusError",
+        "_exceptions.APITimeoutError", "_client.AsyncAnthropic", "_streaming.AsyncStream", "_types.Omit")
 
 WIRE_KEY = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
@@ -44,6 +52,7 @@ EMPTY_TEXT = "(no content)"
 INVALID_ARGUMENTS_KEY = "_invalid_json_arguments"
 
 _CACHE_CONTROL = b',"cache_control":{"type":"ephemeral"}}'
+_ENVELOPE = len(b'{"role":"","content":[]},')  # one message around its blocks, with its comma
 # Any other stop_reason (`pause_turn`, none at all) leaves the reply not known to be whole.
 _STOP: dict[str, StopKind] = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_calls",
                               "max_tokens": "length", "model_context_window_exceeded": "length",
@@ -78,19 +87,28 @@ class AnthropicProvider(SdkProvider):
         self._head = b'{"model":' + dumps(model) + b',"max_tokens":' + tokens
         self._tail = b',"stream":true}' if stream else b"}"
         self._prefix: WirePrefix[Wire] = WirePrefix(WIRE_KEY, encode_message)
+        self._turns = _Turns(0)
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body, spliced from each message's cached blocks."""
         wires = self._prefix.wires(messages)
-        system = [blocks for role, blocks in wires if role == "system"]
-        turns = [wire for wire in wires if wire[0] != "system"]
-        parts = [self._head]
-        if system:
-            parts += [b',"system":', _block_list(tuple(b for blocks in system for b in blocks), cache=True)]
+        turns = self._turns
+        if turns.generation != self._prefix.generation:
+            turns = self._turns = _Turns(self._prefix.generation)
+        turns.extend(wires)
+        parts: list[bytes | bytearray] = [self._head]
+        if turns.system:
+            parts += [b',"system":', _block_list(turns.system, cache=True)]
         if tools:
             parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
-        parts += [b',"messages":', _grouped_messages(turns), self._tail]
+        parts += [b',"messages":', *turns.messages(), self._tail]
         return b"".join(parts)
+
+    def wire_size(self, message: Message) -> int:
+        """Bytes `message` adds to a request body, encoded once: its blocks and their commas, and
+        the message around them (which a run of tool results shares, so this counts it high)."""
+        role, blocks = message.wire(WIRE_KEY, encode_message)
+        return sum(len(block) + 1 for block in blocks) + _ENVELOPE + len(role)
 
     def new_stream(self) -> _StreamState:
         return _StreamState(self._url)
@@ -219,28 +237,57 @@ def tool_wire(spec: ToolSpec) -> dict[str, Any]:
     return {"name": spec.name, "description": spec.description, "input_schema": spec.parameters}
 
 
-def _grouped_messages(turns: list[Wire]) -> bytes:
-    """The `messages` array: runs of the same role merged, a cache breakpoint on the very last block."""
-    groups: list[tuple[str, list[bytes]]] = []
-    for role, blocks in turns:
-        if groups and groups[-1][0] == role:
-            groups[-1][1].extend(blocks)
-        else:
-            groups.append((role, list(blocks)))
-    encoded = [b'{"role":"' + role.encode() + b'","content":' + _block_list(tuple(blocks), cache=last)
-               + b"}" for last, (role, blocks) in _mark_last(groups)]
-    return b"[" + b",".join(encoded) + b"]"
+class _Turns:
+    """The `messages` array (and the system blocks) of a growing conversation, kept between steps.
+
+    Consecutive messages that map to the same role are merged into one message (the system
+    messages are lifted out, so they do not split a run). Every merged message but the last
+    is final once a message of the other role follows it: it is encoded then, once, and
+    appended to `closed`. Only the open last one is encoded on every request, since it carries
+    the cache breakpoint on its last block and may still grow.
+    """
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.folded = 0  # wires taken in so far
+        self.system: list[bytes] = []
+        self.closed = bytearray()  # the final merged messages, comma-separated
+        self.role: str | None = None  # of the open last message
+        self.blocks: list[bytes] = []  # of the open last message
+
+    def extend(self, wires: Sequence[Wire]) -> None:
+        """Take in the wires added since the last call."""
+        for role, blocks in wires[self.folded:]:
+            if role == "system":
+                self.system.extend(blocks)
+            elif role == self.role:
+                self.blocks.extend(blocks)
+            else:
+                if self.role is not None:
+                    if self.closed:
+                        self.closed += b","
+                    self.closed += _message(self.role, self.blocks, cache=False)
+                self.role, self.blocks = role, list(blocks)
+        self.folded = len(wires)
+
+    def messages(self) -> list[bytes | bytearray]:
+        """The pieces of the JSON `messages` array, a cache breakpoint on the very last block."""
+        if self.role is None:
+            return [b"[]"]
+        last = _message(self.role, self.blocks, cache=True)
+        return [b"[", self.closed, b",", last, b"]"] if self.closed else [b"[", last, b"]"]
 
 
-def _block_list(blocks: Blocks, cache: bool) -> bytes:
+def _message(role: str, blocks: Sequence[bytes], cache: bool) -> bytes:
+    """One merged message of the `messages` array."""
+    return b'{"role":"' + role.encode() + b'","content":' + _block_list(blocks, cache) + b"}"
+
+
+def _block_list(blocks: Sequence[bytes], cache: bool) -> bytes:
     """A JSON array of encoded blocks; with `cache`, the last block becomes a cache breakpoint."""
     if cache and blocks:
         blocks = (*blocks[:-1], blocks[-1][:-1] + _CACHE_CONTROL)  # every block is a JSON object
     return b"[" + b",".join(blocks) + b"]"
-
-
-def _mark_last(items: list[Any]) -> list[tuple[bool, Any]]:
-    return [(i == len(items) - 1, item) for i, item in enumerate(items)]
 
 
 

@@ -12,24 +12,33 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
-
-from openai import (
-    APIConnectionError,
-    APIError,
-    APIStatusError,
-    APITimeoutError,
-    AsyncOpenAI,
-    AsyncStream,
-    Omit,
-    OpenAIError,
-)
+from typing import TYPE_CHECKING, Any
 
 from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import http_error, one_line
-from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed
-from .wire_cache import WirePrefix
+from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed, plain_http_client
+from .sdk_loader import load_names
+from .wire_cache import JoinedWires, WirePrefix
+
+if TYPE_CHECKING:
+    from openai import (
+        APIConnectionError,
+        APIError,
+        APIStatusError,
+        APITimeoutError,
+        AsyncOpenAI,
+        AsyncStream,
+        DefaultAsyncHttpxClient,
+        Omit,
+        OpenAIError,
+    )
+else:  # the classes alone, not the SDK's 0.3 s of generated types (sdk_loader.py)
+    (AsyncOpenAI, AsyncStream, Omit, OpenAIError, APIError, APIStatusError, APITimeoutError, APIConnectionError,
+     DefaultAsyncHttpxClient) = load_names(
+        "openai", "_client.AsyncOpenAI", "_streaming.AsyncStream", "_types.Omit", "_exceptions.OpenAIError",
+        "_exceptions.APIError", "_exceptions.APIStatusError", "_exceptions.APITimeoutError",
+        "_exceptions.APIConnectionError", "_base_client.DefaultAsyncHttpxClient")
 
 WIRE_KEY = "openai"
 DEFAULT_TIMEOUT = 600.0
@@ -59,19 +68,25 @@ class OpenAIProvider(SdkProvider):
         if not api_key and not base_url:
             raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")
         client = AsyncOpenAI(api_key=api_key or _PLACEHOLDER_KEY, base_url=base_url, max_retries=0,
-                             timeout=timeout)
+                             timeout=timeout, http_client=plain_http_client(DefaultAsyncHttpxClient, base_url, timeout))
         super().__init__(model, stream, client, api_key)
         self._head = b'{"model":' + dumps(model)
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
         self._prefix: WirePrefix[bytes] = WirePrefix(WIRE_KEY, encode_message)
+        self._joined = JoinedWires()
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body; each message is serialised once and reused on later steps."""
-        parts = [self._head, b',"messages":[', b",".join(self._prefix.wires(messages)), b"]"]
+        parts: list[bytes | bytearray] = [self._head, b',"messages":[',
+                                          self._joined.extend(self._prefix, messages), b"]"]
         if tools:
             parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
         parts.append(self._tail)
         return b"".join(parts)
+
+    def wire_size(self, message: Message) -> int:
+        """Bytes `message` adds to a request body (with its comma), encoded once."""
+        return len(message.wire(WIRE_KEY, encode_message)) + 1
 
     def new_stream(self) -> _StreamState:
         return _StreamState(self._url)

@@ -15,7 +15,9 @@ before and went away gets the full backoff.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
@@ -34,6 +36,8 @@ from .retry import BriefRetryError, call_with_retries, one_line
 _NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name))
 # The headers an SDK would carry a credential in; omitted on every request without a key.
 AUTH_HEADERS = ("Authorization", "X-Api-Key")
+# With one of these set, a plain-http request may still go through a TLS proxy.
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
 class StreamAssembler(Protocol):
@@ -186,6 +190,18 @@ class SdkProvider:
         redacted = type(err)(reason, status=err.status, retry_after=err.retry_after)
         redacted.retryable = err.retryable
         return redacted
+
+
+def plain_http_client(client_class: Callable[..., httpx2.AsyncClient], base_url: str | None,
+                      timeout: float) -> httpx2.AsyncClient | None:
+    """For a plain-http base URL (a local server) and no proxy: the SDK's default HTTP client
+    (`client_class`, its limits and redirects) with a TLS context that loads no CA certificates,
+    since no request will use TLS; loading the system's certificates costs 20–25 ms of start-up.
+    A redirect to https would fail to verify, never connect unverified. None otherwise: the SDK
+    builds its client as usual."""
+    if not base_url or urlsplit(base_url).scheme.lower() != "http" or any(map(os.environ.get, _PROXY_VARIABLES)):
+        return None
+    return client_class(base_url=base_url, timeout=timeout, verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
 
 
 def _in_chain(err: BaseException, test: Callable[[BaseException], bool]) -> bool:

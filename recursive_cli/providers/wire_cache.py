@@ -26,14 +26,47 @@ class WirePrefix(Generic[W]):
         self._source: Sequence[Message] | None = None
         self._messages: list[Message] = []
         self._wires: list[W] = []
+        self.generation = 0  # counts the restarts: what is built from the wires starts over too
 
     def wires(self, messages: Sequence[Message]) -> list[W]:
-        """Wire forms of `messages`, in order (the returned list is reused: do not modify it)."""
+        """Wire forms of `messages`, in order (the returned list is reused: do not modify it).
+
+        Between two calls in the same `generation` the list only grew at its end, so whatever
+        a caller built from its first items still holds.
+        """
         known = len(self._messages)
         if messages is not self._source or known > len(messages) or (
                 known and messages[known - 1] is not self._messages[-1]):
             self._source, self._messages, self._wires, known = messages, [], [], 0
+            self.generation += 1
         for message in messages[known:]:
             self._messages.append(message)
             self._wires.append(message.wire(self._key, self._encode))
         return self._wires
+
+
+class JoinedWires:
+    """The wire forms of a growing conversation joined into one buffer, extended in place.
+
+    A body spliced from it copies the conversation once per request, instead of joining
+    every message again and then copying the result into the body.
+    """
+
+    def __init__(self, separator: bytes = b",") -> None:
+        self._separator = separator
+        self._generation = -1
+        self._count = 0
+        self.data = bytearray()
+
+    def extend(self, prefix: WirePrefix[bytes], messages: Sequence[Message]) -> bytearray:
+        """`prefix.wires(messages)` joined by the separator (the buffer is reused: do not modify it)."""
+        wires = prefix.wires(messages)
+        if prefix.generation != self._generation:
+            self._generation, self._count, self.data = prefix.generation, 0, bytearray()
+        for wire in wires[self._count:]:
+            if self.data:
+                self.data += self._separator
+            self.data += wire
+        self._count = len(wires)
+        return self.data
+

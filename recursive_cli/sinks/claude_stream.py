@@ -1,12 +1,19 @@
-"""Claude Code's headless output, SPEC §4 schema_version 2: the lines Claude's Agent SDKs read.
+"""`-o stream-json` and `-o json` (SPEC §4, schema_version 2): Claude Code's headless lines.
+
+The one writer of these lines, for `recursive run|loop|goal|resume` (`whole_runs`: an `init`
+line from the run's start, one `result` line from its end) and for the headless surface
+(`recursive -p`, `--input-format stream-json`: an `init` and a `result` line per prompt, which
+it writes itself). With `stream` off (`-o json`) only the result is written, on one line.
 
 One compact JSON object per line, flushed per line, each with a fresh `uuid`. Fields Claude
 Code defines mean what they mean there: `num_turns` counts model calls, `usage.input_tokens`
 is the uncached part of the prompt (ours counts the whole prompt), `duration_api_ms` is the
-time spent waiting for the model. A result line is written per turn (`write_result`), as
-Claude Code writes one per user message; the per-turn parts of it (denials, API time, stop
-reason) are collected from the events of that turn. With `partial`, the model's streamed text
-also goes out as Anthropic stream events (`stream_event` lines).
+time spent waiting for the model. The parts of a result that the events show (denials, API
+time, the last reply's stop reason) are collected from the events of the turn or run; the
+rest comes from the surface (`TurnResult`; for whole runs `run_result`, from `RunFinished`,
+whose outcome `core/results.py` decides). With `partial`, the model's streamed text also goes
+out as Anthropic stream events (`stream_event` lines). Driver and feature events (`Notice`s:
+checkpoints, loop and goal progress, compaction) are `system` lines of their own subtype.
 
 Tool calls are shown through a `Presenter`, so a surface can show them under Claude's tool
 names and argument shapes (`run_shell {command}` as `Bash {command}`); by default they are
@@ -25,6 +32,7 @@ from typing import Any, TextIO
 from ..core.events import (
     AgentEvent,
     ApiRetry,
+    FinishReason,
     MessageAdded,
     ModelRequest,
     Notice,
@@ -37,6 +45,7 @@ from ..core.events import (
     notice_fields,
 )
 from ..core.messages import Message, ToolCall, Usage
+from ..core.results import errors, stop_reason
 
 SCHEMA_VERSION = 2
 # JSON lets these stand raw inside strings, but str.splitlines() and some JSON-lines readers
@@ -58,9 +67,17 @@ def as_shown(call: ToolCall) -> tuple[str, dict[str, Any]]:
     return call.name, value if isinstance(value, dict) else {"_raw": call.arguments}
 
 
-def compact(record: dict[str, Any]) -> str:
-    """One record as one compact JSON line (without its newline)."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAKS)
+def compact(record: dict[str, Any], ascii_only: bool = False) -> str:
+    """One record as one compact JSON line (without its newline); `ascii_only` escapes all
+    non-ASCII text as \\uXXXX."""
+    return json.dumps(record, ensure_ascii=ascii_only, separators=(",", ":")).translate(_LINE_BREAKS)
+
+
+def _ascii_only(out: TextIO) -> bool:
+    """Whether `out` cannot take UTF-8 (`PYTHONIOENCODING=ascii`): JSON then escapes non-ASCII
+    text as \\uXXXX, which loses nothing, rather than have it replaced."""
+    encoding = (getattr(out, "encoding", None) or "utf-8").lower().replace("_", "-")
+    return encoding not in ("utf-8", "utf8", "utf-16", "utf-32")
 
 
 def claude_usage(usage: Usage) -> dict[str, int]:
@@ -98,19 +115,23 @@ class TurnResult:
     errors: list[str] = field(default_factory=list)
     stop_reason: str | None = None  # None: the stop of the turn's last reply
     structured_output: Any = None
+    model_usage: dict[str, Usage] = field(default_factory=dict)  # `modelUsage`, per model
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 def run_result(event: RunFinished) -> TurnResult:
-    """A whole run's result (`recursive run|loop|goal`) as a result line's parts."""
-    extra: dict[str, Any] = {"num_steps": event.num_steps, "exit_code": event.exit_code}
-    if event.goal is not None:
-        extra["goal"] = event.goal.model_dump(mode="json")
+    """A whole run's result (`recursive run|loop|goal|resume`) as a result line's parts: the
+    counts and usage of this command (`num_turns`: its model calls; `usage`: all its requests,
+    a goal's judge included), the session's total cost (what `--max-cost` is checked against)."""
+    reason = FinishReason(event.finish_reason)
+    extra: dict[str, Any] = {"goal": event.goal.model_dump(mode="json")} if event.goal is not None else {}
+    usage = sum(event.model_usage.values(), Usage())
     return TurnResult(subtype=event.subtype, is_error=event.is_error, result=event.result,
                       finish_reason=event.finish_reason, num_turns=event.num_steps,
-                      duration_ms=event.duration_ms, usage=event.usage, total_cost_usd=event.total_cost_usd,
-                      errors=[event.error or event.finish_reason] if event.is_error else [],
-                      structured_output=getattr(event, "structured_output", None), extra=extra)
+                      duration_ms=event.duration_ms, usage=usage, total_cost_usd=event.total_cost_usd,
+                      errors=errors(event.exit_code, event.error, reason),
+                      stop_reason=stop_reason(reason, event.error),
+                      structured_output=event.structured_output, model_usage=event.model_usage, extra=extra)
 
 
 @dataclass
@@ -129,31 +150,36 @@ class _Turn:
 class ClaudeStreamSink:
     """Writes Claude Code's stream-json lines to `out` (see the module docstring).
 
-    `model` names the model now in use (it can change between turns); `write_line` is the one
-    way onto `out`, shared with the control messages of the protocol.
+    `model` names the model now in use (it can change between turns; by default the one the
+    run started with); `write_line` is the one way onto `out`, shared with the control messages
+    of the protocol. `api_key_source` is the init line's `apiKeySource` for whole runs.
     """
 
-    def __init__(self, out: TextIO, session_id: str, *, model: Callable[[], str],
+    def __init__(self, out: TextIO, session_id: str, *, model: Callable[[], str] | None = None,
                  present: Presenter = as_shown, partial: bool = False, stream: bool = True,
-                 cost_of: CostOf | None = None, whole_runs: bool = False) -> None:
+                 cost_of: CostOf | None = None, whole_runs: bool = False,
+                 api_key_source: str = "none") -> None:
         self._out = out
         self.session_id = session_id
-        self._model = model
+        self._started_model = ""  # the model RunStarted named
+        self._model = model or (lambda: self._started_model)
         self._present = present
         self._partial = partial
         self._stream = stream  # False (`-o json`): only `write_result` writes, and only a record
         self._cost_of = cost_of
+        self._api_key_source = api_key_source
+        self._ascii = _ascii_only(out)
         self._turn = _Turn()
-        self._by_model: dict[str, Usage] = {}
-        # For `recursive run|loop|goal -o stream-json|json`: the init line from the run's start and
-        # one result line for the whole run, from its end (the headless surface writes both per turn).
+        # For `recursive run|loop|goal|resume -o stream-json|json`: the init line from the run's
+        # start and one result line for the whole run, from its end (the headless surface writes
+        # both per turn).
         self._whole_runs = whole_runs
 
     # -- writing -----------------------------------------------------------------------------
 
     def write_line(self, record: dict[str, Any]) -> None:
         """Write one record as a compact line and flush it."""
-        self._out.write(compact(record) + "\n")
+        self._out.write(compact(record, self._ascii) + "\n")
         self._out.flush()
 
     def _line(self, record: dict[str, Any]) -> None:
@@ -177,7 +203,7 @@ class ClaudeStreamSink:
             "num_turns": result.num_turns, "result": result.result,
             "stop_reason": result.stop_reason or turn.stop_reason, "session_id": self.session_id,
             "total_cost_usd": result.total_cost_usd, "usage": claude_usage(result.usage),
-            "modelUsage": self.model_usage(), "permission_denials": list(turn.denials),
+            "modelUsage": self.model_usage(result.model_usage), "permission_denials": list(turn.denials),
             "errors": list(result.errors), "uuid": str(uuid.uuid4()),
             "finish_reason": result.finish_reason, "schema_version": SCHEMA_VERSION,
         }
@@ -192,10 +218,10 @@ class ClaudeStreamSink:
         self.write_line(record)
         return record
 
-    def model_usage(self) -> dict[str, dict[str, Any]]:
-        """Usage per model over the whole process, in Claude's camelCase shape."""
+    def model_usage(self, by_model: dict[str, Usage]) -> dict[str, dict[str, Any]]:
+        """Usage per model in Claude's camelCase shape, each with its cost (None: no price)."""
         shown: dict[str, dict[str, Any]] = {}
-        for model, usage in self._by_model.items():
+        for model, usage in by_model.items():
             words = claude_usage(usage)
             shown[model] = {
                 "inputTokens": words["input_tokens"], "outputTokens": words["output_tokens"],
@@ -212,8 +238,10 @@ class ClaudeStreamSink:
         if isinstance(event, TurnStarted) and not self._whole_runs:
             self._turn = _Turn()
         elif isinstance(event, RunStarted) and self._whole_runs:
+            self._started_model = event.model
             self.write_init(InitInfo(cwd=event.cwd, model=event.model, tools=event.tools,
-                                     permission_mode=event.permission_mode, extra={"provider": event.provider}))
+                                     permission_mode=event.permission_mode, api_key_source=self._api_key_source,
+                                     mcp_servers=list(event.mcp_servers), extra={"provider": event.provider}))
         elif isinstance(event, RunFinished) and self._whole_runs:
             self.write_result(run_result(event))
         elif isinstance(event, ModelRequest):
@@ -260,6 +288,7 @@ class ClaudeStreamSink:
         if message.role == "assistant":
             self._on_reply(message)
         elif message.role == "tool":
+            self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
             block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
                      "content": message.content, "is_error": message.is_error}
             self._line({"type": "user", "message": {"role": "user", "content": [block]},
@@ -272,7 +301,6 @@ class ClaudeStreamSink:
             turn.request_started = None
         model = self._model()
         usage = message.usage or Usage()
-        self._by_model[model] = self._by_model.get(model, Usage()) + usage
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
         content: list[dict[str, Any]] = []
         if message.content:

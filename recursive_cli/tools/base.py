@@ -195,8 +195,15 @@ class BaseTool(Generic[A]):
     subject_field: ClassVar[str | None] = "path"
 
     def spec(self) -> ToolSpec:
-        """Name, description and the argument schema with `$ref`s inlined (some models ignore them)."""
-        return ToolSpec(self.name, self.description, inline_refs(self.Args.model_json_schema()))
+        """Name, description and the argument schema with `$ref`s inlined (some models ignore them).
+
+        Built once per tool class (a schema costs ~0.2 ms, every turn asks again); the same
+        object each time also lets a provider see at once that the tools did not change."""
+        key = (type(self), self.name, self.description, self.Args)
+        spec = _SPECS.get(key)
+        if spec is None:
+            spec = _SPECS[key] = ToolSpec(self.name, self.description, inline_refs(self.Args.model_json_schema()))
+        return spec
 
     def subject(self, arguments: dict[str, Any]) -> str:
         value = arguments.get(self.subject_field or "", "")
@@ -212,6 +219,9 @@ class BaseTool(Generic[A]):
 
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
+
+
+_SPECS: dict[tuple[type, str, str, type[BaseModel]], ToolSpec] = {}
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import io
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -38,11 +42,11 @@ class ReadFileTool(BaseTool[ReadArgs]):
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
         path = ctx.sandbox.resolve(args.path)
         shown = ctx.sandbox.display(path)
-        require_text_file(path, shown)
         first = args.offset or 1
         limit = args.limit or DEFAULT_LINE_LIMIT
         budget = max(ctx.output_limit - 300, 1000)
-        lines, last, more = numbered_lines(path, first, limit, budget)
+        with open_text_file(path, shown) as handle:
+            lines, last, more = numbered_lines(handle, first, limit, budget)
         if not lines:
             if first == 1:
                 return ToolResult(f"{shown} is empty", summary="empty file")
@@ -54,24 +58,46 @@ class ReadFileTool(BaseTool[ReadArgs]):
         return ToolResult(text, summary=f"lines {first}-{last}")
 
 
-def require_text_file(path: Path, shown: str) -> None:
-    """Raise ToolError unless `path` is an existing, non-binary regular file."""
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory, not a file; use list_dir to see what it contains")
-    if not path.exists():
-        raise ToolError(f"{shown} does not exist")
-    if not path.is_file():
-        raise ToolError(f"{shown} is not a regular file")
-    with path.open("rb") as handle:
-        probe = handle.read(BINARY_PROBE_BYTES)
-    if b"\x00" in probe:
-        size = path.stat().st_size
-        raise ToolError(f"{shown} looks like a binary file ({size} bytes); "
-                        "read_file only shows text files")
+@contextlib.contextmanager
+def open_text_file(path: Path, shown: str) -> Iterator[TextIO]:
+    """The text of `path` (undecodable bytes become U+FFFD, line endings untouched), opened once;
+    ToolError unless it is an existing, non-binary regular file.
+
+    One open, one fstat and one read for a file that fits the binary probe: its bytes are
+    decoded as they are; a longer file is read on from the same descriptor.
+    """
+    try:  # O_NONBLOCK: a FIFO put in the file's place after the sandbox's check cannot block
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(f"{shown} does not exist") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{shown} is a directory, not a file; use list_dir to see what it contains")
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(f"{shown} is not a regular file")
+        try:
+            probe = os.read(fd, BINARY_PROBE_BYTES)
+        except OSError as exc:
+            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+        if b"\x00" in probe:
+            raise ToolError(f"{shown} looks like a binary file ({info.st_size} bytes); "
+                            "read_file only shows text files")
+        if len(probe) < BINARY_PROBE_BYTES and len(probe) == info.st_size:  # the whole file
+            yield io.StringIO(probe.decode("utf-8", "replace"), newline="")
+            return
+        os.lseek(fd, 0, os.SEEK_SET)
+        with open(fd, encoding="utf-8", errors="replace", newline="", closefd=False) as handle:
+            yield handle
+    finally:
+        os.close(fd)
 
 
-def numbered_lines(path: Path, first: int, limit: int, budget: int) -> tuple[list[str], int, bool]:
-    """Lines `first`.. of `path`, numbered, within `limit` lines and about `budget` characters.
+def numbered_lines(handle: TextIO, first: int, limit: int, budget: int) -> tuple[list[str], int, bool]:
+    """Lines `first`.. of the open text `handle`, numbered, within `limit` lines and about
+    `budget` characters.
 
     Returns the lines, the number of the last line shown (or of the file's last line when
     none are shown) and whether more lines follow.
@@ -79,17 +105,16 @@ def numbered_lines(path: Path, first: int, limit: int, budget: int) -> tuple[lis
     out: list[str] = []
     used = 0
     number = 0
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        for number, raw in enumerate(bounded_lines(handle, MAX_LINE_CHARS + 1), start=1):
-            if number < first:
-                continue
-            if len(out) >= limit:
-                return out, number - 1, True
-            line = number_line(number, raw)
-            if out and used + len(line) > budget:
-                return out, number - 1, True
-            out.append(line)
-            used += len(line) + 1
+    for number, raw in enumerate(bounded_lines(handle, MAX_LINE_CHARS + 1), start=1):
+        if number < first:
+            continue
+        if len(out) >= limit:
+            return out, number - 1, True
+        line = number_line(number, raw)
+        if out and used + len(line) > budget:
+            return out, number - 1, True
+        out.append(line)
+        used += len(line) + 1
     return out, (first + len(out) - 1) if out else number, False
 
 
@@ -167,8 +192,8 @@ class EditFileTool(BaseTool[EditArgs]):
         path = ctx.sandbox.resolve(args.path, write=True)
         shown = ctx.sandbox.display(path)
         check_edit(args)
-        require_text_file(path, shown)
-        original = read_text(path, shown)
+        with open_text_file(path, shown) as handle:
+            original = handle.read()
         crlf = args.old_string not in original and "\r\n" in original
         text, old, new = original, args.old_string, args.new_string
         if crlf:  # models write "\n": edit a CRLF file in "\n" form, then convert back

@@ -7,6 +7,11 @@ protected folders (RECURSIVE_HOME, which holds the sessions, checkpoints and set
 when a root contains them; and FIFOs, devices and sockets are refused outright, since opening
 one can block forever. The check happens when a tool resolves a path; a process racing to
 swap a directory for a symlink in between is outside this threat model.
+
+Hot path: a plain path inside the workspace (no `.`, `..`, `~` or empty parts) is resolved by
+one lstat per part below the workspace, which is already real; only when one of those parts is
+a symlink does `os.path.realpath` walk the whole path (one lstat for every part from `/`). The
+last part's lstat is also the special-file check, since it is not a symlink.
 """
 
 from __future__ import annotations
@@ -29,40 +34,75 @@ class WorkspaceSandbox:
         self.workspace = real_path(workspace)
         self.roots: tuple[Path, ...] = (self.workspace, *(real_path(r) for r in extra_roots))
         self.protected: tuple[Path, ...] = tuple(real_path(p) for p in protected)
+        self._base = str(self.workspace)
+        self._prefix = _below(self._base)
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """Absolute real path for `path`; raises ToolError when it leads outside the roots."""
         check_path_text(path)
-        candidate = Path(os.path.expanduser(path))
-        if not candidate.is_absolute():
-            candidate = self.workspace / candidate
-        real = real_path(candidate)
-        root = self.root_of(real)
-        if root is None:
-            raise ToolError(f"{path} is outside the workspace ({self.describe_roots()}); "
-                            "file tools only work inside it")
+        fast = self._plain_in_workspace(path)
+        if fast is not None:
+            real_text, mode = fast
+            real, root = Path(real_text), self.workspace
+        else:
+            candidate = Path(os.path.expanduser(path))
+            if not candidate.is_absolute():
+                candidate = self.workspace / candidate
+            real = real_path(candidate)
+            found = self.root_of(real)
+            if found is None:
+                raise ToolError(f"{path} is outside the workspace ({self.describe_roots()}); "
+                                "file tools only work inside it")
+            root, mode = found, _stat_mode(real)
         if write:
             self.check_writable(path, real, root)
-        refuse_special_file(path, real)
+        refuse_special_mode(path, mode)
         return real
+
+    def _plain_in_workspace(self, path: str) -> tuple[str, int | None] | None:
+        """(real path, mode or None when missing) for a path inside the workspace whose parts
+        below it are no symlinks; None when `os.path.realpath` has to decide."""
+        if path.startswith(self._prefix):
+            rest = path[len(self._prefix):]
+        elif path == self._base:
+            return self._base, _stat_mode(self.workspace)
+        elif path.startswith(("/", "~")):
+            return None
+        else:
+            rest = path
+        parts = rest.split("/")
+        if "" in parts or "." in parts or ".." in parts:
+            return None
+        current = self._prefix.rstrip("/")
+        mode: int | None = None
+        for part in parts:
+            current = current + "/" + part
+            try:
+                mode = os.lstat(current).st_mode
+            except OSError:  # missing (or unsearchable): nothing below it can be a symlink
+                return self._prefix + rest, None
+            if stat.S_ISLNK(mode):
+                return None
+        return current, mode
 
     def check_writable(self, path: str, real: Path, root: Path) -> None:
         """Raise ToolError when `real` lies inside `.git/` or a protected folder."""
         if inside_git_dir(real.relative_to(root)):
             raise ToolError(f"refusing to write {path}: files inside .git/ are managed by git")
+        text = str(real)
         for guard in self.protected:
-            if real == guard or real.is_relative_to(guard):
+            if text == str(guard) or text.startswith(_below(str(guard))):
                 raise ToolError(f"refusing to write {path}: it is inside {guard}, recursive's own "
                                 "folder (RECURSIVE_HOME: sessions, checkpoints and settings)")
 
     def display(self, path: Path) -> str:
         """`path` relative to the workspace in posix form, or absolute when elsewhere."""
-        try:
-            relative = path.relative_to(self.workspace)
-        except ValueError:
-            return path.as_posix()
-        text = relative.as_posix()
-        return "." if text in ("", ".") else text
+        text = str(path)
+        if text.startswith(self._prefix):
+            return text[len(self._prefix):]
+        if text == self._base:
+            return "."
+        return path.as_posix()
 
     def root_of(self, real: Path) -> Path | None:
         """The root that contains `real`, or None."""
@@ -99,14 +139,31 @@ _SPECIAL_FILES: tuple[tuple[Callable[[int], bool], str], ...] = (
 
 def refuse_special_file(path: str, real: Path) -> None:
     """Raise ToolError when `real` is a FIFO, device or socket: opening one can block forever."""
-    try:
-        mode = real.stat().st_mode
-    except OSError:
-        return  # missing or unreadable: the tool reports that itself
+    refuse_special_mode(path, _stat_mode(real))
+
+
+def refuse_special_mode(path: str, mode: int | None) -> None:
+    """`refuse_special_file` for a mode already known (None: missing or unreadable, which the
+    tool reports itself)."""
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
     for is_kind, kind in _SPECIAL_FILES:
         if is_kind(mode):
             raise ToolError(f"{path} is {kind}, not a regular file; file tools only read and write "
                             "regular files (opening this one could block forever)")
+
+
+def _stat_mode(real: Path | str) -> int | None:
+    """The mode of what `real` leads to (symlinks followed), or None when it cannot be read."""
+    try:
+        return os.stat(real).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def _below(folder: str) -> str:
+    """The prefix every path inside `folder` starts with."""
+    return folder if folder.endswith("/") else folder + "/"
 
 
 def real_path(path: Path | str) -> Path:

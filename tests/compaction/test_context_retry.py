@@ -52,4 +52,4 @@ def test_steps_before_an_overflow_still_count(workspace: Path, isolated_home: Pa
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["result"] == "fits now"
-    assert result["num_steps"] == 3  # two tool steps before the rejection, one after
+    assert result["num_turns"] == 3  # the agent's calls: two tool steps before the rejection, one after

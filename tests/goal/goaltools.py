@@ -41,9 +41,8 @@ def evaluations(stdout: str) -> list[dict[str, Any]]:
 
 
 def result_of(stdout: str) -> dict[str, Any]:
-    """The result object of `-o json` or the last line of `-o stream-json`."""
-    text = stdout.strip()
-    return json.loads(text) if text.startswith("{\n") else json_lines(text)[-1]
+    """The result object of `-o json` (its one line) or the last line of `-o stream-json`."""
+    return json_lines(stdout)[-1]
 
 
 def records(home: Path, session_id: str) -> list[dict[str, Any]]:

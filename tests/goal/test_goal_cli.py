@@ -29,7 +29,8 @@ def test_check_fails_then_passes(tmp_path: Path, workspace: Path, isolated_home:
     assert second["turn"] == 2 and second["achieved"] is True and second["checks"][0]["passed"]
     result = result_of(proc.stdout)
     assert result["subtype"] == "success" and result["result"] == "all done"
-    assert result["num_turns"] == 2 and result["finish_reason"] == "completed"
+    assert result["goal"]["turns"] == 2 and result["finish_reason"] == "completed"
+    assert result["num_turns"] == 4  # model calls: two per turn
     # The second turn's prompt carries the failing check's command, exit code and output.
     task, feedback = user_prompts(isolated_home, "g-1")
     assert task == "make done.txt"
@@ -85,9 +86,11 @@ def test_max_turns_exits_4(tmp_path: Path, workspace: Path) -> None:
     assert proc.returncode == 4, proc.stderr
     result = result_of(proc.stdout)
     assert result["subtype"] == "error_goal_not_met" and result["is_error"] is True
-    assert result["finish_reason"] == "goal_not_met" and result["num_turns"] == 2
-    assert "goal not met after 2 turns (--max-turns 2)" in result["error"]
-    assert "check `false` exit 1" in result["error"]
+    assert result["finish_reason"] == "goal_not_met" and result["goal"]["turns"] == 2
+    assert result["num_turns"] == 4  # model calls: two per turn
+    (error,) = result["errors"]
+    assert "goal not met after 2 turns (--max-turns 2)" in error
+    assert "check `false` exit 1" in error
     assert result["goal"]["status"] == "not_met" and len(result["goal"]["verdicts"]) == 2
     assert "error: goal not met after 2 turns" in proc.stderr
 
@@ -98,8 +101,9 @@ def test_stall_exits_4(tmp_path: Path, workspace: Path, isolated_home: Path) -> 
                 "--session-id", "g-stall")
     assert proc.returncode == 4, proc.stderr
     result = result_of(proc.stdout)
-    assert result["subtype"] == "error_goal_not_met" and result["num_turns"] == 3
-    assert result["error"].startswith("stalled: 3 turns in a row made no tool call and changed no file")
+    assert result["subtype"] == "error_goal_not_met" and result["goal"]["turns"] == 3
+    assert result["num_turns"] == 3  # one model call per turn
+    assert result["errors"][0].startswith("stalled: 3 turns in a row made no tool call and changed no file")
     prompts = user_prompts(isolated_home, "g-stall")
     assert "Your last 2 turn(s) made no tool call" in prompts[2]
 
@@ -109,7 +113,8 @@ def test_tool_calls_reset_the_stall_count(tmp_path: Path, workspace: Path) -> No
     proc = goal(tmp_path, workspace, replies, "make x", "--check", "test -f x", "-o", "json")
     assert proc.returncode == 4
     result = result_of(proc.stdout)
-    assert result["num_turns"] == 6 and result["error"].startswith("stalled")
+    assert result["goal"]["turns"] == 6 and result["errors"][0].startswith("stalled")
+    assert result["num_turns"] == 7  # model calls: the turn with the tool call made two
 
 
 def call_ls() -> dict:
@@ -159,7 +164,8 @@ def test_judge_calls_count_toward_tokens_and_cost(tmp_path: Path, workspace: Pat
     proc = goal(tmp_path, workspace, replies, "x", "--until", "x", "-m", "gpt-4.1-mini", "-o", "json")
     assert proc.returncode == 0, proc.stderr
     result = result_of(proc.stdout)
-    assert result["usage"] == {"input_tokens": 5100, "output_tokens": 30}
+    assert result["usage"] == {"input_tokens": 5100, "output_tokens": 30, "cache_read_input_tokens": 0,
+                               "cache_creation_input_tokens": 0}
     expected = cost_usd("gpt-4.1-mini", Usage(**turn_usage)) + cost_usd("gpt-4.1-mini", Usage(**judge_usage))
     assert result["total_cost_usd"] == pytest.approx(expected)
 
@@ -173,7 +179,8 @@ def test_judge_spending_ends_the_run_at_max_cost(tmp_path: Path, workspace: Path
                 "--max-cost", "0.1", "-o", "json")
     assert proc.returncode == 3, proc.stderr
     result = result_of(proc.stdout)
-    assert result["subtype"] == "error_max_budget" and result["num_turns"] == 2
+    assert result["subtype"] == "error_max_budget_usd" and result["goal"]["turns"] == 2
+    assert result["num_turns"] == 1  # model calls: the first turn's; the judge's are not counted
     assert result["total_cost_usd"] > 0.1
 
 

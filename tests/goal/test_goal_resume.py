@@ -72,7 +72,7 @@ def test_resume_of_an_interrupted_goal_keeps_the_turn_count(tmp_path: Path, work
     (evaluation,) = evaluations(proc.stdout)
     assert evaluation["turn"] == 2 and evaluation["max_turns"] == 2
     result = result_of(proc.stdout)
-    assert "goal not met after 2 turns (--max-turns 2)" in result["error"]
+    assert "goal not met after 2 turns (--max-turns 2)" in result["errors"][0]
     assert [v["turn"] for v in result["goal"]["verdicts"]] == [1, 2]
     assert len(user_prompts(isolated_home, "g-int")) == 2  # no new prompt: the turn carried on
     assert (workspace / "c").exists()

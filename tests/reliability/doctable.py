@@ -56,7 +56,8 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("sigkill", "SIGKILL at a random moment of a 16-step run (seeded trials)"),
         ("sigterm", "SIGTERM at a random moment of a 16-step run (seeded trials)"),
         ("sigint", "SIGINT at a random moment of a 16-step run (seeded trials)"),
-        ("sigint-twice", "SIGINT again and again (every 10 ms) during a long shell command"),
+        ("sigint-twice", "SIGINT during a long shell command, then a second SIGINT while the "
+                         "shutdown waits for the checkpoint index that another run holds"),
     )),
     ("Hostile tool calls (each also sent through both real providers)", (
         ("args-wrong-type", "`read_file` with `path: 5`"),

@@ -301,11 +301,11 @@ def test_steps_are_kept_after_a_provider_error(workspace: Path, isolated_home: P
         proc, result = provider_run(server, "openai", workspace, "after-error")
     assert proc.returncode == 1 and result["finish_reason"] == "provider_error", proc.stderr
     meta = read_meta(isolated_home / "sessions" / "after-error")
-    assert result["num_steps"] == meta.steps == 2
+    assert result["num_turns"] == meta.steps == 2
     view = inspect_session(isolated_home, "after-error")
     check_row(Row("openai-error-after-steps", progress(proc, Scrub(), ("✓", "error:")),
                   str(proc.returncode),
-                  view.summary(f"meta.json counts {meta.steps} steps, as `num_steps` of `-o json` does")))
+                  view.summary(f"meta.json counts {meta.steps} steps, as `num_turns` of `-o json` does")))
 
 
 # -- sessions that lost data ----------------------------------------------------------------------

@@ -36,7 +36,7 @@ def feed(sink: ClaudeStreamSink) -> None:
     sink.emit(MessageAdded(message=Message.tool_result(call, "permission denied", True), turn=1))
     sink.emit(RunFinished(subtype="success", is_error=False, exit_code=0, result="ok", session_id="s1",
                           num_turns=1, num_steps=2, duration_ms=5, usage=usage, total_cost_usd=None,
-                          finish_reason="completed"))
+                          finish_reason="completed", model_usage={"m": usage}))
 
 
 def test_whole_run_lines() -> None:

@@ -10,16 +10,24 @@ Symlinks are snapshotted as links (mode 120000) and never followed. When a folde
 replaced by a symlink (or a file), the paths the index still holds under it are gone, and a
 symlink or file replaced by a folder is too: they are dropped from the index, since
 `update-index` refuses a path "beyond a symbolic link" and a folder in place of a file.
+
+That walk still lstats every tracked file. From a process's second walk of a workspace on,
+its folders are watched (watch.py, Linux): while no event came since a walk whose findings
+are staged, the workspace is known to be unchanged and the scan is clean without any walk.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import GitCommandError
 from .git import ShadowGit
+from .watch import TRUST_SECONDS, WatchUnavailable, WorkspaceWatch, watch_workspace
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 BULK_FILES = 200  # from this many changed files on, stage straight into a pack
@@ -52,8 +60,94 @@ class Scan:
         return not self.changed and not self.untrack
 
 
+@dataclass
+class _Known:
+    """What this process knows of one shadow index and its workspace."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    walks: int = 0
+    watch: WorkspaceWatch | None = None
+    unwatchable: bool = False  # no watching this workspace: every scan walks
+    staged: Scan | None = None  # the last walk, once the index holds what it found
+    unstaged: Scan | None = None  # the last walk, while what it found is not staged yet
+    walked_at: float = 0.0
+    max_file_bytes: int = 0
+
+    def clean(self, git: ShadowGit, max_file_bytes: int) -> Scan | None:
+        """The last walk's (clean) scan when nothing can have changed since, else None."""
+        if self.watch is None or self.staged is None or max_file_bytes != self.max_file_bytes \
+                or time.monotonic() - self.walked_at > TRUST_SECONDS or not git.index.is_file():
+            return None
+        if self.watch.poll():
+            return None
+        return Scan(skipped=list(self.staged.skipped))
+
+    def walking(self, git: ShadowGit, max_file_bytes: int) -> None:
+        """A walk starts: from the second on, have the folders watched first (so that nothing
+        done during or after the walk goes unheard)."""
+        self.walks += 1
+        self.staged = self.unstaged = None
+        if self.watch is not None and self.watch.restructured:
+            self.watch.close()
+            self.watch = None
+        if self.watch is None and not self.unwatchable and self.walks >= 2:
+            try:
+                self.watch = watch_workspace(git)
+            except (WatchUnavailable, OSError, GitCommandError):
+                self.unwatchable = True
+        if self.watch is not None:
+            self.watch.restart()
+        self.walked_at, self.max_file_bytes = time.monotonic(), max_file_bytes
+
+    def walked(self, scan: Scan) -> None:
+        if scan.clean:
+            self.staged = scan
+        else:
+            self.unstaged = scan
+
+
+MAX_WATCHED = 4  # workspaces one process watches at once (each holds an inotify descriptor)
+MAX_KNOWN = 64  # workspaces one process remembers
+_known: dict[ShadowGit, _Known] = {}  # least recently scanned first
+_known_lock = threading.Lock()
+
+
+def _known_for(git: ShadowGit) -> _Known:
+    """This process's knowledge of `git`'s workspace; the watches of the workspaces scanned
+    longest ago are dropped beyond MAX_WATCHED, and what is known of them beyond MAX_KNOWN."""
+    with _known_lock:
+        known = _known.pop(git, None) or _Known()
+        _known[git] = known
+        watching = [k for k in _known.values() if k.watch is not None and k is not known]
+        for old in watching[:max(len(watching) - MAX_WATCHED + 1, 0)]:
+            if old.lock.acquire(blocking=False):  # (busy: it is dropped another time)
+                try:
+                    if old.watch is not None:
+                        old.watch.close()
+                        old.watch = old.staged = None
+                finally:
+                    old.lock.release()
+        for key in [k for k, v in _known.items() if v.watch is None][:max(len(_known) - MAX_KNOWN, 0)]:
+            del _known[key]
+        return known
+
+
 def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan:
-    """Compare the workspace with the index: one `git ls-files`, then one lstat per hit."""
+    """Compare the workspace with the index: one `git ls-files`, then one lstat per hit —
+    or nothing at all, when the watch says nothing changed since the last walk."""
+    known = _known_for(git)
+    with known.lock:
+        clean = known.clean(git, max_file_bytes)
+        if clean is not None:
+            return clean
+        known.walking(git, max_file_bytes)
+        scan = _walk(git, max_file_bytes)
+        known.walked(scan)
+        return scan
+
+
+def _walk(git: ShadowGit, max_file_bytes: int) -> Scan:
+    """The scan proper: what `git ls-files` and an lstat per path it lists say."""
     out = git.run("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard")
     tags: dict[str, str] = {}
     for entry in out.split(b"\0"):
@@ -123,6 +217,10 @@ def stage(git: ShadowGit, scan: Scan) -> None:
         bulk = ["-c", "core.bigFileThreshold=1"] if len(scan.changed) >= BULK_FILES else []
         git.run(*bulk, "update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                 input=_nul_list(scan.changed))
+    known = _known_for(git)
+    with known.lock:
+        if known.unstaged is scan:  # the index now holds what that walk saw
+            known.staged, known.unstaged = Scan(skipped=scan.skipped), None
 
 
 def _nul_list(paths: list[str]) -> bytes:

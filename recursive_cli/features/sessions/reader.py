@@ -9,22 +9,28 @@ never got a result, so the provider never sees an unpaired call.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
+import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import SchemaValidator
+
 from ...core.budget import Spent
 from ...core.kernel import INTERRUPTED_RESULT
 from ...core.messages import Message, ToolCall, Usage
-from ...core.pricing import Price
+from ...core.pricing import Price, PriceTable
 from ..compaction import RECORD_TYPE as COMPACTION_RECORD
 from ..compaction import apply_record as apply_compaction_record
 from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
 from .records import (
     SCHEMA_VERSION,
     ExtraRecord,
+    KnownRecord,
     MessageRecord,
     RepairRecord,
     SessionHeader,
@@ -40,6 +46,9 @@ from .writer import TRANSCRIPT_FILE
 
 MAX_LINE_WARNINGS = 10
 _SMALL_TRANSCRIPT = 4096  # `lost_conversation` reads a transcript this small to look for a message
+# A transcript this big (some 2,000 messages) is kept out of later garbage collections.
+FREEZE_BYTES = 1 << 20
+_WHITESPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.isspace() counts as blank
 
 
 @dataclass
@@ -58,8 +67,9 @@ class LoadedSession:
         return self.folder / TRANSCRIPT_FILE
 
 
-def load_session(folder: Path) -> LoadedSession:
-    """Read the session in `folder`; SessionReadError if it has no transcript or meta.json."""
+def load_session(folder: Path, prices: PriceTable | None = None) -> LoadedSession:
+    """Read the session in `folder`; SessionReadError if it has no transcript or meta.json.
+    `prices`: the user's configured prices, for the steps of a killed turn that meta lacks."""
     path = folder / TRANSCRIPT_FILE
     try:
         data = path.read_bytes()
@@ -69,25 +79,30 @@ def load_session(folder: Path) -> LoadedSession:
         data = b""  # it stopped between writing meta.json and the transcript: nothing said yet
     except OSError as exc:
         raise SessionReadError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with _gc_paused():
+    with _gc_paused(freeze=len(data) >= FREEZE_BYTES):
         records, warnings = parse_transcript(data, folder.name)
         meta = _meta_or_rebuilt(folder, records, warnings)
         _check_messages(folder, meta, data, records, warnings)
         messages, turns = _conversation(records, warnings)
         if meta.status == "running":  # killed, or still running: meta may lag the transcript
-            _catch_up(meta, records)
+            _catch_up(meta, records, prices or {})
     return LoadedSession(folder, meta, messages, turns, warnings, records)
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def _gc_paused(freeze: bool = False) -> Iterator[None]:
     """Pause the cyclic GC while records are built: its full collections would rescan every
-    record made so far, making big loads superlinear (bench/session_load.py: 100k messages
-    took twice as long with it on)."""
+    record made so far, making big loads superlinear. With `freeze`, what was built (and
+    everything older) then moves to the collector's permanent generation, so the collections
+    of the rest of the run (imports, the runtime, every step) never walk the loaded session
+    again: 100k messages are millions of objects, and rescanning them was most of a resume.
+    The collector is left as it was found, on success and on error alike."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
+        if freeze:
+            gc.freeze()
     finally:
         if was_enabled:
             gc.enable()
@@ -152,21 +167,38 @@ def _meta_or_rebuilt(folder: Path, records: list[TranscriptRecord], warnings: li
 
 
 def parse_transcript(data: bytes, session_id: str) -> tuple[list[TranscriptRecord], list[str]]:
-    """The valid records of a transcript and one warning per problem; raises on a newer schema."""
-    lines = data.split(b"\n")
-    _check_schema(lines[0], session_id)
-    last = _last_nonblank(lines)
+    """The valid records of a transcript and one warning per problem; raises on a newer schema.
+
+    Each line goes straight to the validator of the known records (the hot loop of a resume);
+    only a line it refuses takes `parse_record`'s slower path (other record types, escaped
+    surrogates) and, failing that, becomes a warning.
+    """
+    first_end = data.find(b"\n")
+    _check_schema(data if first_end < 0 else data[:first_end], session_id)
+    end = len(data)  # the blank lines at the end are no torn last line
+    while end and data[end - 1] in _WHITESPACE:
+        end -= 1
+    last = data.count(b"\n", 0, end) if end else -1  # the index of the last line that is not blank
     records: list[TranscriptRecord] = []
     corrupt: list[str] = []
     warnings: list[str] = []
-    for index, line in enumerate(lines):
-        if _blank(line):
+    validate, append = _known_validator().validate_json, records.append
+    # One line at a time (each with its b"\n", which JSON takes as whitespace): a list of all
+    # of them would hold the whole transcript a second time.
+    for index, line in enumerate(io.BytesIO(data)):
+        if line.isspace():
             continue
         try:
-            records.append(parse_record(line))
+            append(validate(line))
+            continue
+        except ValidationError:
+            pass
+        try:
+            append(parse_record(line))
         except ValueError as exc:
             if index == last:
-                warnings.append(f"ignored a torn last line in {TRANSCRIPT_FILE} ({len(line)} bytes): "
+                size = len(line.rstrip(b"\n"))
+                warnings.append(f"ignored a torn last line in {TRANSCRIPT_FILE} ({size} bytes): "
                                 "the run that wrote it stopped mid-write")
             else:
                 corrupt.append(f"line {index + 1} of {TRANSCRIPT_FILE} is corrupt and was skipped "
@@ -188,15 +220,10 @@ def _check_schema(first_line: bytes, session_id: str) -> None:
             raise SessionSchemaError(newer_schema_message(str(header.get("id") or session_id), version))
 
 
-def _blank(line: bytes) -> bool:
-    return not line or line.isspace()
-
-
-def _last_nonblank(lines: list[bytes]) -> int:
-    index = len(lines) - 1
-    while index >= 0 and _blank(lines[index]):
-        index -= 1
-    return index
+@functools.cache
+def _known_validator() -> SchemaValidator:
+    """The core validator of the known record types (no per-line wrapper)."""
+    return TypeAdapter(KnownRecord).validator  # type: ignore[return-value]
 
 
 def _short(exc: ValueError) -> str:
@@ -249,6 +276,8 @@ def _not_rewound(records: list[TranscriptRecord]) -> list[TranscriptRecord]:
     """The records without the turns a `rewind` record took back: `{"type": "rewind", "turn": N}`
     (written by `checkpoints restore`) drops every record of turns ≥ N written before it
     (messages, turn starts, repairs, compactions)."""
+    if not any(record.type == "rewind" for record in records):
+        return records
     kept: list[TranscriptRecord] = []
     for record in records:
         rewind_to = _turn_of(record) if record.type == "rewind" else None
@@ -292,7 +321,7 @@ def _lost_prompt(start: TurnStartRecord, warnings: list[str]) -> Message:
     return Message.user(start.prompt)
 
 
-def _catch_up(meta: SessionMeta, records: list[TranscriptRecord]) -> None:
+def _catch_up(meta: SessionMeta, records: list[TranscriptRecord], prices: PriceTable) -> None:
     """Add what a run killed mid-turn did after its last turn end to meta's totals.
 
     Meta totals are saved at turn ends only, so the steps after the last `turn_end` record
@@ -314,7 +343,7 @@ def _catch_up(meta: SessionMeta, records: list[TranscriptRecord]) -> None:
     meta.turns, meta.messages = max(meta.turns, turns), max(meta.messages, messages)
     if tail_steps:  # their cost was never written: priced as the budget prices (one function)
         saved = Spent(usage=meta.usage, cost=total_cost or 0.0, cost_known=total_cost is not None)
-        spent = saved.plus(tail_usage, Price(meta.model)(tail_usage))
+        spent = saved.plus(tail_usage, Price(meta.model, prices)(tail_usage))
         meta.steps += tail_steps
         meta.usage, meta.cost_usd = spent.usage, spent.total_cost
 
@@ -330,16 +359,19 @@ def pair_tool_results(messages: list[Message], fill: Callable[[ToolCall], Messag
     added: list[Message] = []
     dropped: list[Message] = []
     pending: dict[str, ToolCall] = {}
+    keep = out.append
     for message in messages:
-        if message.role == "tool":
+        role = message.role
+        if role == "tool":
             if pending.pop(message.tool_call_id or "", None) is None:
                 dropped.append(message)
             else:
-                out.append(message)
+                keep(message)
             continue
-        _close(pending, fill, out, added)
-        out.append(message)
-        if message.role == "assistant":
+        if pending:
+            _close(pending, fill, out, added)
+        keep(message)
+        if role == "assistant" and message.tool_calls:
             pending = {call.id: call for call in message.tool_calls}
     _close(pending, fill, out, added)
     return out, added, dropped

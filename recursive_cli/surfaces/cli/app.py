@@ -7,8 +7,8 @@ from typing import Annotated, Optional
 import typer
 
 from ... import __version__
-from . import checkpoints_app, goal_app, loop_app
-from .options import CommonOptions, RunOptions, with_common_options, with_run_options
+from . import checkpoints_app, goal_app, loop_app, mcp_cmd
+from .options import CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options, with_run_options
 from .usage import RecursiveGroup
 
 app = typer.Typer(
@@ -185,15 +185,17 @@ def sessions_gc(
   recursive tools --json | jq -r '.[].name'
 """)
 @with_common_options
+@with_mcp_options
 def tools(
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
     *,
+    mcp_options: McpOptions,
     common: CommonOptions,
 ) -> None:
-    """List the tools the agent would get with these options. Needs no API key."""
+    """List the tools the agent would get with these options (MCP servers' too: they are started). Needs no API key."""
     from .tools_cmd import tools_command
 
-    raise typer.Exit(tools_command(common, json_output))
+    raise typer.Exit(tools_command(common, json_output, mcp_options))
 
 
 config_app = typer.Typer(help="Show the effective settings and the config files.", no_args_is_help=True)
@@ -234,7 +236,7 @@ def config_path(
     raise typer.Exit(path_command(_Common(workspace=workspace)))
 
 
-for _module in (loop_app, goal_app, checkpoints_app):
+for _module in (loop_app, goal_app, checkpoints_app, mcp_cmd):
     _module.register(app)
 
 
@@ -242,6 +244,9 @@ def main() -> None:
     """Console-script entry point."""
     from ..headless.entry import maybe_headless  # `recursive -p …`: Claude Code's headless mode
     if (code := maybe_headless()) is not None:
+        from .errors import exit_now
+
+        exit_now(code)  # flushed and closed: skip the interpreter's teardown (returns if it cannot)
         raise SystemExit(code)
     from . import lazy_markdown
     from .errors import run_app

@@ -7,10 +7,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ...core.errors import BadValueError, ConfigError
 from ...core.pricing import configured_key, price_for
-from ...core.settings import ConfigError, LoadedSettings, Settings, load_settings
-from .errors import fail
+from ...core.settings import LoadedSettings, Settings, load_settings
+from .errors import EXIT_ERROR, EXIT_USAGE, fail
 from .options import CommonOptions
+
+
+def load_or_fail(common: CommonOptions) -> LoadedSettings | int:
+    """The settings of a command with `common` options; or the exit code of the error, already
+    reported: 2 for a value malformed in itself (BadValueError: a bad base URL, wherever it was
+    set), 1 for any other configuration error (SPEC §4: broken config)."""
+    try:
+        return load_settings(common.as_flags())
+    except ConfigError as exc:
+        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
 
 
 def mask(secret: str) -> str:
@@ -54,10 +65,9 @@ def _text(value: Any) -> str:
 
 def show_command(common: CommonOptions, as_json: bool) -> int:
     """Print the effective settings with their sources (a table on a TTY, tab-separated piped)."""
-    try:
-        loaded = load_settings(common.as_flags())
-    except ConfigError as exc:
-        return fail(str(exc))
+    loaded = load_or_fail(common)
+    if isinstance(loaded, int):
+        return loaded
     rows = config_rows(loaded)
     if as_json:
         data = {key: {"value": value, "source": source} for key, value, source in rows}

@@ -22,8 +22,9 @@ DESCRIPTION = (
     "one: also when the run then failed (an answer after a denied action, a refusal, a goal "
     "not met), where the exit status tells the outcome. Progress (tool calls, a spinner while "
     "the model works, a summary of steps, tokens and cost) goes to standard error. `-o json` "
-    "prints one JSON object at the end and `-o stream-json` one object per line, in the shapes "
-    "of Claude Code's headless mode plus `schema_version`. `--output-last-message FILE` also "
+    "prints one JSON object at the end, on one line, and `-o stream-json` one compact object "
+    "per line, in the shapes of Claude Code's headless mode plus `schema_version` (2). "
+    "`--output-last-message FILE` also "
     "writes the answer to a file; `--output-schema FILE` asks for an answer that validates "
     "against a JSON Schema (asked once more when it does not, then exit status 1) and puts it "
     "in the result as `structured_output`.",
@@ -90,8 +91,9 @@ EXIT_STATUS = (
      "`error_max_structured_output_retries`."),
     ("2", "", "Bad command line: an unknown option or a value that is not accepted; one "
      "`error:` line on standard error names the option and what it accepts."),
-    ("3", "error_max_budget", "`--max-steps`, `--max-cost`, `--max-duration`, "
-     "`--max-iterations` or the transcript limit was reached."),
+    ("3", "error_max_turns, error_max_budget_usd, error_max_budget", "`--max-steps` "
+     "(`error_max_turns`), `--max-cost` (`error_max_budget_usd`), or `--max-duration`, "
+     "`--max-iterations` or the transcript limit (`error_max_budget`) was reached."),
     ("4", "error_goal_not_met", "A goal run ended (`--max-turns` or stalled) without success."),
     ("5", "error_stuck", "The agent repeated failing tool calls."),
     ("6", "error_permission", "A needed action was denied and the run could not go on."),

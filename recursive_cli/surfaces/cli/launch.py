@@ -12,22 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
-from ...core.errors import SessionStateError
+from ...core.errors import ConfigError, SessionStateError
 from ...core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ...core.kernel import TurnOutcome
 from ...core.results import make_result
-from ...core.settings import BadValueError, ConfigError, LoadedSettings, Settings, load_settings
+from ...core.settings import LoadedSettings, Settings
 from ...features.sessions.binding import SessionBinding
 from ...features.sessions.ids import check_session_id, new_session_id
 from ...features.sessions.lock import SessionLock
 from ...features.sessions.reader import LoadedSession
 from ...features.sessions.records import SessionError, SessionWriteError
-from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from .config_cmd import load_or_fail
+from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputOptionError, OutputRequest, output_request
 from .options import CommonOptions, RunOptions
 from .prompt_input import empty_prompt_message
 
 if TYPE_CHECKING:
+    from ...features.mcp import McpConfig, McpState
     from ...features.sessions.writer import JsonlSessionWriter
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
@@ -44,6 +46,8 @@ class Launch:
     resumed: LoadedSession | None = None
     lock: SessionLock | None = None  # held on the resumed session since it was loaded
     output: OutputRequest = field(default_factory=OutputRequest)  # --output-last-message, --output-schema
+    judge_model: str | None = None  # a resumed goal's own judge model: --max-cost needs its price too
+    mcp: McpState | None = None  # --mcp-config, --strict-mcp-config (None: a resumed session's own)
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch | int:
@@ -64,7 +68,55 @@ def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: 
         return spec
     spec.output = output
     spec.title = output.prompt(spec.title)
+    spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)
     return spec
+
+
+def mcp_flags(configs: list[str] | None, strict: bool) -> McpState | None:
+    """The MCP flags given, or None when there are none."""
+    if not (configs or strict):
+        return None
+    from ...features.mcp import McpState
+
+    return McpState(configs=list(configs or []), strict=strict)
+
+
+def mcp_config(spec: Launch) -> McpConfig | None | int:
+    """The MCP servers of this launch: the flags' (a resumed session's saved flags when none
+    are given), the workspace's `.mcp.json` and the user's; or the exit code of a malformed
+    configuration (2), already reported. None when nothing configures any (no flag, no file)."""
+    settings = spec.loaded.settings
+    workspace = settings.workspace.expanduser().resolve()
+    saved = spec.resumed is not None and "mcp" in spec.resumed.meta.state
+    if spec.mcp is None and not saved and not any(  # (no file, no flag: the feature stays unloaded)
+            path.is_file() for path in (workspace / ".mcp.json", spec.loaded.home / "mcp.json")):
+        return None
+    from ...features.mcp import McpConfigError, load_mcp_config
+
+    request = spec.mcp or (saved_mcp(spec.resumed) if spec.resumed is not None else None)
+    try:
+        return load_mcp_config(workspace, spec.loaded.home, request.configs if request else (),
+                               request.strict if request else False, spec.loaded.env)
+    except McpConfigError as exc:
+        return fail(str(exc), EXIT_USAGE)
+
+
+def saved_mcp(session: LoadedSession) -> McpState | None:
+    """The MCP flags the session ran with; a saved file that is gone is left out, with a note."""
+    import os
+
+    from pydantic import ValidationError
+
+    from ...features.mcp import McpState
+
+    try:
+        saved = McpState.model_validate(session.meta.state.get(McpState.key) or {})
+    except ValidationError:
+        return None
+    kept = [c for c in saved.configs if c.lstrip().startswith("{") or os.path.isfile(c)]
+    for gone in set(saved.configs) - set(kept):
+        sys.stderr.write(f"note: the session's --mcp-config {gone} no longer exists; its servers are left out\n")
+    return McpState(configs=kept, strict=saved.strict) if saved.configs or saved.strict else None
 
 
 def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool = True) -> Launch | int:
@@ -72,10 +124,9 @@ def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool =
     of the usage error (2) or configuration error (1), already reported."""
     if not prompt:
         return fail(empty_prompt_message(read_stdin), EXIT_USAGE)
-    try:
-        loaded = load_settings(common.as_flags())
-    except ConfigError as exc:  # a malformed value (BadValueError) is a usage error
-        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
+    loaded = load_or_fail(common)
+    if isinstance(loaded, int):
+        return loaded
     session_id = loaded.settings.session_id or new_session_id()
     problem = check_session_id(session_id)
     if problem:
@@ -85,15 +136,17 @@ def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool =
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
     """The sinks for the chosen output format: stdout JSON or the text answer, stderr progress."""
+    from ...core.pricing import Price
     from ...sinks.answer import TextAnswerSink
-    from ...sinks.json_stream import JsonResultSink, StreamJsonSink
+    from ...sinks.claude_stream import ClaudeStreamSink
     from ...sinks.terminal import PlainTerminalSink, RichTerminalSink
 
     sinks: list[EventSink] = []
-    if settings.output_format == "stream-json":
-        sinks.append(StreamJsonSink(sys.stdout, session_id))
-    elif settings.output_format == "json":
-        sinks.append(JsonResultSink(sys.stdout))
+    if settings.output_format in ("stream-json", "json"):  # SPEC §4: Claude Code's lines
+        sinks.append(ClaudeStreamSink(sys.stdout, session_id, whole_runs=True,
+                                      stream=settings.output_format == "stream-json",
+                                      api_key_source="user" if settings.api_key else "none",
+                                      cost_of=lambda model, usage: Price(model, settings.prices)(usage)))
     if sys.stderr.isatty() and settings.output_format == "text":
         sinks.append(RichTerminalSink(sys.stderr, settings.quiet, settings.verbose, settings.prices))
     else:
@@ -106,7 +159,7 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
 def launch(spec: Launch, work: Work) -> int:
     """Build the runtime, bind its session and run `work` on it; returns the process exit code."""
     settings = spec.loaded.settings
-    refused = unenforceable_budget(spec.loaded)  # e.g. --max-cost on a model with no price
+    refused = unenforceable_budget(spec.loaded, spec.judge_model)  # e.g. --max-cost on a model with no price
     if refused:
         if spec.lock is not None:
             spec.lock.release()
@@ -115,11 +168,17 @@ def launch(spec: Launch, work: Work) -> int:
         from ...core.diagnostics import enable_verbose
 
         enable_verbose(sys.stderr)  # causes and tracebacks of failures, not only their one line
+    servers = mcp_config(spec)
+    if isinstance(servers, int):
+        if spec.lock is not None:
+            spec.lock.release()
+        return servers
     sink = FanoutSink(output_sinks(settings, spec.session_id))
     binding = None
     try:
-        runtime = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
-                   .session_id(spec.session_id).sink(sink).build())
+        builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
+                   .session_id(spec.session_id).sink(sink))
+        runtime = (builder.mcp(servers) if servers else builder).build()
         if not settings.no_session:
             binding = _bind(spec, runtime, settings)
             sink.sinks.insert(0, binding.writer)
@@ -137,6 +196,7 @@ def launch(spec: Launch, work: Work) -> int:
 
     on_broken_pipe(lambda: runtime.interrupt(signal.SIGPIPE))  # `| head -1`: stop, exit 141
     try:
+        end_startup()  # the garbage collector, off since the command started (errors.py)
         result = asyncio.run(drive(runtime, spec.output.wrap(work), settings,
                                    session=binding.writer if binding is not None else None,
                                    structured=lambda: spec.output.structured_output))
@@ -181,9 +241,11 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
     """
     loop = asyncio.get_running_loop()
     _install_signals(loop, runtime)
+    servers = await start_mcp(runtime)  # (before the init line, which lists them and their tools)
     runtime.emit(RunStarted(session_id=runtime.session_id, cwd=str(runtime.workspace),
                          model=runtime.provider.model, provider=runtime.provider.name,
-                         tools=runtime.tools.names(), permission_mode=settings.permission_mode))
+                         tools=runtime.tools.names(), permission_mode=settings.permission_mode,
+                         mcp_servers=servers))
     try:
         outcome = await work(runtime)
     except SessionWriteError as exc:  # raised by the session sink outside a turn (a driver's record)
@@ -204,7 +266,8 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
         session_id=runtime.session_id, num_turns=runtime.turn_index(), num_steps=runtime.total_steps,
         duration_ms=int(runtime.budget.elapsed() * 1000), usage=runtime.usage,
         cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
-        goal=runtime.goal_summary, structured_output=structured() if structured is not None else None)
+        goal=runtime.goal_summary, structured_output=structured() if structured is not None else None,
+        model_usage=runtime.budget.by_model)
 
     runtime.emit(result)
     for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
@@ -212,11 +275,27 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
     return result
 
 
+async def start_mcp(runtime: AgentRuntime) -> list[dict[str, str]]:
+    """Start the runtime's MCP servers, if it has any (in parallel; Ctrl-C stops the wait);
+    their statuses for the init line."""
+    manager = runtime.mcp()
+    if manager is None:
+        return []
+    try:
+        await manager.start(runtime)
+    except Exception as exc:  # a bug here must not keep the run from its result line
+        sys.stderr.write(f"warning: the MCP servers could not be started: {type(exc).__name__}: {exc}\n")
+    return manager.statuses()
+
+
 def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> None:
     def on_signal(signum: int) -> None:
         if runtime.interrupt_token.is_set() and signum == signal.SIGINT:
             sys.stderr.write("\ninterrupted twice: exiting now\n")
             runtime.tool_context.processes.kill_all()  # no tool command may outlive us
+            from ...features.mcp import kill_servers_now
+
+            kill_servers_now(runtime)  # nor an MCP server
             import os
 
             os._exit(130)

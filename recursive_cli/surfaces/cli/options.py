@@ -15,6 +15,7 @@ from typing import Annotated, Any, Optional, cast
 
 import typer
 
+from ...core import wording
 from ...core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, spelled_out
 from .usage import BadValue
 
@@ -24,6 +25,7 @@ BUDGETS = "Budgets"
 OUTPUT = "Output"
 SAFETY = "Permissions"
 INPUT = "Input and sessions"
+MCP = "MCP servers"
 
 
 def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
@@ -74,7 +76,7 @@ class CommonOptions:
 def positive_cost(value: float | None) -> float | None:
     """`--max-cost`: an amount of USD above 0."""
     if value is not None and not value > 0:
-        raise BadValue("expected an amount of USD more than 0, e.g. 0.50")
+        raise BadValue("expected " + wording.USD)
     return value
 
 
@@ -87,10 +89,22 @@ def duration_value(value: str | None) -> str | None:
     try:
         seconds = parse_duration(value)
     except ValueError:
-        raise BadValue("expected a duration like 90 (seconds), 90s, 20m, 2h or 1h30m") from None
+        raise BadValue("expected " + wording.DURATION) from None
     if seconds <= 0:
-        raise BadValue("expected a duration of more than 0, like 90s, 20m or 2h")
+        raise BadValue("expected " + wording.POSITIVE_DURATION)
     return value
+
+
+def permission_rules(values: list[str] | None) -> list[str] | None:
+    """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
+    if not values:
+        return values
+    from ...core.settings import PERMISSION_RULE  # (only when the option is given: --help stays light)
+
+    bad = next((value for value in values if not PERMISSION_RULE.match(value)), None)
+    if bad is not None:
+        raise BadValue("expected " + wording.RULE + wording.got(bad))
+    return values
 
 
 _OPTIONS: dict[str, Any] = {
@@ -107,8 +121,8 @@ _OPTIONS: dict[str, Any] = {
     "no_session": Annotated[bool, typer.Option("--no-session", help="Keep nothing on disk.", rich_help_panel=ADVANCED)],
     "no_checkpoints": Annotated[bool, typer.Option("--no-checkpoints", help="No workspace snapshots.", rich_help_panel=ADVANCED)],
     "permission_mode": Annotated[Optional[PermissionMode], typer.Option("--permission-mode", metavar="MODE", help=spelled_out(PERMISSION_MODES) + ".", rich_help_panel=SAFETY, show_default=False)],
-    "allow": Annotated[Optional[list[str]], typer.Option("--allow", metavar="RULE", help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)],
-    "deny": Annotated[Optional[list[str]], typer.Option("--deny", metavar="RULE", help="Deny rule like 'write_file(secrets/**)' (repeatable); deny wins.", rich_help_panel=SAFETY)],
+    "allow": Annotated[Optional[list[str]], typer.Option("--allow", metavar="RULE", callback=permission_rules, help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)],
+    "deny": Annotated[Optional[list[str]], typer.Option("--deny", metavar="RULE", callback=permission_rules, help="Deny rule like 'write_file(secrets/**)' (repeatable); deny wins.", rich_help_panel=SAFETY)],
     "system_prompt": Annotated[Optional[str], typer.Option("--system-prompt", metavar="TEXT", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)],
     "append_system_prompt": Annotated[Optional[str], typer.Option("--append-system-prompt", metavar="TEXT", help="Extend the system prompt.", rich_help_panel=ADVANCED)],
     "no_stream": Annotated[bool, typer.Option("--no-stream", help="Ask the provider for whole responses.", rich_help_panel=ADVANCED)],
@@ -127,20 +141,41 @@ class RunOptions:
     continue_session: bool = False  # `-c`: not on `resume`, which has SESSION and --last
     output_last_message: Optional[Path] = None
     output_schema: Optional[Path] = None
+    mcp_config: Optional[list[str]] = None
+    strict_mcp_config: bool = False
 
 
+@dataclass
+class McpOptions:
+    """`--mcp-config` and `--strict-mcp-config`, for the commands that list tools and servers."""
+
+    mcp_config: Optional[list[str]] = None
+    strict_mcp_config: bool = False
+
+
+_MCP_OPTIONS: dict[str, Any] = {
+    "mcp_config": Annotated[Optional[list[str]], typer.Option("--mcp-config", metavar="FILE|JSON", help="MCP servers in .mcp.json's format, a file or JSON text (repeatable); added to the workspace's .mcp.json and the user's.", rich_help_panel=MCP)],
+    "strict_mcp_config": Annotated[bool, typer.Option("--strict-mcp-config", help="Use only the servers of --mcp-config.", rich_help_panel=MCP)],
+}
 _RUN_OPTIONS: dict[str, Any] = {
     "no_stdin": Annotated[bool, typer.Option("--no-stdin", envvar="RECURSIVE_NO_STDIN", help="Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).", rich_help_panel=INPUT)],
     "continue_session": Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's latest session, with its conversation and settings.", rich_help_panel=INPUT)],
     "output_last_message": Annotated[Optional[Path], typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE (empty when there is none).", rich_help_panel=OUTPUT)],
     "output_schema": Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.", rich_help_panel=OUTPUT)],
+    **_MCP_OPTIONS,
 }
 _RUN_DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
+_MCP_DEFAULTS = {f.name: f.default for f in fields(McpOptions)}
 
 
 def with_common_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Give `command` every common option; it receives them as one `common: CommonOptions`."""
     return _with_options(command, "common", CommonOptions, _OPTIONS, _DEFAULTS)
+
+
+def with_mcp_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give `command` the MCP options; it receives them as one `mcp_options: McpOptions`."""
+    return _with_options(command, "mcp_options", McpOptions, _MCP_OPTIONS, _MCP_DEFAULTS)
 
 
 def with_run_options(continue_flag: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

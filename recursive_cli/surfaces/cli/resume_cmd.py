@@ -6,15 +6,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ...core.settings import BadValueError, ConfigError, LoadedSettings, load_settings
+from ...core.settings import LoadedSettings
 from ...features.sessions.lock import acquire_lock
 from ...features.sessions.reader import LoadedSession, load_session
 from ...features.sessions.records import SessionError, SessionNotFoundError
 from ...features.sessions.resume import pick_session, restore_settings
 from ...features.sessions.store import SessionStore
-from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from .config_cmd import load_or_fail
+from .errors import EXIT_USAGE, fail
 from .final_answer import OutputOptionError, output_request
-from .launch import Launch, Work, launch
+from .launch import Launch, Work, launch, mcp_flags
 from .options import CommonOptions, RunOptions
 from .prompt_input import read_prompt
 
@@ -33,6 +34,7 @@ def resume_command(common: CommonOptions, words: list[str], last: bool,
     if isinstance(spec, int):
         return spec
     spec.output = output
+    spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: the session's own
     assert spec.resumed is not None
     return launch(spec, resumed_work(output.prompt(prompt), spec.resumed))
 
@@ -49,18 +51,17 @@ def continue_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | i
     spec = open_session(common, None, continuing=True)
     if isinstance(spec, int):
         return spec
-    if prompt:  # the command's own driver, on the session's conversation
-        spec.mode = mode
+    if prompt:  # the command's own driver, on the session's conversation (and its own judge)
+        spec.mode, spec.judge_model = mode, None
     return spec
 
 
 def open_session(common: CommonOptions, ref: str | None, continuing: bool = False) -> Launch | int:
     """The session `ref` names (None: this workspace's latest), loaded and locked, with its
     saved settings under the flags given now; or the exit code of the error, already reported."""
-    try:
-        loaded = load_settings(common.as_flags())
-    except ConfigError as exc:  # a malformed value (BadValueError) is a usage error
-        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
+    loaded = load_or_fail(common)
+    if isinstance(loaded, int):
+        return loaded
     store = SessionStore(loaded.home)
     workspace = (common.workspace or Path.cwd()).expanduser().resolve()
     try:
@@ -76,7 +77,7 @@ def open_session(common: CommonOptions, ref: str | None, continuing: bool = Fals
     if lock.warning:
         _warn(lock.warning)
     try:
-        session = load_session(store.folder(session_id))
+        session = load_session(store.folder(session_id), loaded.settings.prices)
     except SessionError as exc:
         lock.release()
         return fail(str(exc))
@@ -90,7 +91,24 @@ def open_session(common: CommonOptions, ref: str | None, continuing: bool = Fals
         return fail(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
                     "(pass -C DIR to resume it in another folder)")
     restored = LoadedSettings(settings, loaded.sources, loaded.home)
-    return Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock)
+    return Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock,
+                  judge_model=saved_judge_model(session))
+
+
+def saved_judge_model(session: LoadedSession) -> str | None:
+    """The `--judge-model` a goal session was started with (its judge goes on with it, and its
+    price is needed for --max-cost); None for other sessions, or a damaged goal state, which
+    the goal driver reports when it resumes."""
+    if session.meta.mode != "goal":
+        return None
+    from ...core.state import SessionState
+    from ...drivers.goal_state import GoalState
+
+    try:
+        state = SessionState(session.meta.state).get(GoalState)
+    except SessionError:
+        return None
+    return state.judge_model if state is not None else None
 
 
 def resumed_work(prompt: str, session: LoadedSession) -> Work:

@@ -7,17 +7,16 @@ import shutil
 import sys
 import textwrap
 
-from ...core.settings import ConfigError, load_settings
-from .errors import fail
-from .options import CommonOptions
+from .config_cmd import load_or_fail
+from .options import CommonOptions, McpOptions
 
 
-def tools_command(common: CommonOptions, as_json: bool) -> int:
+def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None = None) -> int:
     """Print the tool list (names and one-line descriptions, or JSON with schemas)."""
-    try:
-        settings = load_settings(common.as_flags()).settings
-    except ConfigError as exc:
-        return fail(str(exc))
+    loaded = load_or_fail(common)
+    if isinstance(loaded, int):
+        return loaded
+    settings = loaded.settings
     from ...tools.catalog import core_tools
 
     tools = core_tools()
@@ -26,6 +25,12 @@ def tools_command(common: CommonOptions, as_json: bool) -> int:
         from ...features.checkpoints.tools import checkpoint_tools
 
         tools += checkpoint_tools() if find_git() else []
+    from .mcp_cmd import mcp_tools
+
+    found = mcp_tools(loaded, mcp or McpOptions())  # started to be listed, then stopped
+    if isinstance(found, int):
+        return found
+    tools += found
     if as_json:
         specs = [tool.spec() for tool in tools]
         data = [{"name": s.name, "description": s.description, "parameters": s.parameters} for s in specs]

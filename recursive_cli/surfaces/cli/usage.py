@@ -26,6 +26,7 @@ try:
 except ImportError:  # a typer that uses the real click package
     import click  # type: ignore[no-redef,import-not-found,unused-ignore]
 
+from ...core import wording
 from ...core.choices import spelled_out
 from .errors import EXIT_USAGE
 
@@ -218,26 +219,9 @@ def accepted_values(param: Any, message: str) -> str:
     if getattr(descriptor, "is_list", False):
         annotation = (get_args(annotation) or (str,))[0]
     if annotation is bool:
-        return "expected true or false (1 or 0)"
+        return "expected " + wording.BOOLEAN
     if annotation in (int, float):
-        noun = "a whole number" if annotation is int else "a number"
-        return "expected " + noun + _bounds(getattr(param, "min", None), getattr(param, "max", None))
-    return _plain(message)
+        return "expected " + wording.number(annotation is int, getattr(param, "min", None),
+                                            getattr(param, "max", None))
+    return wording.plain(message)
 
-
-def _bounds(low: Any, high: Any) -> str:
-    if low is not None and high is not None:
-        return f" from {low} to {high}"
-    if low is not None:
-        return f" of at least {low}"
-    return f" of at most {high}" if high is not None else ""
-
-
-def _plain(message: str) -> str:
-    """A validator's message without its boilerplate ("Value error, ", "Input should be ")."""
-    text = message.strip()
-    for prefix in ("Value error, ", "Assertion failed, "):
-        text = text.removeprefix(prefix)
-    if text.startswith("Input should be "):
-        text = "expected " + text.removeprefix("Input should be ")
-    return text[:1].lower() + text[1:].rstrip(".")

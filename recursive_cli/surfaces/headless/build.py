@@ -4,7 +4,6 @@ and guards — through the façade, as every surface does."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingTo
 from .tool_names import ClaudeView, claude_name
 
 if TYPE_CHECKING:
+    from ...features.mcp import McpConfig, McpManager
     from ..cli.final_answer import OutputSchema
 
 # The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
@@ -47,6 +47,12 @@ class HeadlessRun:
     default_model: str
     view: ClaudeView
     schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
+    mcp: McpManager | None = None  # the MCP servers (--mcp-config, .mcp.json, the user's)
+
+    async def start_mcp(self) -> None:
+        """Start the MCP servers before the first `init` line, which lists them and their tools."""
+        if self.mcp is not None:
+            await self.mcp.start(self.runtime)
 
     def init_info(self) -> InitInfo:
         """The `system` `init` line for the next turn."""
@@ -55,7 +61,7 @@ class HeadlessRun:
                         tools=[claude_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
                         api_key_source="user" if self.loaded.settings.api_key else "none",
-                        mcp_servers=mcp_servers(self.options.mcp_config),
+                        mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
                                "recursive_version": __version__})
 
@@ -91,9 +97,6 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
-    servers = [server["name"] for server in mcp_servers(options.mcp_config)]
-    if servers:
-        sys.stderr.write(f"note: MCP servers are not started in this mode: {', '.join(servers)}\n")
     registry = RewritingToolRegistry(core_tools(), keep)
     ledger = CallLedger()
     fan = FanoutSink([ledger])
@@ -104,8 +107,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                             cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
     fan.add(sink)
     try:
-        runtime = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
-                   .session_id(picked.session_id).sink(fan).tools(registry).build())
+        servers = mcp_config(options, picked)
+        builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
+                   .session_id(picked.session_id).sink(fan).tools(registry))
+        runtime = (builder.mcp(servers) if servers else builder).build()
     except BaseException:
         if picked.lock is not None:
             picked.lock.release()
@@ -123,7 +128,8 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                            [rule for rule in options.disallowed_tools if "(" in rule])
     client = ClientSide(ControlChannel(sink.write_line), asks=options.prompt_permission)
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
-                      default_model=runtime.provider.model, view=view, schema=schema)
+                      default_model=runtime.provider.model, view=view, schema=schema,
+                      mcp=runtime.mcp())
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
@@ -193,21 +199,26 @@ def json_schema(given: str | dict[str, Any]) -> OutputSchema:
     return OutputSchema(Path("--json-schema"), schema, validator(schema))
 
 
-def mcp_servers(configs: list[str]) -> list[dict[str, str]]:
-    """The MCP servers named by `--mcp-config` (JSON or a file), each `failed`: this mode does
-    not start MCP servers."""
-    names: list[str] = []
-    for config in configs:
-        text = config
-        if not config.lstrip().startswith("{") and os.path.isfile(config):
-            try:
-                text = Path(config).read_text(encoding="utf-8")
-            except OSError:
-                continue
-        try:
-            data = json.loads(text)
-        except ValueError:
-            continue
-        servers = data.get("mcpServers") if isinstance(data, dict) else None
-        names.extend(servers if isinstance(servers, dict) else [])
-    return [{"name": name, "status": "failed"} for name in names]
+def mcp_config(options: HeadlessOptions, picked: session.Continued) -> McpConfig | None:
+    """The MCP servers of `--mcp-config` (a resumed session's own when none is given), the
+    workspace's `.mcp.json` and the user's (None: nothing configures any); UsageError for a
+    malformed configuration."""
+    loaded = picked.loaded
+    workspace = loaded.settings.workspace.expanduser().resolve()
+    given = bool(options.mcp_config or options.strict_mcp_config)
+    saved = picked.resumed is not None and "mcp" in picked.resumed.meta.state
+    if not (given or saved or (workspace / ".mcp.json").is_file() or (loaded.home / "mcp.json").is_file()):
+        return None  # (the feature stays unloaded)
+    from ...features.mcp import McpConfigError, McpState, load_mcp_config
+    from ..cli.launch import saved_mcp
+
+    request: McpState | None = None
+    if options.mcp_config or options.strict_mcp_config:
+        request = McpState(configs=options.mcp_config, strict=options.strict_mcp_config)
+    elif picked.resumed is not None:
+        request = saved_mcp(picked.resumed)
+    try:
+        return load_mcp_config(workspace, loaded.home, request.configs if request else (), request.strict if request else False,
+                               loaded.env)
+    except McpConfigError as exc:
+        raise UsageError(str(exc)) from None

@@ -53,6 +53,7 @@ class HeadlessOptions:
     fork_session: bool = False
     add_dir: list[Path] = field(default_factory=list)
     mcp_config: list[str] = field(default_factory=list)
+    strict_mcp_config: bool = False
     settings: str | None = None
     include_partial_messages: bool = False
     replay_user_messages: bool = False
@@ -114,7 +115,8 @@ _FLAGS: dict[str, Flag] = {
     "--resume": Flag("resume", "optional"), "-r": Flag("resume", "optional"),
     "--session-id": Flag("session_id"), "--fork-session": Flag("fork_session", "bool"),
     "--add-dir": Flag("add_dir", "list"),
-    "--mcp-config": Flag("mcp_config", "append"), "--settings": Flag("settings"),
+    "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
+    "--settings": Flag("settings"),
     "--include-partial-messages": Flag("include_partial_messages", "bool"),
     "--replay-user-messages": Flag("replay_user_messages", "bool"),
     "--json-schema": Flag("json_schema"), "--fail-on": Flag("fail_on", "list"),
@@ -136,7 +138,7 @@ _IGNORED_VALUE = ("--debug-file", "--setting-sources", "--betas", "--max-thinkin
                   "--agents", "--task-budget", "--resume-session-at", "--resume-drops-turn",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")
-_IGNORED_BOOL = ("--include-hook-events", "--strict-mcp-config", "--session-mirror", "--await-initialize",
+_IGNORED_BOOL = ("--include-hook-events", "--session-mirror", "--await-initialize",
                  "--allow-dangerously-skip-permissions", "--managed-settings-in-initialize",
                  "--debug-to-stderr", "--hard-fail", "--no-optional-locks", "--ide")
 for _name in _IGNORED_VALUE:
@@ -273,6 +275,8 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   -r, --resume ID              Continue session ID.  --fork-session: into a new session.
   --session-id ID              Id for a new session.
   --add-dir DIR                Another root for the file tools.
+  --mcp-config FILE|JSON       MCP servers in .mcp.json's format (repeatable).
+  --strict-mcp-config          Only those servers: not the workspace's .mcp.json or the user's.
   --include-partial-messages   Also stream_event lines while the model writes.
   --fail-on permission_denied  A denied call makes the turn an error even if the model answered.
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.

@@ -32,7 +32,10 @@ from .channel import ControlChannel, ControlError
 from .hooks import HookSet
 from .tool_names import ClaudeView, claude_name, our_name
 
-ASKING_READS = frozenset({"web_fetch"})  # read-only, but Claude Code asks before fetching a URL
+ASKING_READS = frozenset({"web_fetch"})
+MCP_PREFIX = "mcp__"
+# MCP's tools, which `--tools` (Claude's built-in tools) leaves alone; --disallowedTools removes them.
+MCP_RESOURCE_TOOLS = frozenset({"list_mcp_resources", "read_mcp_resource"})  # read-only, but Claude Code asks before fetching a URL
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class ClaudeRule:
         return cls(our_name(name.strip()), pattern if pattern not in ("", "*") else None)
 
     def matches(self, tool: str, arguments: dict[str, Any], subject: str) -> bool:
-        if self.tool != tool:
+        if self.tool != tool and not mcp_rule_matches(self.tool, tool):
             return False
         if self.pattern is None:
             return True
@@ -61,6 +64,15 @@ class ClaudeRule:
             return _command_matches(self.pattern, subject)
         return fnmatch.fnmatchcase(subject, self.pattern.removeprefix("./")) or (
             fnmatch.fnmatchcase(subject, self.pattern) or subject == self.pattern)
+
+
+def mcp_rule_matches(rule: str, tool: str) -> bool:
+    """Claude's rules for MCP tools: `mcp__git` (every tool of server git), `mcp__git__*`."""
+    if not rule.startswith(MCP_PREFIX) or not tool.startswith(MCP_PREFIX):
+        return False
+    if "__" not in rule[len(MCP_PREFIX):]:
+        return tool.startswith(rule + "__")
+    return fnmatch.fnmatchcase(tool, rule)
 
 
 def _command_matches(pattern: str, command: str) -> bool:
@@ -265,14 +277,16 @@ class ClientGuard:
 
 def keep_tools(names: list[str] | None, removed: list[str], known: set[str]) -> tuple[Callable[[str], bool], list[str]]:
     """Which of our tools a run keeps for `--tools NAMES` (None: all) and the bare names of
-    `--disallowedTools`, in either spelling; and the names that match no tool of ours."""
+    `--disallowedTools`, in either spelling; and the names that match no tool of ours. MCP
+    tools (known only once their servers start) are kept unless `--disallowedTools` names
+    them (`mcp__git__push`, `mcp__git__*`, or `mcp__git` for all of a server's)."""
     unknown: list[str] = []
 
     def ours(given: list[str]) -> set[str]:
         found = set()
         for name in given:
             mine = our_name(name)
-            if mine in known:
+            if mine in known or mine.startswith(MCP_PREFIX) or mine in MCP_RESOURCE_TOOLS:
                 found.add(mine)
             else:
                 unknown.append(name)
@@ -280,5 +294,10 @@ def keep_tools(names: list[str] | None, removed: list[str], known: set[str]) -> 
 
     wanted = ours(names) if names is not None else None
     dropped = ours([name for name in removed if "(" not in name])
-    return (lambda name: (wanted is None or name in wanted) and name not in dropped), unknown
 
+    def keep(name: str) -> bool:
+        if name.startswith(MCP_PREFIX) or name in MCP_RESOURCE_TOOLS:
+            return name not in dropped and not any(mcp_rule_matches(rule, name) for rule in dropped)
+        return (wanted is None or name in wanted) and name not in dropped
+
+    return keep, unknown

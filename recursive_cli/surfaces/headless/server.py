@@ -30,7 +30,7 @@ from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, 
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
 from ...core.messages import ToolCall, Usage
-from ...core.results import exit_code_for
+from ...core.results import errors, exit_code_for, stop_reason
 from ...features.sessions.records import SessionWriteError
 from ...providers.base import ChatProvider
 from ...sinks.claude_stream import TurnResult
@@ -39,9 +39,8 @@ from . import protocol
 from .build import HeadlessRun
 from .control import ClientRequests
 
-# Claude Code's subtype names, where Claude Code has one for the ending.
-_CLAUDE_SUBTYPES = {FinishReason.MAX_STEPS: "error_max_turns", FinishReason.MAX_COST: "error_max_budget_usd",
-                    FinishReason.INTERRUPTED: "error_during_execution"}
+# Claude Code's subtype for an interrupted turn (the others are core/results.py's).
+_CLAUDE_SUBTYPES = {FinishReason.INTERRUPTED: "error_during_execution"}
 _STOP_HOOK_ROUNDS = 5  # a Stop hook that keeps saying "go on" is obeyed this often per prompt
 _EOF = None
 
@@ -108,6 +107,7 @@ class HeadlessServer:
         runtime = self.runtime
         runtime.set_interrupt_token(InterruptToken())
         started = time.monotonic()
+        await self.run.start_mcp()  # (once: the init line lists the servers and their tools)
         self.run.sink.write_init(self.run.init_info())
         if not prompt.strip():
             turn = Turn(TurnOutcome(FinishReason.INTERNAL_ERROR, detail="the message has no text to send"),
@@ -207,18 +207,15 @@ class HeadlessServer:
         detail = outcome.detail or reason.value
         if reason is FinishReason.MAX_STEPS:  # in Claude's words: its flag is --max-turns here
             detail = f"Reached maximum number of turns ({self.runtime.budget.limits.max_steps})"
-        errors = [detail] if turn.code != 0 else []
         text = outcome.text if turn.code == 0 or outcome.text else detail
         if blocked:
             text = ""
-        stop = None
-        if reason is FinishReason.PROVIDER_STOP:
-            stop = "max_tokens" if ": length" in outcome.detail else "refusal" if "refusal" in outcome.detail else None
         self.run.sink.write_result(TurnResult(
             subtype=subtype, is_error=turn.code != 0, result=text, finish_reason=reason.value,
             num_turns=turn.steps, duration_ms=int(turn.seconds * 1000), usage=turn.usage,
-            total_cost_usd=self.runtime.budget.total_cost, errors=errors, stop_reason=stop,
-            structured_output=structured,
+            total_cost_usd=self.runtime.budget.total_cost, errors=errors(turn.code, detail, reason),
+            stop_reason=stop_reason(reason, outcome.detail), structured_output=structured,
+            model_usage=self.runtime.budget.by_model,
             extra={"terminal_reason": "blocked_by_hook"} if blocked else {}))
 
     def _print_text(self, turn: Turn) -> None:
@@ -357,6 +354,9 @@ class HeadlessServer:
         def on_signal(signum: int) -> None:
             if self._stopping is not None and signum == signal.SIGINT:
                 self.runtime.tool_context.processes.kill_all()
+                from ...features.mcp import kill_servers_now
+
+                kill_servers_now(self.runtime)  # no MCP server may outlive us either
                 os._exit(130)
             self.stop(signum)
 

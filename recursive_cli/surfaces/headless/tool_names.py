@@ -42,6 +42,8 @@ ALIASES = (
     ToolAlias("LS", "list_dir", (("path", "path"),)),
     ToolAlias("WebFetch", "web_fetch", (("url", "url"),)),
     ToolAlias("TodoWrite", "todo_write", (("todos", "todos"),)),
+    ToolAlias("ListMcpResourcesTool", "list_mcp_resources", (("server", "server"),)),
+    ToolAlias("ReadMcpResourceTool", "read_mcp_resource", (("server", "server"), ("uri", "uri"))),
 )
 BY_CLAUDE = {alias.claude: alias for alias in ALIASES}
 BY_OURS = {alias.ours: alias for alias in ALIASES}

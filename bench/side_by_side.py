@@ -1,0 +1,244 @@
+"""Side by side, in one run: the raw floor, `recursive` (both providers), Claude Code, mini-swe-agent, llm.
+
+Every agent works in the same 1,000-file workspace against the instant server, which answers
+each step at once with a call of that agent's shell tool running `true`, then with the final
+answer. Each agent runs twice per round: once for 1 step (the first reply is the final one)
+and once for N + 1 steps, so
+
+    start-up   = T(1 step), the whole process, and separately the time to its first request
+    per step   = (T(N + 1 steps) − T(1 step)) / N      (start-up never hides in it)
+
+with T the wall time of the process (CPU: user + sys, children included). The per-step figure
+on the server's clock, (last request − first request) / N of the long run, is shown beside it:
+the same steps without the noise of two whole processes' start and exit. Medians over
+`--rounds` rounds; the agents take turns within a round, so load from elsewhere on the
+machine lands on all alike. Ratios are against `recursive` with the OpenAI provider and
+against the raw floor.
+
+The agents, each with its own scratch HOME (kept across runs: every run after the first is a
+returning user's) and a dummy key:
+
+    raw floor            bench/raw_loop.py --shell: one httpx2 client replaying a real first request, a
+                         `bash -c true` per step, nothing else
+    recursive openai /   `recursive run` with sessions and checkpoints on (the defaults); once more
+    recursive anthropic  with `--no-checkpoints`, since each shell call is a checkpoint window (a
+                         snapshot before and after it) and the workspace has 1,000 files
+    Claude Code          the CLI inside the `claude-agent-sdk` wheel (`claude_agent_sdk/_bundled/claude`),
+                         `-p … --allowedTools Bash --output-format json`, ANTHROPIC_BASE_URL on loopback,
+                         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, DISABLE_TELEMETRY=1
+    mini-swe-agent       `mini -y --exit-immediately` (litellm, `openai/` model), stopped by its
+                         `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`; LITELLM_LOCAL_MODEL_COST_MAP=True
+                         keeps litellm off the network
+    llm                  `llm -m bench --functions tools.py --cl 0`, an extra OpenAI-compatible model;
+                         the tool runs `bash -c` like the others; prompts logged to its SQLite as usual
+
+mini-swe-agent and llm come from a separate virtualenv (never the project's), `--peers DIR`
+(default /tmp/peers): `python -m venv /tmp/peers && /tmp/peers/bin/pip install mini-swe-agent llm`.
+An agent that is not installed is left out with a note.
+
+    python bench/side_by_side.py [--steps 50] [--rounds 5] [--files 1000] [--peers DIR] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from first_step import make_workspace
+from harness import (
+    BENCH,
+    PYTHON,
+    RECURSIVE,
+    ServerProcess,
+    child_env,
+    machine,
+    median,
+    request_template,
+    run_child,
+    scratch_dir,
+    table,
+    write_json,
+)
+
+TASK = "run true until told to stop"
+SUBMIT = {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}  # how mini-swe-agent says it is done
+LLM_TOOLS = '''import subprocess
+
+
+def run_shell(command: str) -> str:
+    """Run a bash command in the workspace and return its output and exit code."""
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+    return f"{done.stdout}{done.stderr}exit code: {done.returncode}"
+'''
+
+
+@dataclass
+class Agent:
+    """How to run one agent: its argv for a server, its environment, the tool the server calls."""
+
+    label: str
+    argv: Callable[[ServerProcess], list[str]]
+    env: dict[str, str]
+    tool: str = "run_shell"
+    final_arguments: dict[str, Any] | None = None
+    prepare: Callable[[ServerProcess], None] = field(default=lambda server: None)
+
+
+def claude_binary() -> str | None:
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.origin:
+        return None
+    path = Path(spec.origin).parent / "_bundled" / "claude"
+    return str(path) if path.is_file() else None
+
+
+def agents(workspace: str, peers: Path) -> tuple[list[Agent], list[str]]:
+    """The agents that are installed here, and a note for each that is not."""
+    found: list[Agent] = []
+    missing: list[str] = []
+    home = scratch_dir("recursive-home")
+    ours = child_env(RECURSIVE_HOME=home, RECURSIVE_API_KEY="x")
+    template = request_template(ours, workspace)
+    found.append(Agent("raw floor (httpx2 + bash -c true)", lambda s: [
+        PYTHON, str(BENCH / "raw_loop.py"), "--base-url", s.base_url, "--template", str(template), "--shell"],
+        child_env()))
+    for provider in ("openai", "anthropic"):
+        found.append(Agent(f"recursive {provider}", lambda s, p=provider: [
+            RECURSIVE, "run", "--provider", p, "--api-base", s.base_url if p == "openai" else s.root_url,
+            "-C", workspace, TASK], ours))
+    found.append(Agent("recursive openai --no-checkpoints", lambda s: [  # what the shell calls' snapshots cost
+        RECURSIVE, "run", "--provider", "openai", "--api-base", s.base_url, "-C", workspace, "--no-checkpoints",
+        TASK], ours))
+    claude = claude_binary()
+    if claude:
+        env = child_env(HOME=scratch_dir("claude-home"), ANTHROPIC_API_KEY="x", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+                        DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1")
+        found.append(Agent("Claude Code", lambda s: [claude, "-p", TASK, "--allowedTools", "Bash",
+                                                     "--output-format", "json"],
+                           env, tool="Bash", prepare=lambda s: env.update(ANTHROPIC_BASE_URL=s.root_url)))
+    else:
+        missing.append("Claude Code: no claude_agent_sdk/_bundled/claude in this interpreter")
+    mini = peers / "bin" / "mini"
+    if mini.is_file():
+        trajectory = Path(scratch_dir("mini-out")) / "trajectory.json"
+        found.append(Agent("mini-swe-agent", lambda s: [
+            str(mini), "-y", "--exit-immediately", "-m", "openai/bench", "-t", TASK, "-c", "mini.yaml",
+            "-c", f"model.model_kwargs.api_base={s.base_url}", "-o", str(trajectory)],
+            child_env(HOME=scratch_dir("mini-home"), OPENAI_API_KEY="x", MSWEA_CONFIGURED="true",
+                      MSWEA_COST_TRACKING="ignore_errors", LITELLM_LOCAL_MODEL_COST_MAP="True"),
+            tool="bash", final_arguments=SUBMIT))
+    else:
+        missing.append(f"mini-swe-agent: no {mini}")
+    llm = peers / "bin" / "llm"
+    if llm.is_file():
+        llm_home = Path(scratch_dir("llm-home"))
+        tools = llm_home / "tools.py"
+        tools.write_text(LLM_TOOLS, encoding="utf-8")
+
+        def point_llm(server: ServerProcess) -> None:
+            (llm_home / "extra-openai-models.yaml").write_text(
+                f'- model_id: bench\n  model_name: bench\n  api_base: "{server.base_url}"\n  supports_tools: true\n',
+                encoding="utf-8")
+
+        found.append(Agent("llm", lambda s: [str(llm), "-m", "bench", "--functions", str(tools), "--cl", "0", TASK],
+                           child_env(HOME=str(llm_home), LLM_USER_PATH=str(llm_home), OPENAI_API_KEY="x"),
+                           prepare=point_llm))
+    else:
+        missing.append(f"llm: no {llm}")
+    return found, missing
+
+
+def timed(agent: Agent, steps: int, workspace: str) -> dict[str, float]:
+    """One run of `steps` steps: wall and CPU seconds, time to the first request, peak RSS."""
+    with ServerProcess(steps, agent.tool, final_arguments=agent.final_arguments) as server:
+        agent.prepare(server)
+        run = run_child(agent.argv(server), env=agent.env, cwd=workspace)
+        stats = server.stats()
+    if run.returncode or stats["requests"] != steps:
+        raise SystemExit(f"{agent.label}: exit {run.returncode} after {stats['requests']}/{steps} requests")
+    arrivals = stats["arrivals"]
+    return {"wall_s": run.wall, "cpu_s": run.cpu, "first_request_s": arrivals[0] - run.started,
+            "span_s": arrivals[-1] - arrivals[0], "rss_mb": run.maxrss_mb}
+
+
+def measure(found: list[Agent], steps: int, rounds: int, workspace: str) -> dict[str, dict[str, float]]:
+    """Per agent: medians of the 1-step and (steps + 1)-step runs, and the per-step figures."""
+    samples: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = {a.label: [] for a in found}
+    for agent in found:  # warm-up: bytecode caches, first-run setup in each scratch HOME
+        timed(agent, 1, workspace)
+    for _ in range(rounds):
+        for agent in found:
+            samples[agent.label].append((timed(agent, 1, workspace), timed(agent, steps + 1, workspace)))
+    results = {}
+    for label, pairs in samples.items():
+        ones, longs = [p[0] for p in pairs], [p[1] for p in pairs]
+        results[label] = {
+            "startup_s": median([r["wall_s"] for r in ones]),
+            "first_request_s": median([r["first_request_s"] for r in ones]),
+            "startup_cpu_s": median([r["cpu_s"] for r in ones]),
+            "step_ms": median([(b["wall_s"] - a["wall_s"]) / steps * 1000 for a, b in pairs]),
+            "step_cpu_ms": median([(b["cpu_s"] - a["cpu_s"]) / steps * 1000 for a, b in pairs]),
+            "step_server_ms": median([b["span_s"] / steps * 1000 for b in longs]),
+            "rss_mb": max(r["rss_mb"] for r in ones),
+            "rss_long_mb": max(r["rss_mb"] for r in longs),
+        }
+    return results
+
+
+def report(results: dict[str, dict[str, float]], steps: int) -> None:
+    base = results.get("recursive openai")
+    floor = next((r for label, r in results.items() if label.startswith("raw floor")), None)
+    rows = []
+    for label, r in results.items():
+        rows.append([label, r["first_request_s"], r["startup_s"], r["startup_cpu_s"],
+                     r["startup_s"] / base["startup_s"] if base else "", r["step_ms"], r["step_cpu_ms"],
+                     r["step_server_ms"], r["step_ms"] / base["step_ms"] if base else "",
+                     r["step_ms"] / floor["step_ms"] if floor else "", r["rss_mb"], r["rss_long_mb"]])
+    print(table(["agent", "first request s", "start-up s", "start-up CPU s", "× recursive", f"ms/step (N={steps})",
+                 "CPU ms/step", "server ms/step", "× recursive", "× floor", "RSS MB 1 step",
+                 f"RSS MB {steps + 1} steps"], rows))
+    claude = results.get("Claude Code")
+    if claude:
+        for label in ("recursive openai", "recursive anthropic"):
+            if label in results:
+                ours = results[label]["startup_s"]
+                print(f"goal 1, one-step run faster than Claude Code: {label} {ours:.3f} s vs {claude['startup_s']:.3f} s"
+                      f" — {'met' if ours < claude['startup_s'] else 'MISSED'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=50, help="N: the long run has N + 1 steps")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--files", type=int, default=1000)
+    parser.add_argument("--peers", default="/tmp/peers", help="virtualenv with mini-swe-agent and llm")
+    parser.add_argument("--only", help="comma-separated label prefixes to run (e.g. 'recursive,Claude')")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    workspace = make_workspace(args.files)
+    found, missing = agents(workspace, Path(args.peers))
+    if args.only:
+        prefixes = tuple(p.strip() for p in args.only.split(","))
+        found = [a for a in found if a.label.startswith(prefixes)]
+    for note in missing:
+        print(f"(left out: {note})")
+    if not shutil.which("bash"):
+        raise SystemExit("bash is needed: every agent's tool runs it")
+    results = measure(found, args.steps, args.rounds, workspace)
+    report(results, args.steps)
+    info = machine()
+    print(f"({info['nproc']} × {info['cpu']}, Python {info['python']}, {info['date']}, commit {info['commit']}; "
+          f"{args.rounds} rounds, {args.files}-file workspace, {time.perf_counter() - started:.0f} s)")
+    write_json(args.json, {"steps": args.steps, "rounds": args.rounds, "files": args.files, "machine": info,
+                           "results": results, "left_out": missing})
+
+
+if __name__ == "__main__":
+    main()

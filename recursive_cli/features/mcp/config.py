@@ -1,0 +1,264 @@
+"""MCP server configuration in Claude Code's `.mcp.json` format, merged from its sources.
+
+    {"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"K": "${K:-x}"}},
+                    "api": {"type": "http", "url": "https://…/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+                    "old": {"type": "sse", "url": "http://127.0.0.1:3001/sse"}}}
+
+Sources, lowest precedence first (a later one's server replaces an earlier one's of the same
+name): the user's `$RECURSIVE_HOME/mcp.json`, the workspace's `.mcp.json`, then each
+`--mcp-config FILE|JSON` in order. `--strict-mcp-config` keeps only the flags' servers.
+`${VAR}` and `${VAR:-default}` are expanded in commands, arguments, env values, URLs and
+headers; a variable that is not set and has no default fails that server alone, with the
+reason. A file that is not valid JSON, or an entry of the wrong shape, is a `McpConfigError`
+naming the file and the key (a usage error: exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from ...core.settings import BadValueError
+from ...core.state import StatePart
+
+DEFAULT_START_TIMEOUT = 30.0
+USER_FILE = "mcp.json"  # under $RECURSIVE_HOME
+PROJECT_FILE = ".mcp.json"  # in the workspace, as Claude Code reads it
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamable_http": "http", "sse": "sse"}
+
+
+class McpConfigError(BadValueError):
+    """An MCP configuration that cannot be read: names the file (or flag) and the key."""
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    """A server run as a subprocess, spoken to over its stdin and stdout."""
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    kind: ClassVar[str] = "stdio"
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """A server at a URL: streamable HTTP (`http`) or the older HTTP+SSE transport (`sse`)."""
+
+    url: str
+    transport: Literal["http", "sse"] = "http"
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.transport
+
+
+ServerSpec = StdioServer | HttpServer
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One configured server: its spec (None when it cannot start: `problem` says why) and
+    where it was configured (`origin`, as `mcp list` shows it)."""
+
+    name: str
+    spec: ServerSpec | None
+    origin: str
+    problem: str = ""
+
+
+@dataclass
+class McpConfig:
+    """The servers a run may start, by name, in the order they were configured."""
+
+    servers: dict[str, ServerEntry] = field(default_factory=dict)
+    start_timeout: float = DEFAULT_START_TIMEOUT
+    request: McpState | None = None  # the flags these came from, kept in the session for resume
+
+    def __bool__(self) -> bool:
+        return bool(self.servers)
+
+    def merge(self, other: McpConfig) -> McpConfig:
+        """These servers with `other`'s added; a name in both takes `other`'s entry."""
+        return McpConfig({**self.servers, **other.servers}, self.start_timeout, other.request or self.request)
+
+
+class McpState(StatePart):
+    """The `--mcp-config` values (JSON text, or a file's absolute path) and `--strict-mcp-config`
+    a session ran with: `resume` uses them again unless it is given MCP flags of its own."""
+
+    key: ClassVar[str] = "mcp"
+
+    configs: list[str] = []
+    strict: bool = False
+
+    @property
+    def given(self) -> bool:
+        """Whether any MCP flag was given (so they, not the saved ones, are used)."""
+        return bool(self.configs) or self.strict
+
+
+def load_mcp_config(workspace: Path, home: Path, configs: Sequence[str] = (), strict: bool = False,
+                    env: Mapping[str, str] | None = None) -> McpConfig:
+    """Every source merged (see the module docstring); McpConfigError for a malformed one."""
+    env = os.environ if env is None else env
+    merged = McpConfig(start_timeout=start_timeout(env))
+    if not strict:
+        for label, path in (("user", home / USER_FILE), ("project", workspace / PROJECT_FILE)):
+            if path.is_file():
+                merged = merged.merge(parse_source(_read(path, str(path)), f"{label} {path}", str(path), env))
+    given: list[str] = []
+    for value in configs:
+        text, where, kept = flag_source(value)
+        given.append(kept)
+        merged = merged.merge(parse_source(text, f"--mcp-config {where}", f"--mcp-config {where}", env))
+    merged.request = McpState(configs=given, strict=strict) if given or strict else None
+    return merged
+
+
+def flag_source(value: str) -> tuple[str, str, str]:
+    """A `--mcp-config` value's JSON text, how errors name it, and what the session keeps of it
+    (JSON text as given; a file as its absolute path, so its secrets stay in the file)."""
+    if value.lstrip().startswith("{"):
+        return value, "(JSON)", value
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise McpConfigError(f"--mcp-config: {value!r} is neither JSON text nor a file that exists")
+    resolved = str(path.resolve())
+    return _read(path, value), value, resolved
+
+
+def from_mapping(data: Mapping[str, Any], origin: str = "library", env: Mapping[str, str] | None = None) -> McpConfig:
+    """Servers given as data: `{"mcpServers": {…}}` or the mapping of names to entries itself."""
+    if "mcpServers" not in data and all(isinstance(v, Mapping) for v in data.values()):
+        data = {"mcpServers": dict(data)}
+    return parse_source(json.dumps(data), origin, origin, os.environ if env is None else env)
+
+
+def parse_source(text: str, origin: str, where: str, env: Mapping[str, str]) -> McpConfig:
+    """The servers of one source's JSON text; McpConfigError naming `where` and the key."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise McpConfigError(f"{where}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise McpConfigError(f'{where}: expected a JSON object with "mcpServers"')
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise McpConfigError(f"{where}: mcpServers: expected an object of server names to entries")
+    config = McpConfig()
+    for name, raw in servers.items():
+        key = f"mcpServers.{name}"
+        if not name or not isinstance(raw, dict):
+            raise McpConfigError(f"{where}: {key}: expected an object with command (or type and url)")
+        spec, problem = _entry(raw, where, key, env)
+        config.servers[name] = ServerEntry(name, spec, origin, problem)
+    return config
+
+
+def _entry(raw: dict[str, Any], where: str, key: str, env: Mapping[str, str]) -> tuple[ServerSpec | None, str]:
+    """One server entry, checked; variables expanded (a missing one is the entry's `problem`)."""
+    kind = raw.get("type", "stdio" if "command" in raw or "url" not in raw else "http")
+    if kind == "sdk":  # Claude's Agent SDK: a server inside the client's own process
+        return None, "a server in the SDK client's own process (type sdk) cannot be reached from here"
+    if not isinstance(kind, str) or kind not in _TYPES:
+        raise McpConfigError(f"{where}: {key}.type: expected stdio, http or sse (got {kind!r})")
+    missing: list[str] = []
+
+    def text(name: str, required: bool = False) -> str | None:
+        value = raw.get(name)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise McpConfigError(f"{where}: {key}.{name}: expected a string" +
+                                 (" (it is required)" if required else ""))
+        return expand(value, env, missing)
+
+    def table(name: str) -> tuple[tuple[str, str], ...]:
+        value = raw.get(name, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise McpConfigError(f"{where}: {key}.{name}: expected an object of string values")
+        return tuple((k, expand(v, env, missing)) for k, v in value.items())
+
+    spec: ServerSpec
+    if _TYPES[kind] == "stdio":
+        args = raw.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise McpConfigError(f"{where}: {key}.args: expected a list of strings")
+        command = text("command", required=True) or ""
+        spec = StdioServer(command, tuple(expand(a, env, missing) for a in args), table("env"), text("cwd"))
+    else:
+        url = text("url", required=True) or ""
+        if not missing and not re.match(r"(?i)https?://[^/\s]+", url):
+            raise McpConfigError(f"{where}: {key}.url: expected an http:// or https:// URL (got {url!r})")
+        spec = HttpServer(url, "sse" if _TYPES[kind] == "sse" else "http", table("headers"))
+    if missing:
+        names = ", ".join(dict.fromkeys(missing))
+        return None, f"environment variable {names} is not set (write ${{NAME:-default}} for a default)"
+    return spec, ""
+
+
+def expand(value: str, env: Mapping[str, str], missing: list[str]) -> str:
+    """`value` with `${VAR}` and `${VAR:-default}` replaced; unset names without a default
+    are added to `missing` (and left as written)."""
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if env.get(name):
+            return env[name]
+        if default is not None:
+            return default
+        if name in env:  # set but empty: as the shell has it
+            return ""
+        missing.append(name)
+        return match.group(0)
+
+    return _VARIABLE.sub(one, value)
+
+
+def start_timeout(env: Mapping[str, str]) -> float:
+    """Seconds a server has to start: `RECURSIVE_MCP_TIMEOUT` (a duration, e.g. 45s), else
+    Claude Code's `MCP_TIMEOUT` (milliseconds), else 30."""
+    from ...core.settings import parse_duration
+
+    ours, claude = env.get("RECURSIVE_MCP_TIMEOUT"), env.get("MCP_TIMEOUT")
+    try:
+        if ours:
+            seconds = parse_duration(ours)
+        elif claude:
+            seconds = float(claude) / 1000
+        else:
+            return DEFAULT_START_TIMEOUT
+    except ValueError:
+        variable = "RECURSIVE_MCP_TIMEOUT" if ours else "MCP_TIMEOUT"
+        unit = "a duration like 30s or 2m" if ours else "milliseconds, e.g. 30000"
+        raise McpConfigError(f"{variable}: expected {unit} (got {ours or claude!r})") from None
+    if seconds <= 0:
+        raise McpConfigError("the MCP start-up timeout must be more than 0")
+    return seconds
+
+
+def call_timeout(env: Mapping[str, str], default: float) -> float:
+    """Seconds one tool call may take: Claude Code's `MCP_TOOL_TIMEOUT` (milliseconds), else
+    `default` (the run's tool timeout)."""
+    value = env.get("MCP_TOOL_TIMEOUT")
+    try:
+        return float(value) / 1000 if value and float(value) > 0 else default
+    except ValueError:
+        raise McpConfigError(f"MCP_TOOL_TIMEOUT: expected milliseconds, e.g. 60000 (got {value!r})") from None
+
+
+def _read(path: Path, where: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise McpConfigError(f"{where}: cannot read: {exc.strerror or exc}") from None
+

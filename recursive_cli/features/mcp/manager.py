@@ -1,0 +1,279 @@
+"""The MCP servers of one runtime: started together when a run first needs its tools, stopped
+on every way out.
+
+`McpManager` is a feature (the builder attaches it) and a turn observer: before the first turn
+it starts every configured server in parallel, each within its start-up timeout, and adds the
+tools of those that connected. The CLI starts them a moment earlier, before the `init` line,
+which lists them with their status (`start`; idempotent). A server that fails to start is
+reported once on stderr and the run goes on without it. A server that dies turns the call it
+was answering into an error result and is restarted once; one that dies while idle is
+restarted before the next call is sent. `aclose` stops them all; `kill_now` kills their
+process groups at once, for a process about to `os._exit`, and runs at interpreter exit too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ...tools.base import ToolContext, ToolResult
+from .client import McpCallError, McpConnection
+from .config import McpConfig, McpState, call_timeout
+from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, resource_text, to_result
+
+if TYPE_CHECKING:
+    from ...core.kernel import TurnOutcome
+    from ...core.runtime import RuntimeCore
+
+_RESTARTED = "it has been restarted; call the tool again if you still need it"
+LOG_FOLDER = "mcp"  # in the session folder: one `<server>.log` per server, its stderr
+
+
+class McpManager:
+    """Starts, calls, restarts and stops the configured MCP servers of one runtime."""
+
+    def __init__(self, config: McpConfig, workspace: Path, *,
+                 log_dir: Callable[[], Path | None] = lambda: None,
+                 warn: Callable[[str], None] | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.config = config
+        self.connections: dict[str, McpConnection] = {}
+        self._workspace = workspace
+        self._log_dir = log_dir
+        self._warn = warn or _to_stderr
+        self._env = os.environ if env is None else env
+        self._logs: dict[str, TextIO] = {}
+        self._start: asyncio.Task[None] | None = None
+        self._restarts: dict[str, asyncio.Task[str]] = {}
+        self._added: set[str] = set()
+
+    # -- starting ----------------------------------------------------------------------------
+
+    async def start(self, runtime: RuntimeCore | None = None) -> None:
+        """Start every server (once, in parallel) and give `runtime` the tools of those that
+        connected. Interrupted (Ctrl-C) when the runtime's interrupt token fires."""
+        if self._start is None:
+            self._start = asyncio.ensure_future(self._start_all())
+            atexit.register(self.kill_now)
+        work = asyncio.shield(self._start)
+        if runtime is not None:
+            from ...core.interrupt import Interrupted
+
+            try:
+                await runtime.interrupt_token.race(work)
+            except Interrupted:
+                return
+            self.add_tools(runtime)
+            request = self.config.request
+            if request is not None and runtime.state.get(McpState) != request:  # for `resume`
+                runtime.state.put(McpState, request)
+        else:
+            await work
+
+    async def _start_all(self) -> None:
+        for name, entry in self.config.servers.items():
+            self.connections[name] = McpConnection(entry, workspace=self._workspace, log=self._log(name),
+                                                   start_timeout=self.config.start_timeout)
+        await asyncio.gather(*(connection.start() for connection in self.connections.values()))
+        for connection in self.connections.values():
+            if connection.status == "failed":
+                self._warn(f"warning: MCP server {connection.name!r} failed to start: {connection.error}; "
+                           "going on without it")
+
+    def add_tools(self, runtime: RuntimeCore) -> None:
+        """Add each connected server's tools (and the resource tools, when a server has resources)."""
+        resources = False
+        for connection in self.connections.values():
+            if connection.status != "connected":
+                continue
+            resources = resources or connection.has_resources
+            for tool in connection.tools:
+                self._add(runtime, McpTool(self, connection.name, tool))
+        if resources:
+            self._add(runtime, ListMcpResourcesTool(self))
+            self._add(runtime, ReadMcpResourceTool(self))
+
+    def _add(self, runtime: RuntimeCore, tool: Any) -> None:
+        if tool.name not in self._added:
+            self._added.add(tool.name)
+            runtime.add_tool(tool)
+
+    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
+        """(A turn observer.) The tools are needed now: start the servers if nobody did."""
+        await self.start(runtime)
+
+    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
+        return None
+
+    def statuses(self) -> list[dict[str, str]]:
+        """`[{"name", "status"}]` per configured server, as the `init` line shows them."""
+        return [{"name": name, "status": self.connections[name].status if name in self.connections
+                 else ("failed" if entry.spec is None else "pending")}
+                for name, entry in self.config.servers.items()]
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Call `tool` on `server`; every failure is an error result for the model."""
+        timeout = call_timeout(self._env, ctx.shell_timeout)
+        try:
+            return to_result(await self._call(server, lambda c: c.call_tool(tool, arguments, timeout)))
+        except TimeoutError as exc:
+            return ToolResult(f"the MCP tool {tool} of server {server!r} timed out: {exc}", is_error=True,
+                              summary="timed out")
+        except McpCallError as exc:
+            return ToolResult(str(exc), is_error=True, summary="MCP error")
+
+    async def _call(self, server: str, send: Callable[[McpConnection], Any]) -> Any:
+        """`send` on the server's connection. A server found dead before sending is restarted
+        (once per run) and sent to; one that dies while answering turns into an McpCallError
+        saying so, after its restart."""
+        connection = self.connections.get(server)
+        if connection is None:
+            raise McpCallError(f"no MCP server named {server!r} (servers: {', '.join(self.connections) or 'none'})")
+        if connection.status == "connected" and not _runs(connection):
+            note = await self.restart(server, connection, "it had exited")
+            connection = self.connections[server]
+            if connection.status != "connected":
+                raise McpCallError(f"the MCP server {server!r} is not running: {note}", closed=True)
+        if connection.status != "connected":
+            raise McpCallError(f"the MCP server {server!r} is not running ({connection.error})", closed=True)
+        try:
+            return await send(connection)
+        except McpCallError as exc:
+            if not exc.closed:
+                raise McpCallError(f"MCP server {server!r}: {exc}") from None
+            note = await self.restart(server, connection, str(exc))
+            raise McpCallError(f"the MCP server {server!r} stopped before answering ({exc}); {note}",
+                               closed=True) from None
+
+    async def restart(self, server: str, failed: McpConnection, why: str) -> str:
+        """Restart `failed`, a connection of `server` that stopped, once per run; what became
+        of it, for the model."""
+        task = self._restarts.get(server)
+        if task is not None and not task.done():
+            return await asyncio.shield(task)
+        if self.connections.get(server) is not failed:  # another call restarted it meanwhile
+            return _RESTARTED
+        if task is not None:
+            failed.status, failed.error = "failed", f"stopped again after its restart ({why})"
+            self._warn(f"warning: MCP server {server!r} stopped again ({why}); going on without it")
+            await failed.close()
+            return "it had been restarted once already and stays stopped for this run"
+        task = asyncio.ensure_future(self._restart(server, why))
+        self._restarts[server] = task
+        return await asyncio.shield(task)
+
+    async def _restart(self, server: str, why: str) -> str:
+        old = self.connections[server]
+        self._warn(f"warning: MCP server {server!r} stopped ({why}); restarting it")
+        await old.close()
+        new = McpConnection(old.entry, workspace=self._workspace, log=self._log(server),
+                            start_timeout=self.config.start_timeout)
+        self.connections[server] = new
+        await new.start()
+        if new.status != "connected":
+            self._warn(f"warning: MCP server {server!r} could not be restarted: {new.error}")
+            return f"restarting it failed: {new.error}"
+        return _RESTARTED
+
+    async def list_resources(self, server: str | None) -> ToolResult:
+        """The resources of one server (or all that have them), as JSON lines for the model."""
+        names = [server] if server else [c.name for c in self.connections.values()
+                                         if c.status == "connected" and c.has_resources]
+        found: list[str] = []
+        for name in names:
+            try:
+                for resource in await self._call(name, lambda c: c.list_resources()):
+                    found.append(_resource_line(name, resource))
+            except McpCallError as exc:
+                return ToolResult(str(exc), is_error=True, summary="MCP error")
+        return ToolResult("\n".join(found) or "no resources", summary=f"{len(found)} resources")
+
+    async def read_resource(self, server: str, uri: str, ctx: ToolContext) -> ToolResult:
+        timeout = call_timeout(self._env, ctx.shell_timeout)
+        try:
+            result = await self._call(server, lambda c: c.read_resource(uri, timeout))
+        except TimeoutError as exc:
+            return ToolResult(f"reading {uri} from MCP server {server!r} timed out: {exc}", is_error=True)
+        except McpCallError as exc:
+            return ToolResult(str(exc), is_error=True, summary="MCP error")
+        return ToolResult("\n".join(resource_text(contents) for contents in result.contents) or "(empty)")
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop every server and wait for it; close the logs."""
+        if self._start is not None and not self._start.done():
+            self._start.cancel()
+        for task in self._restarts.values():
+            task.cancel()
+        await asyncio.gather(*(c.close() for c in self.connections.values()), return_exceptions=True)
+        self.kill_now()  # (their groups: whatever a server started and left behind)
+        for log in self._logs.values():
+            log.close()
+        self._logs.clear()
+        atexit.unregister(self.kill_now)
+
+    def kill_now(self) -> None:
+        """Kill every server's process group at once (the process is about to exit)."""
+        for connection in list(self.connections.values()):
+            connection.kill_now()
+
+    # -- logs ----------------------------------------------------------------------------------
+
+    def _log(self, server: str) -> TextIO:
+        """Where the server's stderr goes: `mcp/<server>.log` in the session folder (appended
+        to on restart and resume), else a temporary file read back for failure messages."""
+        if server in self._logs:
+            return self._logs[server]
+        folder = self._log_dir()
+        log: TextIO
+        if folder is not None and folder.is_dir():
+            path = folder / LOG_FOLDER / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', server)}.log"
+            try:
+                path.parent.mkdir(mode=0o700, exist_ok=True)
+                log = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (closed in aclose; read back for failures)
+            except OSError:
+                log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        else:
+            log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self._logs[server] = log
+        return log
+
+
+def _runs(connection: McpConnection) -> bool:
+    from .client import process_alive
+
+    return connection.pid is None or process_alive(connection.pid)
+
+
+def _resource_line(server: str, resource: Any) -> str:
+    import json
+
+    entry = {"server": server, "uri": str(resource.uri), "name": resource.name}
+    if getattr(resource, "mime_type", None):
+        entry["mimeType"] = resource.mime_type
+    if getattr(resource, "description", None):
+        entry["description"] = resource.description
+    return json.dumps(entry, ensure_ascii=False)
+
+
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def kill_servers_now(runtime: Any) -> None:
+    """Kill the MCP servers of `runtime` at once, if it has any (before `os._exit`)."""
+    feature = getattr(runtime, "feature", None)
+    manager = feature(McpManager) if feature is not None else None
+    if manager is not None:
+        manager.kill_now()

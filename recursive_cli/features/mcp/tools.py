@@ -1,0 +1,198 @@
+"""MCP servers' tools as our tools, and their results as ours.
+
+Each server tool becomes `mcp__<server>__<tool>` (as Claude Code names them; characters a
+model API refuses in a name become `_`), with the server's description and JSON Schema. Its
+kind is `read` only when the server marks it `readOnlyHint`, so `read-only` mode allows it and
+no other. The subject that `--allow`/`--deny` patterns and the terminal see is the first
+string argument the schema declares (a path, a query).
+
+Results: text content as text, structured content as JSON (unless a text block already says
+the same), images, audio and other binary content as a short placeholder naming type and
+size; `isError` makes an error result. When any server has resources, `list_mcp_resources`
+and `read_mcp_resource` reach them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from ...providers.base import ToolSpec
+from ...tools.base import BaseTool, ToolContext, ToolKind, ToolResult, first_line
+
+if TYPE_CHECKING:
+    from .manager import McpManager
+
+PREFIX = "mcp__"
+MAX_NAME = 64  # what OpenAI and Anthropic accept in a tool name
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, safe for every model API (at most 64 characters, unique)."""
+    name = f"{PREFIX}{_UNSAFE.sub('_', server)}__{_UNSAFE.sub('_', tool)}"
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+    return f"{name[:MAX_NAME - 9]}_{digest}"
+
+
+class McpTool:
+    """One tool of one MCP server; calls go through the manager (which restarts a dead server)."""
+
+    name: str
+    description: str
+
+    def __init__(self, manager: McpManager, server: str, tool: Any) -> None:
+        self.name = tool_name(server, tool.name)
+        self.server = server
+        self.remote_name: str = tool.name
+        self.description = (tool.description or tool.title or
+                            f"The {tool.name} tool of the MCP server {server}.")
+        self.schema = object_schema(tool.input_schema)
+        annotations = tool.annotations
+        self.read_only = bool(annotations is not None and annotations.read_only_hint)
+        self._subject = next((key for key, value in self.schema.get("properties", {}).items()
+                              if isinstance(value, dict) and value.get("type") == "string"), None)
+        self._manager = manager
+
+    @property
+    def kind(self) -> ToolKind:
+        return "read" if self.read_only else "other"
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.schema)
+
+    def subject(self, arguments: dict[str, Any]) -> str:
+        value = arguments.get(self._subject or "", "")
+        return value if isinstance(value, str) else ""
+
+    async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await self._manager.call_tool(self.server, self.remote_name, arguments, ctx)
+
+
+def object_schema(schema: Any) -> dict[str, Any]:
+    """The server's input schema, as an object schema every model API takes."""
+    value = dict(schema) if isinstance(schema, dict) else {}
+    value.setdefault("type", "object")
+    if value.get("type") == "object":
+        value.setdefault("properties", {})
+    return value
+
+
+def to_result(result: Any) -> ToolResult:
+    """A CallToolResult as our ToolResult (see the module docstring)."""
+    texts: list[str] = []
+    parts: list[str] = []
+    for block in result.content or []:
+        text = block_text(block)
+        if getattr(block, "type", "") == "text":
+            texts.append(text)
+        parts.append(text)
+    structured = result.structured_content
+    if structured is not None and not _said(structured, texts):
+        parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
+    content = "\n".join(part for part in parts if part) or ("(error with no message)" if result.is_error
+                                                            else "(no content)")
+    summary = first_line(content, 60) if result.is_error else ""
+    return ToolResult(content, is_error=bool(result.is_error), summary=summary)
+
+
+def _said(structured: Any, texts: list[str]) -> bool:
+    """Whether a text block already carries `structured`: as its JSON, or (a server wrapping a
+    plain return value as `{"result": value}`) as the value itself."""
+    for text in texts:
+        try:
+            if json.loads(text) == structured:
+                return True
+        except ValueError:
+            pass
+        if isinstance(structured, dict) and list(structured) == ["result"] and str(structured["result"]) == text:
+            return True
+    return False
+
+
+def block_text(block: Any) -> str:
+    """One content block as text: text as it is, binary content as a placeholder."""
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        return placeholder(kind, getattr(block, "mime_type", "") or "", getattr(block, "data", "") or "")
+    if kind == "resource":
+        return resource_text(block.resource)
+    if kind == "resource_link":
+        name = getattr(block, "name", "") or ""
+        return f"[resource link: {block.uri}{f' ({name})' if name else ''}]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def resource_text(contents: Any) -> str:
+    """A resource's contents: its text, or a placeholder for a blob."""
+    text = getattr(contents, "text", None)
+    if text is not None:
+        return str(text)
+    return placeholder("resource", getattr(contents, "mime_type", "") or "", getattr(contents, "blob", "") or "",
+                       uri=str(getattr(contents, "uri", "")))
+
+
+def placeholder(kind: str, mime: str, data: str, uri: str = "") -> str:
+    """`[image: image/png, 12.3 KB]`: what binary content is, without its bytes."""
+    try:
+        size = len(base64.b64decode(data, validate=False)) if data else 0
+    except (binascii.Error, ValueError):
+        size = len(data)
+    where = f" {uri}" if uri else ""
+    return f"[{kind}{where}: {mime or 'unknown type'}, {_size(size)}; binary content not shown]"
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} bytes"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.1f} MB"
+
+
+class ListResourcesArgs(BaseModel):
+    server: str | None = Field(default=None, description="Only this MCP server's resources (default: all).")
+
+
+class ListMcpResourcesTool(BaseTool[ListResourcesArgs]):
+    name: ClassVar[str] = "list_mcp_resources"
+    description: ClassVar[str] = ("List the resources (files, records, documents) the connected MCP servers "
+                                  "offer: server, uri, name, type and description of each.")
+    kind: ClassVar[ToolKind] = "read"
+    Args = ListResourcesArgs
+    subject_field: ClassVar[str | None] = "server"
+
+    def __init__(self, manager: McpManager) -> None:
+        self._manager = manager
+
+    async def run(self, args: ListResourcesArgs, ctx: ToolContext) -> ToolResult:
+        return await self._manager.list_resources(args.server)
+
+
+class ReadResourceArgs(BaseModel):
+    server: str = Field(description="The MCP server that has the resource.")
+    uri: str = Field(description="The resource's URI, as list_mcp_resources shows it.")
+
+
+class ReadMcpResourceTool(BaseTool[ReadResourceArgs]):
+    name: ClassVar[str] = "read_mcp_resource"
+    description: ClassVar[str] = "Read one resource of an MCP server by its URI (see list_mcp_resources)."
+    kind: ClassVar[ToolKind] = "read"
+    Args = ReadResourceArgs
+    subject_field: ClassVar[str | None] = "uri"
+
+    def __init__(self, manager: McpManager) -> None:
+        self._manager = manager
+
+    async def run(self, args: ReadResourceArgs, ctx: ToolContext) -> ToolResult:
+        return await self._manager.read_resource(args.server, args.uri, ctx)

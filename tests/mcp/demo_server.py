@@ -1,0 +1,106 @@
+"""An MCP server for the tests, written with the `mcp` SDK's MCPServer (FastMCP in SDK 1.x).
+
+    python demo_server.py [stdio | http PORT | sse PORT] [--delay SECONDS]
+
+Tools: `weather` (structured output, read-only), `fail` (an error result), `slow` (sleeps;
+writes `slow-started` in $DEMO_DIR first), `crash` (the process dies mid-call), `picture`
+(text and an image), `touch` (writes a file: not read-only), `env` (a variable's value).
+Resource: `notes://today`. At start it writes its pid to `$DEMO_DIR/pid-<n>` (n counts starts),
+so a test can check that the process is gone after each way `recursive` exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ImageContent, TextContent, ToolAnnotations
+from pydantic import BaseModel
+
+app = MCPServer("demo")
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+def _dir() -> Path:
+    return Path(os.environ.get("DEMO_DIR", "."))
+
+
+@app.tool(description="The weather in a city, as structured data.", annotations=READ_ONLY)
+def weather(city: str) -> Weather:
+    return Weather(city=city, celsius=21.5)
+
+
+@app.tool(description="Always fails, saying why.")
+def fail(reason: str) -> str:
+    raise ToolError(f"failing on purpose: {reason}")
+
+
+@app.tool(description="Sleeps for the given seconds, then says so.", annotations=READ_ONLY)
+async def slow(seconds: float) -> str:
+    (_dir() / "slow-started").write_text(str(os.getpid()))
+    await asyncio.sleep(seconds)
+    return f"slept {seconds} s"
+
+
+@app.tool(description="The server process dies while answering.")
+def crash() -> str:
+    os._exit(3)
+
+
+@app.tool(description="A short text and a small PNG image.", annotations=READ_ONLY)
+def picture() -> list:
+    return [TextContent(type="text", text="a picture:"),
+            ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png")]
+
+
+@app.tool(description="Create a file in the server's directory.")
+def touch(path: str) -> str:
+    (_dir() / path).write_text("touched")
+    return f"created {path}"
+
+
+@app.tool(description="The value of an environment variable of the server.", annotations=READ_ONLY)
+def env(name: str) -> str:
+    return os.environ.get(name, "(unset)")
+
+
+@app.resource("notes://today", mime_type="text/plain", description="Today's note.")
+def today() -> str:
+    return "buy milk"
+
+
+def _record_pid() -> None:
+    folder = _dir()
+    n = 1
+    while (folder / f"pid-{n}").exists():
+        n += 1
+    (folder / f"pid-{n}").write_text(str(os.getpid()))
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    delay = 0.0
+    if "--delay" in args:
+        at = args.index("--delay")
+        delay = float(args[at + 1])
+        del args[at:at + 2]
+    _record_pid()
+    if delay:
+        time.sleep(delay)
+    transport = args[0] if args else "stdio"
+    if transport == "stdio":
+        app.run()
+    elif transport == "http":
+        app.run("streamable-http", port=int(args[1]))
+    else:
+        app.run("sse", port=int(args[1]))
