@@ -55,7 +55,7 @@ function __recursive_value_options --description 'Print the options of PATH that
     switch $argv[1]
         case run resume
             printf '%s\n' -- --output-last-message --output-schema --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
-        case tools "mcp list" "mcp get"
+        case tools "config show" "mcp list" "mcp get"
             printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case loop
             printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
@@ -67,8 +67,6 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- -f --format
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
-        case "config show"
-            printf '%s\n' -- -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "checkpoints restore"
             printf '%s\n' -- --turn
     end
@@ -93,7 +91,7 @@ complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete this 
 complete -c recursive -n '__recursive_arg "sessions show" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions export" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions rm" 0' -x -a '(__recursive_session_ids)'
-complete -c recursive -n '__recursive_arg config 0 0' -a 'show' -d 'Effective settings and where each came from (default, config file, env, flag); keys masked.'
+complete -c recursive -n '__recursive_arg config 0 0' -a 'show' -d 'Effective settings and where each came from (default, config file, env, flag), MCP servers too (not started); keys masked.'
 complete -c recursive -n '__recursive_arg config 0 0' -a 'path' -d 'The config files that are read, lowest precedence first, and whether they exist.'
 complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'list' -d 'List a session\'s turns: time, files the session changed, prompt, and whether a restore undid them.'
 complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'diff' -d 'Show what the session changed in TURN (its file edits and shell commands) as a diff.'
@@ -109,8 +107,8 @@ complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'N
 complete -c recursive -n '__recursive_at run loop goal' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-schema -r -F -d 'JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -s m -l model -x -d 'Model name (default: the provider\'s).'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'

@@ -225,7 +225,7 @@ class AgentRuntimeBuilder:
         assert self._mcp is not None
         folder = None if self._settings.no_session or not self._session_id else (
             self._home / SESSIONS_DIR / self._session_id)
-        attach_mcp(runtime, self._mcp, log_dir=lambda: folder)
+        attach_mcp(runtime, self._mcp.with_start_timeout(self._settings.mcp_timeout), log_dir=lambda: folder)
 
     def _make_provider(self) -> ChatProvider:
         from .providers import make_provider

@@ -66,6 +66,9 @@ class TurnContext:
     # it so that checkpoints know what the session itself changed (checkpoints/observer.py).
     around_tool: Callable[[TurnContext, ToolCall, Tool | None],
                           AbstractAsyncContextManager[None]] = _no_wrapping
+    # Asked for the provider of each model call, so that a model switched while the turn runs
+    # (the headless surface's `set_model`) makes the next call; None: `provider` all turn long.
+    current_provider: Callable[[], ChatProvider] | None = None
 
 
 @dataclass
@@ -123,13 +126,17 @@ class AgentKernel:
                 outcome.finish_reason, outcome.detail = stop
                 return outcome
             await ctx.before_model_call(ctx)
+            # Picked right before the call is announced, with no await between: what a sink
+            # reads of the provider at `ModelRequest` is what makes this call.
+            provider = self._provider(ctx)
+            model = provider.model
             ctx.sink.emit(ModelRequest(step=outcome.steps + 1))
             try:
-                reply = await ctx.interrupt.race(ctx.provider.complete(ctx.transcript, specs, hooks))
+                reply = await ctx.interrupt.race(provider.complete(ctx.transcript, specs, hooks))
             except Interrupted:
                 outcome.finish_reason, outcome.detail = FinishReason.INTERRUPTED, "interrupted"
                 return outcome
-            self._account(ctx, outcome, reply)
+            self._account(ctx, outcome, reply, model)
             message = self._keep(ctx, reply)
             if reply.stop == "length" and reply.message.tool_calls and not cut_off:
                 names = ", ".join(call.name or "?" for call in reply.message.tool_calls)
@@ -170,10 +177,18 @@ class AgentKernel:
         return ctx.budget.check_step(steps, len(ctx.transcript))
 
     @staticmethod
-    def _account(ctx: TurnContext, outcome: TurnOutcome, reply: Completion) -> None:
+    def _provider(ctx: TurnContext) -> ChatProvider:
+        """The provider for the next model call (kept in `ctx.provider` for what runs before
+        the call after it, such as compaction)."""
+        if ctx.current_provider is not None:
+            ctx.provider = ctx.current_provider()
+        return ctx.provider
+
+    @staticmethod
+    def _account(ctx: TurnContext, outcome: TurnOutcome, reply: Completion, model: str) -> None:
         outcome.steps += 1
         outcome.usage = outcome.usage + reply.usage
-        ctx.budget.charge(reply.usage)  # priced by the budget, at the run's model
+        ctx.budget.charge(reply.usage, model)  # priced by the budget, at the model that answered
 
     @staticmethod
     def _append(ctx: TurnContext, message: Message) -> None:

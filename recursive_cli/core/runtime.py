@@ -63,7 +63,7 @@ class RuntimeCore:
     def __init__(self, *, provider: ChatProvider, tools: ToolRegistry, tool_context: ToolContext,
                  system_prompt: str, budget: Budget | None = None, sink: EventSink | None = None,
                  session_id: str = "", kernel: AgentKernel | None = None) -> None:
-        self.provider = provider
+        self.provider = provider  # may be replaced at any time: the kernel's next model call uses it
         self.tools = tools
         self.tool_context = tool_context
         self.budget = budget or Budget(price=Price(provider.model))
@@ -141,6 +141,7 @@ class RuntimeCore:
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
                            interrupt=self._interrupt, turn=self._turn, guards=tuple(self.guards),
+                           current_provider=lambda: self.provider,  # `provider` may be replaced mid-turn
                            retry=self._on_retry,
                            before_model_call=self._before_model_call,
                            around_tool=self._around_tool)

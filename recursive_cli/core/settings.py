@@ -46,6 +46,7 @@ ENV_VARS = {
     "workspace": "RECURSIVE_WORKSPACE",
     "max_steps": "RECURSIVE_MAX_STEPS",
     "script": "RECURSIVE_SCRIPT",
+    "mcp_timeout": "RECURSIVE_MCP_TIMEOUT",
 }
 
 
@@ -91,6 +92,7 @@ class Settings(BaseModel):
     verbose: bool = False
     script: Path | None = None
     shell_timeout: float = Field(default=120.0, gt=0)
+    mcp_timeout: float | None = Field(default=None, gt=0)  # None: Claude's MCP_TIMEOUT, else 30 s (features/mcp)
     allow_private_network: bool = False
     prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
 
@@ -205,8 +207,8 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
         merged.update(values)
         sources.update(where)
     merged["prices"] = {**user[0].get("prices", {}), **project[0].get("prices", {})}  # per model
-    for key in ("max_duration",):
-        if isinstance(merged.get(key), str):
+    for key in ("max_duration", "mcp_timeout"):
+        if isinstance(merged.get(key), (str, bool)):  # (a bool is no duration, though pydantic takes it for 1.0)
             merged[key] = _duration(merged[key], key, sources[key])
     merged["api_base"] = merged.get("api_base") or _fallback_base(merged, env, sources)
     if merged["api_base"]:
@@ -265,9 +267,9 @@ def _price_line(text: str, model: str) -> int:
     return next((number for number, line in enumerate(lines, 1) if model in line), 1)
 
 
-def _duration(value: str, key: str, source: str) -> float:
+def _duration(value: str | bool, key: str, source: str) -> float:
     try:
-        seconds = parse_duration(value)
+        seconds = parse_duration(value) if isinstance(value, str) else None
     except ValueError:
         seconds = None
     if seconds is None or seconds <= 0:
@@ -344,7 +346,8 @@ def _describe(exc: ValidationError, sources: dict[str, str]) -> str:
 
 
 # What a key accepts where its type does not say it well enough.
-_ACCEPTS = {"max_cost": wording.USD, "max_duration": wording.POSITIVE_DURATION}
+_ACCEPTS = {"max_cost": wording.USD, "max_duration": wording.POSITIVE_DURATION,
+            "mcp_timeout": wording.POSITIVE_DURATION}
 
 
 def accepted(key: str, error: Mapping[str, Any]) -> str:

@@ -10,7 +10,8 @@ name): the user's `$RECURSIVE_HOME/mcp.json`, the workspace's `.mcp.json`, then 
 `${VAR}` and `${VAR:-default}` are expanded in commands, arguments, env values, URLs and
 headers; a variable that is not set and has no default fails that server alone, with the
 reason. A file that is not valid JSON, or an entry of the wrong shape, is a `McpConfigError`
-naming the file and the key (a usage error: exit 2).
+naming the file and the key (a usage error: exit 2). Each server has `start_timeout` seconds
+to start: the `mcp-timeout` setting, else Claude Code's `MCP_TIMEOUT` (ms), else 30.
 """
 
 from __future__ import annotations
@@ -66,13 +67,15 @@ ServerSpec = StdioServer | HttpServer
 
 @dataclass(frozen=True)
 class ServerEntry:
-    """One configured server: its spec (None when it cannot start: `problem` says why) and
-    where it was configured (`origin`, as `mcp list` shows it)."""
+    """One configured server: its spec (None when it cannot start: `problem` says why), where
+    it was configured (`origin`, as `mcp list` shows it) and the entry as written there
+    (`written`: nothing expanded, so no secret from the environment; for `config show`)."""
 
     name: str
     spec: ServerSpec | None
     origin: str
     problem: str = ""
+    written: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass
@@ -89,6 +92,10 @@ class McpConfig:
     def merge(self, other: McpConfig) -> McpConfig:
         """These servers with `other`'s added; a name in both takes `other`'s entry."""
         return McpConfig({**self.servers, **other.servers}, self.start_timeout, other.request or self.request)
+
+    def with_start_timeout(self, seconds: float | None) -> McpConfig:
+        """These servers, each given `seconds` to start (the `mcp-timeout` setting); None: as they are."""
+        return self if seconds is None else McpConfig(self.servers, seconds, self.request)
 
 
 class McpState(StatePart):
@@ -107,10 +114,11 @@ class McpState(StatePart):
 
 
 def load_mcp_config(workspace: Path, home: Path, configs: Sequence[str] = (), strict: bool = False,
-                    env: Mapping[str, str] | None = None) -> McpConfig:
-    """Every source merged (see the module docstring); McpConfigError for a malformed one."""
+                    env: Mapping[str, str] | None = None, timeout: float | None = None) -> McpConfig:
+    """Every source merged (see the module docstring); McpConfigError for a malformed one.
+    `timeout`: the `mcp-timeout` setting, when set (else `start_timeout(env)`)."""
     env = os.environ if env is None else env
-    merged = McpConfig(start_timeout=start_timeout(env))
+    merged = McpConfig(start_timeout=start_timeout(env, timeout))
     if not strict:
         for label, path in (("user", home / USER_FILE), ("project", workspace / PROJECT_FILE)):
             if path.is_file():
@@ -160,8 +168,18 @@ def parse_source(text: str, origin: str, where: str, env: Mapping[str, str]) -> 
         if not name or not isinstance(raw, dict):
             raise McpConfigError(f"{where}: {key}: expected an object with command (or type and url)")
         spec, problem = _entry(raw, where, key, env)
-        config.servers[name] = ServerEntry(name, spec, origin, problem)
+        config.servers[name] = ServerEntry(name, spec, origin, problem, raw)
     return config
+
+
+def as_written(entry: ServerEntry) -> dict[str, Any]:
+    """`entry` as its source wrote it, nothing expanded: `transport`, then `command`, `args`,
+    `env` and `cwd`, or `url` and `headers` (the keys it has)."""
+    raw = entry.written
+    kind = raw.get("type", "stdio" if "command" in raw or "url" not in raw else "http")
+    transport = entry.spec.kind if entry.spec is not None else _TYPES.get(kind, str(kind))
+    keys = ("command", "args", "env", "cwd") if transport == "stdio" else ("url", "headers")
+    return {"transport": transport, **{key: raw[key] for key in keys if key in raw}}
 
 
 def _entry(raw: dict[str, Any], where: str, key: str, env: Mapping[str, str]) -> tuple[ServerSpec | None, str]:
@@ -206,6 +224,11 @@ def _entry(raw: dict[str, Any], where: str, key: str, env: Mapping[str, str]) ->
     return spec, ""
 
 
+def has_variable(value: str) -> bool:
+    """Whether `value` has a `${VAR}` (or `${VAR:-default}`) in it."""
+    return _VARIABLE.search(value) is not None
+
+
 def expand(value: str, env: Mapping[str, str], missing: list[str]) -> str:
     """`value` with `${VAR}` and `${VAR:-default}` replaced; unset names without a default
     are added to `missing` (and left as written)."""
@@ -224,26 +247,36 @@ def expand(value: str, env: Mapping[str, str], missing: list[str]) -> str:
     return _VARIABLE.sub(one, value)
 
 
-def start_timeout(env: Mapping[str, str]) -> float:
-    """Seconds a server has to start: `RECURSIVE_MCP_TIMEOUT` (a duration, e.g. 45s), else
-    Claude Code's `MCP_TIMEOUT` (milliseconds), else 30."""
+def start_timeout(env: Mapping[str, str], configured: float | None = None) -> float:
+    """Seconds a server has to start (the first that is set): `configured` (the `mcp-timeout`
+    setting: flag, `RECURSIVE_MCP_TIMEOUT`, config files), `RECURSIVE_MCP_TIMEOUT` itself (for
+    callers without settings), Claude Code's `MCP_TIMEOUT` (milliseconds), 30."""
+    return start_timeout_from(env, configured)[0]
+
+
+def start_timeout_from(env: Mapping[str, str], configured: float | None = None) -> tuple[float, str]:
+    """`start_timeout` and where it came from: `setting`, `env RECURSIVE_MCP_TIMEOUT`,
+    `env MCP_TIMEOUT (ms)` or `default`."""
     from ...core.settings import parse_duration
 
+    if configured is not None:
+        return configured, "setting"
     ours, claude = env.get("RECURSIVE_MCP_TIMEOUT"), env.get("MCP_TIMEOUT")
     try:
         if ours:
-            seconds = parse_duration(ours)
+            seconds, source = parse_duration(ours), "env RECURSIVE_MCP_TIMEOUT"
         elif claude:
-            seconds = float(claude) / 1000
+            seconds, source = float(claude) / 1000, "env MCP_TIMEOUT (ms)"
         else:
-            return DEFAULT_START_TIMEOUT
+            return DEFAULT_START_TIMEOUT, "default"
     except ValueError:
         variable = "RECURSIVE_MCP_TIMEOUT" if ours else "MCP_TIMEOUT"
         unit = "a duration like 30s or 2m" if ours else "milliseconds, e.g. 30000"
         raise McpConfigError(f"{variable}: expected {unit} (got {ours or claude!r})") from None
-    if seconds <= 0:
-        raise McpConfigError("the MCP start-up timeout must be more than 0")
-    return seconds
+    if not 0 < seconds < float("inf"):
+        raise McpConfigError(f"{source.split()[1]}: the MCP start-up timeout must be more than 0 "
+                             f"(got {ours or claude!r})")
+    return seconds, source
 
 
 def call_timeout(env: Mapping[str, str], default: float) -> float:

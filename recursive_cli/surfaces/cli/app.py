@@ -207,17 +207,21 @@ app.add_typer(config_app, name="config")
   recursive config show
 
   recursive config show --provider anthropic --json | jq .model
+
+  recursive config show --mcp-config extra.json --json | jq '."mcp-servers".value'
 """)
 @with_common_options
+@with_mcp_options
 def config_show(
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable settings.")] = False,
     *,
+    mcp_options: McpOptions,
     common: CommonOptions,
 ) -> None:
-    """Effective settings and where each came from (default, config file, env, flag); keys masked."""
+    """Effective settings and where each came from (default, config file, env, flag), MCP servers too (not started); keys masked."""
     from .config_cmd import show_command
 
-    raise typer.Exit(show_command(common, json_output))
+    raise typer.Exit(show_command(common, json_output, mcp_options))
 
 
 @config_app.command("path", epilog="""[b]Examples[/b]

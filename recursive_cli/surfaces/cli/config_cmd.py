@@ -1,17 +1,21 @@
-"""`recursive config show|path`: the effective settings and where each came from."""
+"""`recursive config show|path`: the effective settings and where each came from, and the MCP
+servers in force (read from their files and flags, never started)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.errors import BadValueError, ConfigError
 from ...core.pricing import configured_key, price_for
 from ...core.settings import LoadedSettings, Settings, load_settings
 from .errors import EXIT_ERROR, EXIT_USAGE, fail
-from .options import CommonOptions
+from .options import CommonOptions, McpOptions
+
+if TYPE_CHECKING:
+    from ...features.mcp.config import McpConfig, ServerEntry
 
 
 def load_or_fail(common: CommonOptions) -> LoadedSettings | int:
@@ -30,12 +34,16 @@ def mask(secret: str) -> str:
 
 
 def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
-    """(key, value, source) for every setting; the API key masked."""
+    """(key, value, source) for every setting; the API key masked; the MCP start-up timeout
+    in force, whatever set it (`load_mcp_or_fail` has checked Claude's `MCP_TIMEOUT`)."""
     data = loaded.settings.model_dump(mode="json")
     rows: list[tuple[str, str, str]] = [("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)")),
                                         price_row(loaded)]
     for key in Settings.model_fields:
         if key in ("model", "api_key", "prices"):
+            continue
+        if key == "mcp_timeout":
+            rows.append(mcp_timeout_row(loaded))
             continue
         rows.append((key.replace("_", "-"), _text(data[key]), loaded.sources.get(key, "default")))
     api_key = loaded.settings.api_key
@@ -55,6 +63,64 @@ def price_row(loaded: LoadedSettings) -> tuple[str, str, str]:
     return ("price", price.describe(), source)
 
 
+def mcp_timeout_row(loaded: LoadedSettings) -> tuple[str, str, str]:
+    """The MCP start-up timeout in force: the `mcp-timeout` setting (flag, env, config file),
+    else Claude's `MCP_TIMEOUT` (ms), else the default."""
+    from ...features.mcp.config import start_timeout_from
+
+    configured = loaded.settings.mcp_timeout
+    seconds, source = start_timeout_from(loaded.env, configured)
+    return ("mcp-timeout", _text(seconds), loaded.sources.get("mcp_timeout", source) if configured is not None else source)
+
+
+def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig | int:
+    """The MCP servers these settings and flags configure (not started); or the exit code of a
+    malformed configuration (2), already reported, as `run` reports it."""
+    from ...features.mcp.config import McpConfigError, load_mcp_config
+
+    workspace = loaded.settings.workspace.expanduser().resolve()
+    try:
+        return load_mcp_config(workspace, loaded.home, options.mcp_config or [], options.strict_mcp_config,
+                               loaded.env, loaded.settings.mcp_timeout)
+    except McpConfigError as exc:
+        return fail(str(exc), EXIT_USAGE)
+
+
+def server_view(entry: ServerEntry) -> dict[str, Any]:
+    """One server as `config show --json` shows it: as written in its source (no `${VAR}`
+    expanded, so no secret from the environment), env and header values written literally
+    masked (they are often tokens), its origin, and why it cannot start if it cannot."""
+    from ...features.mcp.config import as_written, has_variable
+
+    view: dict[str, Any] = {"name": entry.name, **as_written(entry)}
+    for table in ("env", "headers"):  # a `${VAR}` template as written; a literal value masked
+        if isinstance(view.get(table), dict):
+            view[table] = {key: value if has_variable(value) else mask(value) for key, value in view[table].items()}
+    view["origin"] = entry.origin
+    if entry.problem:
+        view["problem"] = entry.problem
+    return view
+
+
+def server_row(view: dict[str, Any]) -> tuple[str, str, str]:
+    """(`mcp.NAME`, what starts it, origin) for the text table."""
+    import shlex
+
+    if view["transport"] == "stdio":
+        parts = [f"stdio: {shlex.join([str(view.get('command', '')), *map(str, view.get('args', []))])}"]
+        table = "env"
+    else:
+        parts = [f"{view['transport']}: {view['url']}" if view.get("url") else view["transport"]]
+        table = "headers"
+    if view.get(table):
+        parts.append(f"{table}: " + ", ".join(f"{key}={value}" for key, value in view[table].items()))
+    if view.get("cwd"):
+        parts.append(f"cwd: {view['cwd']}")
+    if view.get("problem"):
+        parts.append(f"cannot start: {view['problem']}")
+    return (f"mcp.{view['name']}", "; ".join(parts), view["origin"])
+
+
 def _text(value: Any) -> str:
     if value is None:
         return "(none)"
@@ -63,22 +129,32 @@ def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def show_command(common: CommonOptions, as_json: bool) -> int:
-    """Print the effective settings with their sources (a table on a TTY, tab-separated piped)."""
+def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions | None = None) -> int:
+    """Print the effective settings with their sources (a table on a TTY, tab-separated piped),
+    then the MCP servers in force with their origins."""
     loaded = load_or_fail(common)
     if isinstance(loaded, int):
         return loaded
+    mcp = load_mcp_or_fail(loaded, mcp_options or McpOptions())
+    if isinstance(mcp, int):
+        return mcp
     rows = config_rows(loaded)
+    servers = [server_view(entry) for entry in mcp.servers.values()]
     if as_json:
-        data = {key: {"value": value, "source": source} for key, value, source in rows}
+        data: dict[str, Any] = {key: {"value": value, "source": source} for key, value, source in rows}
+        origins = ", ".join(dict.fromkeys(view["origin"] for view in servers)) or "-"  # (in the servers' order)
+        data["mcp-servers"] = {"value": servers, "source": origins}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    elif sys.stdout.isatty():
+        return 0
+    rows += [server_row(view) for view in servers] or [("mcp-servers", "(none)", "-")]
+    if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         table = Table("setting", "value", "source", box=None)
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))  # (as written: `[x]` in an argument is no markup)
         Console().print(table)
     else:
         sys.stdout.writelines("\t".join(row) + "\n" for row in rows)

@@ -48,6 +48,15 @@ DESCRIPTION = (
     "Settings come from command-line options, then environment variables, then the project's "
     "`.recursive/config.toml`, then the user's `$RECURSIVE_HOME/config.toml`, then built-in "
     "defaults. Config keys are the long option names, e.g. `max-steps = 50`.",
+    "Prices: `--max-cost` needs the model's price. Common OpenAI and Anthropic models are built "
+    "in; for any other model add a table to a config file, `[prices.\"MODEL\"]` with `input` "
+    "and `output` in USD per million tokens (optional `cache_read`, `cache_write`; 0 for a "
+    "local model). A `--max-cost` on a model with no price refuses to start (exit status 2); "
+    "`config show` prints the price in force and where it comes from.",
+    "MCP servers: tools from Model Context Protocol servers, configured as for Claude Code in "
+    "the workspace's `.mcp.json`, `$RECURSIVE_HOME/mcp.json` and `--mcp-config FILE|JSON`, "
+    "appear as `mcp__SERVER__TOOL`; permission rules apply to them as to any tool. "
+    "`mcp list` shows each server, its source, status and tools.",
 )
 
 ENVIRONMENT = (
@@ -68,6 +77,8 @@ ENVIRONMENT = (
     ("RECURSIVE_NO_STDIN", "When `1` (or `true`), standard input is never read, as `--no-stdin`."),
     ("RECURSIVE_REQUEST_TIMEOUT", "Seconds one request to the model may take before it is "
      "retried. Default: 600."),
+    ("RECURSIVE_MCP_TIMEOUT", "How long an MCP server may take to start, a duration, as the "
+     "config key `mcp-timeout`. Default: 30 s (Claude's `MCP_TIMEOUT`, in ms, when unset)."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),
 )
 
@@ -79,6 +90,8 @@ FILES = (
      "`transcript.jsonl` (append-only), `meta.json` and a `lock` file."),
     ("$RECURSIVE_HOME/checkpoints/", "Workspace snapshots: a shadow git repository per "
      "workspace, with refs per session and turn. The workspace's own `.git` is never touched."),
+    (".mcp.json, $RECURSIVE_HOME/mcp.json", "MCP servers of the workspace and of the user, "
+     "in Claude Code's `mcpServers` format; `--mcp-config` adds more."),
     ("AGENTS.md, CLAUDE.md", "Project instructions at the workspace root (`AGENTS.md` first), "
      "appended to the system prompt."),
 )

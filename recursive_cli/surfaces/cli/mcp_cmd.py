@@ -99,7 +99,7 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
     workspace = loaded.settings.workspace.expanduser().resolve()
     try:
         config = load_mcp_config(workspace, loaded.home, options.mcp_config or [], options.strict_mcp_config,
-                                 loaded.env)
+                                 loaded.env, loaded.settings.mcp_timeout)
     except McpConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
     if only is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ... import __version__
 from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
-from ...core.events import FanoutSink
+from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding, create_session, reopen_session, session_meta
 from ...features.sessions.store import SessionStore
@@ -82,6 +83,25 @@ class HeadlessRun:
             self.binding.close()
 
 
+class StepModel:
+    """The model of the model call under way, for the assistant lines (an event sink).
+
+    The kernel picks each call's provider just before it announces the call (`ModelRequest`),
+    so what `current` says then is the model that answers it: a `set_model` that comes while
+    the call runs shows from the next call's line on, as it takes effect."""
+
+    def __init__(self, current: Callable[[], str]) -> None:
+        self._current = current
+        self._step: str | None = None  # None: no call yet
+
+    def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, ModelRequest):
+            self._step = self._current()
+
+    def __call__(self) -> str:
+        return self._current() if self._step is None else self._step
+
+
 def assemble(options: HeadlessOptions) -> HeadlessRun:
     """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
     for settings or a session that cannot be had."""
@@ -101,7 +121,9 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     ledger = CallLedger()
     fan = FanoutSink([ledger])
     holder: list[AgentRuntime] = []
-    sink = ClaudeStreamSink(sys.stdout, picked.session_id, model=lambda: holder[0].provider.model,
+    step_model = StepModel(lambda: holder[0].provider.model)
+    fan.add(step_model)  # (before the stream sink, which asks it at the same events)
+    sink = ClaudeStreamSink(sys.stdout, picked.session_id, model=step_model,
                             present=view.present, partial=options.include_partial_messages,
                             stream=options.output_format == "stream-json",
                             cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))

@@ -77,7 +77,8 @@ class ClientRequests:
         return {}
 
     def set_permission_mode(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Claude's permission mode from the next tool call on."""
+        """Claude's permission mode from the next tool call on, also in the running turn (the
+        guard reads the mode at each call)."""
         mode = request.get("mode")
         if mode not in CLAUDE_MODES and mode != "auto":
             raise ValueError(f"unknown permission mode {mode!r} (choose from {', '.join(CLAUDE_MODES)})")
@@ -86,8 +87,10 @@ class ClientRequests:
         return {}
 
     def set_model(self, request: dict[str, Any]) -> dict[str, Any]:
-        """A provider for the new model from the next turn on (the running turn keeps its own,
-        which is closed at the end); no model means the one the run started with."""
+        """A provider for the new model from the next model call on, also in the running turn
+        (the kernel asks the runtime for its provider before each call; a call under way ends
+        on the old one, which is closed at the end); its price from then on too. No model
+        means the one the run started with."""
         from ...core.settings import ConfigError
         from ...providers import make_provider
 

@@ -3,10 +3,11 @@
 With `--input-format stream-json` the process stays up: a task reads stdin, queueing each
 `user` message as a prompt and answering control requests at once, also while a turn runs
 (`interrupt` ends the turn, and the process goes on with the next prompt;
-`set_permission_mode` and `set_model` apply from the next call). Turns run one after another,
-each opened by a `system` `init` line and closed by a `result` line. End of stdin ends the
-process once the prompts already received have run, with the session saved. With text input
-(`-p PROMPT`) one turn runs on PROMPT (or stdin's text).
+`set_permission_mode` applies from the next tool call and `set_model` from the next model
+call, in the running turn too). Turns run one after another, each opened by a `system`
+`init` line and closed by a `result` line. End of stdin ends the process once the prompts
+already received have run, with the session saved. With text input (`-p PROMPT`) one turn
+runs on PROMPT (or stdin's text).
 
 The exit code is the last turn's (SPEC §4), except that a turn the model ended with an answer
 after a denied call is a success here, as in Claude Code, unless `--fail-on permission_denied`.
