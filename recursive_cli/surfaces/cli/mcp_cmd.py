@@ -5,7 +5,6 @@ The typer definitions are here too (registered by `register`); the work imports 
 feature only when a command runs, so `--help` stays light.
 """
 
-import asyncio
 import json
 import sys
 from dataclasses import dataclass, field
@@ -123,6 +122,8 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
             return reports
         finally:
             await manager.aclose()
+
+    import asyncio  # not at import: `--help` and `--version` load this module
 
     return asyncio.run(check()) if config.servers else []
 
