@@ -68,6 +68,22 @@ class SessionState:
         return dict(self._raw)
 
 
+class SideReplies(StatePart):
+    """Model replies the session used outside its conversation (a goal's judge asking the
+    run's own provider): a provider that replays a script skips them on resume, together with
+    the replies the conversation holds."""
+
+    key: ClassVar[str] = "side_replies"
+    count: int = 0
+
+
+def count_side_replies(state: SessionState, replies: int) -> None:
+    """Add `replies` to the session's side replies and save the state."""
+    if replies > 0:
+        saved = state.get(SideReplies) or SideReplies()
+        state.put(SideReplies, SideReplies(count=saved.count + replies))
+
+
 def _key(kind: type[BaseModel]) -> str:
     key = getattr(kind, "key", None)
     if not isinstance(key, str):

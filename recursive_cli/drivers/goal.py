@@ -19,6 +19,7 @@ from ..core.events import ApiRetry, FinishReason, GoalEvaluated
 from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, Message, unfinished
+from ..core.state import count_side_replies
 from ..providers.base import ChatProvider, ProviderError, RetryNotice
 from .checks import CheckResult, run_checks
 from .fingerprint import workspace_fingerprint
@@ -143,8 +144,9 @@ class GoalDriver:
             return await self._judge.judge(condition, self.state.prompt, self.runtime.transcript(),
                                            checks)
         finally:
-            if self._judge_shared:
+            if self._judge_shared:  # replies of the run's own provider, outside the conversation
                 self.state.judge_requests += self._judge.requests - before
+                count_side_replies(self.runtime.state, self._judge.requests - before)
 
     def _decide(self, evaluation: Evaluation, outcome: TurnOutcome,
                 progressed: bool) -> TurnOutcome | None:

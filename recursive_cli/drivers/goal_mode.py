@@ -56,7 +56,6 @@ class GoalModeDriver:
 
     async def resume(self, runtime: RuntimeCore, session: LoadedSession, prompt: str) -> TurnOutcome:
         """Continue the session's goal with the turns it has left (or a new round if it had ended)."""
-        from ..providers.scripted import ScriptedProvider
         from .goal import resume_goal_loop
         from .goal_state import load_goal
 
@@ -65,8 +64,6 @@ class GoalModeDriver:
             judge = resumed_judge(session, state.judge_model if state else None)
         except ConfigError as exc:
             return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
-        if judge is None and state is not None and isinstance(runtime.provider, ScriptedProvider):
-            runtime.provider.consumed += state.judge_requests  # its replay skipped the turns' only
         try:
             return await resume_goal_loop(runtime, prompt, judge)
         finally:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..core.errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
 from ..core.messages import Message, Usage
@@ -101,3 +101,11 @@ class ChatProvider(Protocol):
     async def aclose(self) -> None:
         """Release the HTTP client."""
         ...
+
+
+@runtime_checkable
+class Replaying(Protocol):
+    """A provider whose replies are a fixed sequence (the scripted provider): a resumed session
+    tells it how many of them the session already used."""
+
+    def skip_replies(self, count: int) -> None: ...

@@ -53,6 +53,10 @@ class ScriptedProvider:
         self.consumed = consumed
         self._calls = 0
 
+    def skip_replies(self, count: int) -> None:
+        """Go on after the first `count` replies (a resumed session already used them)."""
+        self.consumed = count
+
     async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        hooks: ProviderHooks) -> Completion:
         return await call_with_retries(lambda: self._next(hooks), hooks)

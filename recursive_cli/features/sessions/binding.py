@@ -8,7 +8,8 @@ from pathlib import Path
 from ...core.budget import Spent
 from ...core.runtime import RuntimeCore
 from ...core.settings import Settings
-from ...core.state import SessionState
+from ...core.state import SessionState, SideReplies
+from ...providers.base import Replaying
 from .lock import SessionLock, acquire_lock
 from .meta import FirstPrompt, SessionBudgets, SessionMeta, make_title
 from .reader import LoadedSession, repair_orphans, repair_record
@@ -68,14 +69,15 @@ def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: RuntimeCor
     runtime.set_turn_index(loaded.turns)
     meta = loaded.meta
     runtime.budget = runtime.budget.resumed(Spent.recorded(meta.usage, meta.cost_usd, meta.steps))
-    _skip_replayed_replies(runtime, messages)
     runtime.state = SessionState(loaded.meta.state, lambda state: writer.update_meta(state=state))
+    _skip_replayed_replies(runtime, messages, runtime.state)
     return SessionBinding(writer, lock)
 
 
-def _skip_replayed_replies(runtime: RuntimeCore, messages: list) -> None:
-    """A scripted provider continues after the replies the session already holds."""
-    from ...providers.scripted import ScriptedProvider
-
-    if isinstance(runtime.provider, ScriptedProvider):
-        runtime.provider.consumed = sum(1 for m in messages if m.role == "assistant")
+def _skip_replayed_replies(runtime: RuntimeCore, messages: list, saved: SessionState) -> None:
+    """A provider replaying a script goes on after the replies the session already used: the
+    conversation's and those used outside it (a goal's judge)."""
+    if isinstance(runtime.provider, Replaying):
+        side = saved.get(SideReplies)
+        runtime.provider.skip_replies(sum(1 for m in messages if m.role == "assistant")
+                                      + (side.count if side is not None else 0))
