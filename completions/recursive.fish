@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get"
+        case run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"
             return 0
     end
     return 1
@@ -54,13 +54,13 @@ end
 function __recursive_value_options --description 'Print the options of PATH that take a value'
     switch $argv[1]
         case run resume
-            printf '%s\n' -- --output-last-message --output-schema --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case tools "config show" "mcp list" "mcp get"
             printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case loop
-            printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case goal
-            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "sessions list" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
@@ -69,6 +69,8 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --older-than -C --workspace
         case "checkpoints restore"
             printf '%s\n' -- --turn
+        case "hooks list"
+            printf '%s\n' -- --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
     end
 end
 
@@ -82,6 +84,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and 
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace snapshots taken before and after every turn: list, diff, restore.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'mcp' -d 'The MCP servers the agent gets tools from: check them, see their tools.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'hooks' -d 'The command hooks in force (Claude Code\'s settings format).'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
@@ -101,37 +104,40 @@ complete -c recursive -n '__recursive_arg "checkpoints diff" 0 0' -x -a '(__recu
 complete -c recursive -n '__recursive_arg "checkpoints restore" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg mcp 0 0' -a 'list' -d 'Start each configured MCP server and show its source, status and tools (exit 1 if one failed).'
 complete -c recursive -n '__recursive_arg mcp 0 0' -a 'get' -d 'Start one MCP server and show its tools with their descriptions and JSON Schemas.'
+complete -c recursive -n '__recursive_arg hooks 0 0' -a 'list' -d 'Show each event\'s hooks: matcher, command, timeout and the file they come from.'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-schema -r -F -d 'JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'
 complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -s m -l model -x -d 'Model name (default: the provider\'s).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l session-id -x -d 'Id for the new session.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l no-session -d 'Keep nothing on disk.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l no-checkpoints -d 'No workspace snapshots.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l system-prompt -x -d 'Replace the built-in system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l append-system-prompt -x -d 'Extend the system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l no-stream -d 'Ask the provider for whole responses.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -s q -l quiet -d 'Less on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -s v -l verbose -d 'More on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at run resume loop goal' -l settings -x -d 'Settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.'
+complete -c recursive -n '__recursive_at run resume loop goal' -l include-hook-events -d 'Stream-json: a hook_started and a hook_finished line for every hook run.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s m -l model -x -d 'Model name (default: the provider\'s).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l session-id -x -d 'Id for the new session.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l no-session -d 'Keep nothing on disk.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
-complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'
 complete -c recursive -n '__recursive_at loop' -l max-context-tokens -x -d 'Compact the conversation as it nears this many tokens, 1000 or more (default: the model\'s context window).'
 complete -c recursive -n '__recursive_at goal' -l until -x -d 'Condition a judge model must agree holds after a turn.'
@@ -153,3 +159,4 @@ complete -c recursive -n '__recursive_at "checkpoints restore"' -l turn -x -d 'G
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l dry-run -d 'Print the plan; change nothing.'
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l force -d 'Overwrite files someone else changed since the session wrote them.'
 complete -c recursive -n '__recursive_at "mcp get"' -l json -d 'Machine-readable server and tools.'
+complete -c recursive -n '__recursive_at "hooks list"' -l settings -x -d 'More settings in Claude Code\'s format, a file or JSON text (repeatable).'

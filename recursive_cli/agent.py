@@ -26,6 +26,7 @@ from .tools.base import ToolContext, ToolRegistry
 if TYPE_CHECKING:
     from .drivers.goal_state import GoalState
     from .features.checkpoints.checkpointer import GitCheckpointer
+    from .features.hooks import HookConfig, HookEngine
     from .features.loop import BackgroundJobManager, WakeupSlot
     from .features.mcp import McpConfig, McpManager
     from .features.permissions import AskHook, PermissionPolicy
@@ -120,10 +121,22 @@ class AgentRuntime(RuntimeCore):
 
         return self.feature(McpManager)
 
+    def hooks(self) -> HookEngine | None:
+        """The user's command hooks, when the builder attached some (`builder().hooks(...)`)."""
+        if "recursive_cli.features.hooks.engine" not in sys.modules:
+            return None
+        from .features.hooks import HookEngine
+
+        return self.feature(HookEngine)
+
     async def aclose(self) -> None:
-        """Stop the MCP servers (every process group), then close the provider."""
+        """Fire the SessionEnd hooks, stop the MCP servers (every process group), then close
+        the provider."""
         manager = self.mcp()
+        engine = self.hooks()
         try:
+            if engine is not None:
+                await engine.session_end()
             if manager is not None:
                 await manager.aclose()
         finally:
@@ -148,6 +161,7 @@ class AgentRuntimeBuilder:
         self._mode = "run"
         self._session_id = ""
         self._mcp: McpConfig | None = None
+        self._hooks: HookConfig | None = None
 
     def settings(self, settings: Settings, home: Path | None = None) -> AgentRuntimeBuilder:
         self._settings = settings
@@ -185,6 +199,12 @@ class AgentRuntimeBuilder:
         self._mcp = config if self._mcp is None else self._mcp.merge(config)
         return self
 
+    def hooks(self, config: HookConfig) -> AgentRuntimeBuilder:
+        """Command hooks in Claude Code's format (`features.hooks.load_hooks` reads them from the
+        settings files and `--settings`): they fire around every prompt, tool call and turn."""
+        self._hooks = config
+        return self
+
     def build(self) -> AgentRuntime:
         """The runtime; raises ConfigError when the workspace or provider settings are unusable."""
         from .core.prompts import build_system_prompt
@@ -215,6 +235,11 @@ class AgentRuntimeBuilder:
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
         if self._mcp:
             self._attach_mcp(runtime)
+        if self._hooks:
+            from .features.hooks import attach_hooks
+
+            attach_hooks(runtime, self._hooks, home=self._home, asker=lambda: runtime.permissions.ask,
+                         permission_mode=lambda: runtime.permissions.mode)
         return runtime
 
     def _attach_mcp(self, runtime: AgentRuntime) -> None:

@@ -299,6 +299,42 @@ class ToolCallsNotRun(Notice):
         return self.shown
 
 
+class HookStarted(Notice):
+    """A command hook of the user's settings started (stream-json: with --include-hook-events)."""
+
+    type: Literal["hook_started"] = "hook_started"
+
+    hook_id: str
+    hook_name: str  # `PreToolUse:Bash`, as Claude names it
+    hook_event: str
+    command: str
+    source: str  # the settings file (or `--settings`) it comes from
+
+
+class HookFinished(Notice):
+    """A command hook ended: `success`, `blocked`, `error` or `timeout`; the terminal shows
+    the ones that did not succeed."""
+
+    type: Literal["hook_finished"] = "hook_finished"
+
+    hook_id: str
+    hook_name: str
+    hook_event: str
+    outcome: str
+    exit_code: int | None
+    duration_s: float
+    reason: str = ""  # why it blocked, or the error
+    stdout: str = ""
+    stderr: str = ""
+
+    def text(self) -> str:
+        if self.outcome == "blocked":
+            return f"⚑ {self.hook_name} hook blocked: {self.reason}"
+        if self.outcome in ("error", "timeout"):
+            return f"warning: {self.hook_name} hook failed ({self.reason}); going on"
+        return ""
+
+
 class TurnFinished(BaseModel):
     type: Literal["turn_finished"] = "turn_finished"
     turn: int
@@ -336,7 +372,7 @@ class RunFinished(BaseModel):
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
-             | GoalEvaluated | ToolCallsNotRun)
+             | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished)
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 

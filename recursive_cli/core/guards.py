@@ -1,18 +1,25 @@
 """The extension points a feature uses to stand between the model and the tools.
 
 `ToolGuard`: asked before every tool call runs, in the order added; the first that does not
-allow the call denies it (permissions are one guard; hooks will be another). `ContextKeeper`:
+allow the call denies it (permissions are one guard, the PreToolUse hooks another). A guard
+sees the call itself too, may have it run with other arguments (`Decision.arguments`, and the
+guards after it judge those) and may see its result before the model does (`Decision.after`).
+`PromptFilter`: asked for every prompt before it joins the conversation (UserPromptSubmit
+hooks); it may add to the prompt or refuse it (`PromptBlocked`). `ContextKeeper`:
 asked before every model call to keep the conversation inside the context window (compaction),
 and once more when the provider rejects a request as too long.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ..tools.base import ToolResult
     from .kernel import TurnContext
+    from .messages import ToolCall
 
 
 @dataclass(frozen=True)
@@ -21,10 +28,23 @@ class Decision:
 
     allowed: bool
     reason: str = ""
+    arguments: dict[str, Any] | None = None  # allowed, but run with these arguments instead
+    # Sees the call's result once it ran, and gives back the result the model gets.
+    after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None
 
 
 class ToolGuard(Protocol):
-    async def decide(self, tool: str, kind: str, subject: str) -> Decision: ...
+    async def decide(self, tool: str, kind: str, subject: str,
+                     call: ToolCall | None = None) -> Decision: ...
+
+
+class PromptBlocked(Exception):
+    """A prompt filter refused the prompt; the message is why (the turn ends, the prompt unsent)."""
+
+
+class PromptFilter(Protocol):
+    async def filter_prompt(self, text: str) -> str:
+        """The prompt as it joins the conversation (maybe with more context); or PromptBlocked."""
 
 
 class ContextKeeper(Protocol):

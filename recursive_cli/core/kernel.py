@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -237,10 +238,16 @@ class AgentKernel:
     async def _permitted_call(ctx: TurnContext, call: ToolCall, subject: str,
                               outcome: TurnOutcome) -> ToolResult:
         tool = ctx.tools.get(call.name)
+        afters = []
         for guard in ctx.guards:
             if tool is None:  # an unknown tool runs nothing: no one to ask
                 break
-            decision = await guard.decide(call.name, tool.kind, subject)
+            decision = await guard.decide(call.name, tool.kind, subject, call)
+            if decision.allowed and decision.arguments is not None:  # the later guards judge these
+                call = call.model_copy(update={"arguments": json.dumps(decision.arguments)})
+                subject = tool.subject(decision.arguments)
+            if decision.allowed and decision.after is not None:
+                afters.append(decision.after)
             if not decision.allowed:
                 outcome.denials += 1
                 ctx.sink.emit(PermissionDenied(tool=call.name, subject=subject, reason=decision.reason,
@@ -249,7 +256,10 @@ class AgentKernel:
                                   "find another way or explain what you need.", is_error=True,
                                   summary="permission denied")
         async with ctx.around_tool(ctx, call, tool):
-            return await ctx.tools.execute(call, ctx.tool_context)
+            result = await ctx.tools.execute(call, ctx.tool_context)
+        for after in afters:
+            result = await after(call, result)
+        return result
 
 
 def ended_by(exc: BaseException, reason: FinishReason, detail: str) -> TurnOutcome:

@@ -25,7 +25,7 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
-from .guards import ContextKeeper, ToolGuard
+from .guards import ContextKeeper, PromptBlocked, PromptFilter, ToolGuard
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
@@ -82,6 +82,7 @@ class RuntimeCore:
         # How the builder writes the system prompt for a tool list (None: keep it as given).
         self.system_prompt_for: Callable[[list[str]], str] | None = None
         self.guards: list[ToolGuard] = []  # asked before every tool call (permissions, hooks)
+        self.prompt_filters: list[PromptFilter] = []  # asked for every prompt (hooks)
         self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
         self.total_steps = 0
 
@@ -121,10 +122,14 @@ class RuntimeCore:
         try:
             self._sink.emit(TurnStarted(turn=self._turn, prompt=text or ""))
             if text is not None:
+                for prompt_filter in self.prompt_filters:  # (UserPromptSubmit hooks)
+                    text = await prompt_filter.filter_prompt(text)
                 prompt = Message.user(text)
                 self._transcript.append(prompt)
                 self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
             outcome = await self._kernel_turn()
+        except PromptBlocked as exc:  # the prompt never joined the conversation
+            outcome = TurnOutcome(FinishReason.PERMISSION_DENIED, detail=str(exc))
         except ProviderError as exc:  # keeps the steps and usage of the steps that ran
             outcome = ended_by(exc, FinishReason.PROVIDER_ERROR, exc.reason)
         except SessionWriteError as exc:  # the session sink stopped the turn before an unrecorded action

@@ -15,6 +15,7 @@ from typing import Literal
 from ..core.choices import PermissionMode
 from ..core.errors import ConfigError
 from ..core.guards import Decision
+from ..core.messages import ToolCall
 from ..core.settings import PERMISSION_RULE
 from ..core.wording import RULE, got
 
@@ -79,7 +80,7 @@ class PermissionPolicy:
             return ("allow", "") if ok else ("deny", "accept-edits mode does not allow shell commands")
         return ("allow", "") if kind == "read" or tool in READ_ONLY_EXTRAS else ("ask", "")
 
-    async def decide(self, tool: str, kind: str, subject: str) -> Decision:
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None) -> Decision:
         """Allow or deny one call; `ask` prompts through the hook, or denies when there is none."""
         verdict, reason = self.verdict(tool, kind, subject)
         if verdict == "allow":

@@ -147,6 +147,9 @@ class _Turn:
     text_open: bool = False
 
 
+_HOOK_EVENTS = frozenset({"hook_started", "hook_finished"})
+
+
 class ClaudeStreamSink:
     """Writes Claude Code's stream-json lines to `out` (see the module docstring).
 
@@ -174,6 +177,8 @@ class ClaudeStreamSink:
         # start and one result line for the whole run, from its end (the headless surface writes
         # both per turn).
         self._whole_runs = whole_runs
+        # hook_started / hook_finished lines (the user's hooks): only with --include-hook-events.
+        self.include_hook_events = False
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -261,6 +266,8 @@ class ClaudeStreamSink:
                         "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
                         "error_status": event.error_status, "error": event.error})
         elif isinstance(event, Notice):
+            if event.type in _HOOK_EVENTS and not self.include_hook_events:
+                return
             self._line({"type": "system", "subtype": event.type, **notice_fields(event)})
 
     def _on_request(self) -> None:

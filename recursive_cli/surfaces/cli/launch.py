@@ -48,6 +48,8 @@ class Launch:
     output: OutputRequest = field(default_factory=OutputRequest)  # --output-last-message, --output-schema
     judge_model: str | None = None  # a resumed goal's own judge model: --max-cost needs its price too
     mcp: McpState | None = None  # --mcp-config, --strict-mcp-config (None: a resumed session's own)
+    settings: list[str] = field(default_factory=list)  # --settings: hooks (features/hooks)
+    include_hook_events: bool = False
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch | int:
@@ -69,6 +71,7 @@ def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: 
     spec.output = output
     spec.title = output.prompt(spec.title)
     spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)
+    spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
     return spec
 
 
@@ -173,12 +176,19 @@ def launch(spec: Launch, work: Work) -> int:
         if spec.lock is not None:
             spec.lock.release()
         return servers
-    sink = FanoutSink(output_sinks(settings, spec.session_id))
+    from .hooks_cmd import hooks_or_fail, show_hook_events
+
+    hooks = hooks_or_fail(spec.loaded, spec.settings)
+    if isinstance(hooks, int):
+        if spec.lock is not None:
+            spec.lock.release()
+        return hooks
+    sink = FanoutSink(show_hook_events(output_sinks(settings, spec.session_id), spec.include_hook_events))
     binding = None
     try:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
                    .session_id(spec.session_id).sink(sink))
-        runtime = (builder.mcp(servers) if servers else builder).build()
+        runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
         if not settings.no_session:
             binding = _bind(spec, runtime, settings)
             sink.sinks.insert(0, binding.writer)

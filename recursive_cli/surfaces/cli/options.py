@@ -26,6 +26,7 @@ OUTPUT = "Output"
 SAFETY = "Permissions"
 INPUT = "Input and sessions"
 MCP = "MCP servers"
+HOOKS = "Hooks"
 
 
 def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
@@ -143,6 +144,8 @@ class RunOptions:
     output_schema: Optional[Path] = None
     mcp_config: Optional[list[str]] = None
     strict_mcp_config: bool = False
+    settings: Optional[list[str]] = None
+    include_hook_events: bool = False
 
 
 @dataclass
@@ -163,6 +166,8 @@ _RUN_OPTIONS: dict[str, Any] = {
     "output_last_message": Annotated[Optional[Path], typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE (empty when there is none).", rich_help_panel=OUTPUT)],
     "output_schema": Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.", rich_help_panel=OUTPUT)],
     **_MCP_OPTIONS,
+    "settings": Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)],
+    "include_hook_events": Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)],
 }
 _RUN_DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
 _MCP_DEFAULTS = {f.name: f.default for f in fields(McpOptions)}

@@ -35,6 +35,7 @@ def resume_command(common: CommonOptions, words: list[str], last: bool,
         return spec
     spec.output = output
     spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: the session's own
+    spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
     assert spec.resumed is not None
     return launch(spec, resumed_work(output.prompt(prompt), spec.resumed))
 

@@ -26,6 +26,7 @@ from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingTo
 from .tool_names import ClaudeView, claude_name
 
 if TYPE_CHECKING:
+    from ...features.hooks import HookConfig
     from ...features.mcp import McpConfig, McpManager
     from ..cli.final_answer import OutputSchema
 
@@ -128,10 +129,12 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                             stream=options.output_format == "stream-json",
                             cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
     fan.add(sink)
+    sink.include_hook_events = options.include_hook_events
     try:
         servers = mcp_config(options, picked)
         builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
                    .session_id(picked.session_id).sink(fan).tools(registry))
+        builder.hooks(user_hooks(options, picked.loaded))  # the settings files' and --settings' hooks
         runtime = (builder.mcp(servers) if servers else builder).build()
     except BaseException:
         if picked.lock is not None:
@@ -167,6 +170,17 @@ def _bind(picked: session.Continued, runtime: AgentRuntime, options: HeadlessOpt
     folder = SessionStore(picked.loaded.home).folder(picked.session_id)
     title = " ".join(options.prompt_words)
     return create_session(folder, session_meta(runtime, settings, "run", title), runtime)
+
+
+def user_hooks(options: HeadlessOptions, loaded: LoadedSettings) -> HookConfig:
+    """The command hooks of the settings files and `--settings`; UsageError for a malformed one."""
+    from ...features.hooks import HookConfigError, load_hooks
+
+    workspace = loaded.settings.workspace.expanduser().resolve()
+    try:
+        return load_hooks(workspace, loaded.home, [options.settings] if options.settings else [])
+    except HookConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:

@@ -56,6 +56,7 @@ class HeadlessOptions:
     strict_mcp_config: bool = False
     settings: str | None = None
     include_partial_messages: bool = False
+    include_hook_events: bool = False
     replay_user_messages: bool = False
     json_schema: str | None = None
     fail_on: list[str] = field(default_factory=list)
@@ -118,6 +119,7 @@ _FLAGS: dict[str, Flag] = {
     "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
     "--settings": Flag("settings"),
     "--include-partial-messages": Flag("include_partial_messages", "bool"),
+    "--include-hook-events": Flag("include_hook_events", "bool"),
     "--replay-user-messages": Flag("replay_user_messages", "bool"),
     "--json-schema": Flag("json_schema"), "--fail-on": Flag("fail_on", "list"),
     "--debug": Flag("debug", "bool"), "-d": Flag("debug", "bool"),
@@ -138,7 +140,7 @@ _IGNORED_VALUE = ("--debug-file", "--setting-sources", "--betas", "--max-thinkin
                   "--agents", "--task-budget", "--resume-session-at", "--resume-drops-turn",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")
-_IGNORED_BOOL = ("--include-hook-events", "--session-mirror", "--await-initialize",
+_IGNORED_BOOL = ("--session-mirror", "--await-initialize",
                  "--allow-dangerously-skip-permissions", "--managed-settings-in-initialize",
                  "--debug-to-stderr", "--hard-fail", "--no-optional-locks", "--ide")
 for _name in _IGNORED_VALUE:

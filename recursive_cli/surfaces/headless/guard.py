@@ -128,8 +128,11 @@ class CallLedger:
         if isinstance(event, ToolStarted):
             self.current = event.call
 
-    def arguments(self, tool: str) -> tuple[ToolCall | None, dict[str, Any]]:
-        call = self.current if self.current is not None and self.current.name == tool else None
+    def arguments(self, tool: str, given: ToolCall | None = None) -> tuple[ToolCall | None, dict[str, Any]]:
+        """The call being decided (`given`, as the guards before changed it, or the last
+        announced) and its arguments."""
+        call = given if given is not None else self.current
+        call = call if call is not None and call.name == tool else None
         if call is None:
             return None, {}
         try:
@@ -184,8 +187,8 @@ class ClientGuard:
         self._recheck = recheck  # our own policy's verdict, for an input the client changed
         self._stop_turn = stop_turn
 
-    async def decide(self, tool: str, kind: str, subject: str) -> Decision:
-        call, arguments = self._ledger.arguments(tool)
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None) -> Decision:
+        call, arguments = self._ledger.arguments(tool, call)
         hooked = await self._pre_tool_hooks(tool, call, arguments)
         if hooked.stop:
             self._stop_turn()

@@ -1,0 +1,234 @@
+"""The hooks attached to a runtime: where each event fires, and what its outcome does.
+
+PreToolUse is a tool guard (the first: what it changes, the permission rules judge): deny and
+exit 2 are permission denials like any other; `ask` asks the terminal where there is one and
+denies headless; `updatedInput` changes the call's arguments. PostToolUse sees each result
+(`additionalContext` and a block's reason reach the model after the result). UserPromptSubmit
+filters each prompt (block, or context added to it). Stop: when a turn completes, a block makes
+the agent go on with the reason as a new prompt; the next Stop hook of the same prompt is sent
+`stop_hook_active: true` and its block is not obeyed (budgets are checked before every step as
+always). SessionStart fires before the first turn (its context joins the first prompt),
+SessionEnd when the runtime closes, PreCompact before a compaction.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...core.events import FinishReason, HookFinished, HookStarted
+from ...core.guards import Decision, PromptBlocked
+from ...core.messages import ToolCall
+from ...tools.base import ToolResult
+from ...tools.claude_names import ClaudeView, claude_name
+from .config import HookConfig
+from .runner import HookOutcome, run_hook
+
+if TYPE_CHECKING:
+    from ...core.kernel import TurnContext, TurnOutcome
+    from ...core.runtime import RuntimeCore
+
+Asker = Callable[[str, str], Awaitable[bool]]
+_RANK = {None: 0, "allow": 1, "ask": 2, "deny": 3}
+_ids = itertools.count(1)
+
+
+class HookEngine:
+    """The user's command hooks for one runtime (see the module docstring)."""
+
+    def __init__(self, runtime: RuntimeCore, config: HookConfig, *, transcript_path: Callable[[], str] = str,
+                 asker: Callable[[], Asker | None] = lambda: None,
+                 permission_mode: Callable[[], str] = lambda: "default") -> None:
+        self.runtime = runtime
+        self.config = config
+        self.view = ClaudeView(runtime.workspace)
+        self._transcript_path = transcript_path
+        self._asker = asker
+        self._permission_mode = permission_mode
+        self._started = False
+        self._ended = False
+        self._start_context = ""
+        self._continuation: str | None = None  # the prompt a Stop hook's block queued
+        self._stop_active = False
+
+    # -- running -----------------------------------------------------------------------------
+
+    def base(self, event: str) -> dict[str, Any]:
+        return {"session_id": self.runtime.session_id, "transcript_path": self._transcript_path(),
+                "cwd": str(self.runtime.workspace), "permission_mode": self._permission_mode(),
+                "hook_event_name": event}
+
+    async def fire(self, event: str, fields: dict[str, Any], tool: str | None = None,
+                   word: str | None = None) -> list[HookOutcome]:
+        """Run every hook of `event` that matches `tool` (or the event's `word`), in order."""
+        outcomes = []
+        for hook in self.config.for_event(event, tool if tool is not None else word):
+            hook_id = f"hook_{next(_ids)}"
+            name = f"{event}:{claude_name(tool)}" if tool else event
+            self.runtime.emit(HookStarted(hook_id=hook_id, hook_name=name, hook_event=event,
+                                          command=hook.command, source=hook.source))
+            outcome = await run_hook(hook, {**self.base(event), **fields}, self.runtime.workspace,
+                                     env={"CLAUDE_PROJECT_DIR": str(self.runtime.workspace),
+                                          "RECURSIVE_PROJECT_DIR": str(self.runtime.workspace)})
+            self.runtime.emit(HookFinished(
+                hook_id=hook_id, hook_name=name, hook_event=event, outcome=outcome.outcome,
+                exit_code=outcome.exit_code, duration_s=outcome.duration_s,
+                reason=outcome.reason if outcome.blocked else outcome.error,
+                stdout=outcome.stdout[-4000:], stderr=outcome.stderr[-4000:]))
+            outcomes.append(outcome)
+        return outcomes
+
+    # -- PreToolUse / PostToolUse: a tool guard ----------------------------------------------
+
+    def present(self, tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Claude's name and input shape for a call; an apply_patch also gets the `file_path`
+        (the first file it touches) and `file_paths` Claude's Edit hooks read."""
+        name, shown = self.view.present_input(tool, arguments)
+        found = self.runtime.tools.get(tool)
+        if tool == "apply_patch" and found is not None:
+            paths = [str(self.runtime.workspace / part) for part in found.subject(arguments).split(", ") if part]
+            if paths:
+                shown = {**shown, "file_path": paths[0], "file_paths": paths}
+        return name, shown
+
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None) -> Decision:
+        after = self._after if self.config.for_event("PostToolUse", tool) else None
+        if call is None or not self.config.for_event("PreToolUse", tool):
+            return Decision(True, after=after)
+        arguments = _arguments(call)
+        name, shown = self.present(tool, arguments)
+        outcomes = await self.fire("PreToolUse", {"tool_name": name, "tool_input": shown,
+                                                  "tool_use_id": call.id}, tool=tool)
+        decision: str | None = None
+        reason, updated = "", None
+        for outcome in outcomes:
+            said = "deny" if outcome.blocked or outcome.stop else outcome.decision
+            if _RANK[said] > _RANK[decision]:
+                decision, reason = said, outcome.reason or outcome.stop_reason
+            if outcome.updated_input is not None:
+                updated = outcome.updated_input
+        if decision == "deny":
+            return Decision(False, f"PreToolUse hook: {reason}" if reason else "denied by a PreToolUse hook")
+        if decision == "ask":
+            ask = self._asker()
+            if ask is None:
+                return Decision(False, "a PreToolUse hook asks for permission and there is no one to "
+                                       "ask (headless): denied" + (f" ({reason})" if reason else ""))
+            if not await ask(tool, subject):
+                return Decision(False, "the user said no")
+        new = self.view.take_input(tool, updated, arguments) if updated is not None else None
+        return Decision(True, arguments=new, after=after)
+
+    async def _after(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        name, shown = self.present(call.name, _arguments(call))
+        outcomes = await self.fire("PostToolUse", {
+            "tool_name": name, "tool_input": shown, "tool_use_id": call.id,
+            "tool_response": {"content": result.content, "is_error": result.is_error}}, tool=call.name)
+        notes = []
+        for outcome in outcomes:
+            if outcome.blocked:
+                notes.append(f"PostToolUse hook: {outcome.reason}")
+            if outcome.context:
+                notes.append(outcome.context)
+        if not notes:
+            return result
+        text = "\n\n".join(notes)
+        return ToolResult(f"{result.content}\n\n<hook-context>\n{text}\n</hook-context>",
+                          is_error=result.is_error, summary=result.summary)
+
+    # -- UserPromptSubmit and SessionStart: a prompt filter ------------------------------------
+
+    async def filter_prompt(self, text: str) -> str:
+        if not self._started:
+            await self._session_start()
+        if self._continuation is not None and text == self._continuation:
+            return text  # a Stop hook's reason, not the user's prompt
+        self._continuation, self._stop_active = None, False
+        outcomes = await self.fire("UserPromptSubmit", {"prompt": text})
+        blocked = [o for o in outcomes if o.blocked or o.stop]
+        if blocked:
+            raise PromptBlocked(f"prompt blocked by a UserPromptSubmit hook: "
+                                f"{blocked[0].reason or blocked[0].stop_reason or 'no reason given'}")
+        contexts = [o.context for o in outcomes if o.context]
+        if self._start_context:
+            contexts.insert(0, self._start_context)
+            self._start_context = ""
+        return "\n\n".join([text, *contexts]) if contexts else text
+
+    async def _session_start(self) -> None:
+        self._started = True
+        source = "resume" if self.runtime.turn_index() > 1 else "startup"
+        outcomes = await self.fire("SessionStart", {"source": source}, word=source)
+        self._start_context = "\n\n".join(o.context for o in outcomes if o.context)
+
+    # -- Stop: a turn observer -------------------------------------------------------------------
+
+    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
+        return None
+
+    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
+        if outcome.finish_reason is not FinishReason.COMPLETED or not self.config.has("Stop"):
+            return
+        active = self._stop_active
+        outcomes = await self.fire("Stop", {"stop_hook_active": active})
+        blocked = [o for o in outcomes if o.blocked]
+        if not blocked or active:  # the second block in a row is reported, not obeyed
+            self._continuation, self._stop_active = None, False
+            return
+        reason = blocked[0].reason or "Continue."
+        self._continuation, self._stop_active = f"Stop hook: {reason}", True
+        runtime.enqueue(self._continuation)
+
+    # -- SessionEnd and PreCompact ---------------------------------------------------------------
+
+    async def session_end(self, reason: str = "other") -> None:
+        if self._ended or not self._started:
+            return
+        self._ended = True
+        await self.fire("SessionEnd", {"reason": reason}, word=reason)
+
+
+def hook_compaction(keeper: Any, engine: HookEngine) -> None:
+    """Fire PreCompact each time `keeper` compacts (before a model call near the window, or
+    after a too-long rejection: both `auto`)."""
+    inner = keeper.compact
+
+    async def compact(ctx: TurnContext) -> object | None:
+        await engine.fire("PreCompact", {"trigger": "auto", "custom_instructions": ""}, word="auto")
+        return await inner(ctx)
+
+    keeper.compact = compact
+
+
+def attach_hooks(runtime: RuntimeCore, config: HookConfig, *, home: Path,
+                 asker: Callable[[], Asker | None] = lambda: None,
+                 permission_mode: Callable[[], str] = lambda: "default") -> HookEngine:
+    """Attach `config`'s hooks to `runtime`: the first tool guard, a prompt filter, a turn
+    observer, the PreCompact wrapper; `engine.session_end()` fires SessionEnd."""
+    from ..sessions.store import SESSIONS_DIR
+    from ..sessions.writer import TRANSCRIPT_FILE
+
+    def transcript() -> str:
+        if not runtime.session_id:
+            return ""
+        return str(home / SESSIONS_DIR / runtime.session_id / TRANSCRIPT_FILE)
+
+    engine = HookEngine(runtime, config, transcript_path=transcript, asker=asker,
+                        permission_mode=permission_mode)
+    runtime.attach(engine)
+    runtime.guards.insert(0, engine)  # first: the permission rules judge what it changed
+    runtime.prompt_filters.append(engine)
+    runtime.add_turn_observer(engine)
+    if runtime.compactor is not None and config.has("PreCompact"):
+        hook_compaction(runtime.compactor, engine)
+    return engine
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = call.parsed_arguments()
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
