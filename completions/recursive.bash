@@ -16,13 +16,14 @@ __recursive_options() {
         "") REPLY="--version -h --help" ;;
         run) REPLY="--no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         resume) REPLY="--last --no-stdin --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
-        tools|"config show"|"mcp list"|"mcp get") REPLY="--json --mcp-config --strict-mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
+        tools|"mcp list"|"mcp get") REPLY="--json --mcp-config --strict-mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         loop) REPLY="--max-iterations --max-context-tokens --no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         goal) REPLY="--until --check --judge-model --max-turns --check-timeout --no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         sessions|"sessions show"|"sessions rm"|config|checkpoints|"checkpoints diff"|mcp|hooks) REPLY="-h --help" ;;
         "sessions list") REPLY="--json --all-workspaces -C --workspace -h --help" ;;
         "sessions export") REPLY="-f --format -h --help" ;;
         "sessions gc") REPLY="--older-than --dry-run -y --yes --all-workspaces -C --workspace -h --help" ;;
+        "config show") REPLY="--json --settings --mcp-config --strict-mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script -h --help" ;;
         "config path") REPLY="-C --workspace -h --help" ;;
         "checkpoints list") REPLY="--json -h --help" ;;
         "checkpoints restore") REPLY="--turn --dry-run --force -h --help" ;;
@@ -35,12 +36,13 @@ __recursive_options() {
 __recursive_value_options() {
     case "$1" in
         run|resume) REPLY="--output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
-        tools|"config show"|"mcp list"|"mcp get") REPLY="--mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
+        tools|"mcp list"|"mcp get") REPLY="--mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         loop) REPLY="--max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         goal) REPLY="--until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         "sessions list"|"config path") REPLY="-C --workspace" ;;
         "sessions export") REPLY="-f --format" ;;
         "sessions gc") REPLY="--older-than -C --workspace" ;;
+        "config show") REPLY="--settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         "checkpoints restore") REPLY="--turn" ;;
         "hooks list") REPLY="--settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script" ;;
         *) REPLY="" ;;

@@ -55,7 +55,7 @@ function __recursive_value_options --description 'Print the options of PATH that
     switch $argv[1]
         case run resume
             printf '%s\n' -- --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
-        case tools "config show" "mcp list" "mcp get"
+        case tools "mcp list" "mcp get"
             printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case loop
             printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
@@ -67,6 +67,8 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- -f --format
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
+        case "config show"
+            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "checkpoints restore"
             printf '%s\n' -- --turn
         case "hooks list"
@@ -94,7 +96,7 @@ complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete this 
 complete -c recursive -n '__recursive_arg "sessions show" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions export" 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg "sessions rm" 0' -x -a '(__recursive_session_ids)'
-complete -c recursive -n '__recursive_arg config 0 0' -a 'show' -d 'Effective settings and where each came from (default, config file, env, flag), MCP servers too (not started); keys masked.'
+complete -c recursive -n '__recursive_arg config 0 0' -a 'show' -d 'Effective settings and where each came from (default, config file, env, flag), MCP servers (not started) and hooks too; keys masked.'
 complete -c recursive -n '__recursive_arg config 0 0' -a 'path' -d 'The config files that are read, lowest precedence first, and whether they exist.'
 complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'list' -d 'List a session\'s turns: time, files the session changed, prompt, and whether a restore undid them.'
 complete -c recursive -n '__recursive_arg checkpoints 0 0' -a 'diff' -d 'Show what the session changed in TURN (its file edits and shell commands) as a diff.'
@@ -154,6 +156,7 @@ complete -c recursive -n '__recursive_at "sessions gc"' -s y -l yes -d 'Delete w
 complete -c recursive -n '__recursive_at "sessions gc"' -l all-workspaces -d 'Sessions of every workspace, not only this one.'
 complete -c recursive -n '__recursive_at "sessions gc"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to remove.'
 complete -c recursive -n '__recursive_at "config show"' -l json -d 'Machine-readable settings.'
+complete -c recursive -n '__recursive_at "config show"' -l settings -x -d 'More settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks are listed too.'
 complete -c recursive -n '__recursive_at "config path"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose project config to show.'
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l turn -x -d 'Go back to before this turn.'
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l dry-run -d 'Print the plan; change nothing.'

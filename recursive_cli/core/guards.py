@@ -7,7 +7,9 @@ guards after it judge those) and may see its result before the model does (`Deci
 `PromptFilter`: asked for every prompt before it joins the conversation (UserPromptSubmit
 hooks); it may add to the prompt or refuse it (`PromptBlocked`). `ContextKeeper`:
 asked before every model call to keep the conversation inside the context window (compaction),
-and once more when the provider rejects a request as too long.
+and once more when the provider rejects a request as too long. `StopGuard`: asked when the
+model's reply would end the turn (Stop hooks); a reason it gives joins the conversation as a
+user message and the same turn goes on, within the same budgets.
 """
 
 from __future__ import annotations
@@ -53,3 +55,11 @@ class ContextKeeper(Protocol):
 
     async def compact(self, ctx: TurnContext) -> object | None:
         """Make room now, whatever the size; None when there is nothing to do."""
+
+
+class StopGuard(Protocol):
+    async def before_stop(self, ctx: TurnContext, active: bool) -> str | None:
+        """The model's reply would complete the turn: None lets it end; a text keeps it going,
+        with that text as the next user message. `active`: a stop guard already kept this turn
+        going once; what is said then is not obeyed (the turn ends), so no guard makes a turn
+        endless."""

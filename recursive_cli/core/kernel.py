@@ -23,7 +23,7 @@ from .events import (
     ToolFinished,
     ToolStarted,
 )
-from .guards import ToolGuard
+from .guards import StopGuard, ToolGuard
 from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
 from .stuck import StuckDetector
@@ -70,6 +70,9 @@ class TurnContext:
     # Asked for the provider of each model call, so that a model switched while the turn runs
     # (the headless surface's `set_model`) makes the next call; None: `provider` all turn long.
     current_provider: Callable[[], ChatProvider] | None = None
+    # Asked in order when a reply would complete the turn; the first reason keeps the turn
+    # going (once per turn: see `StopGuard`), as a user message, within the same budgets.
+    stop_guards: Sequence[StopGuard] = ()
 
 
 @dataclass
@@ -120,7 +123,7 @@ class AgentKernel:
         stuck = StuckDetector()
         specs = ctx.tools.specs()
         hooks = _Hooks(ctx)
-        denied_last_step = cut_off = False
+        denied_last_step = cut_off = kept_going = False
         while True:
             stop = self._stop_reason(ctx, outcome.steps)
             if stop:
@@ -145,7 +148,19 @@ class AgentKernel:
                 cut_off = True  # once in a row the model may go on; twice ends the turn
                 continue
             if not message.tool_calls:
-                return self._final(outcome, reply, denied_last_step, cut_off)
+                self._final(outcome, reply, denied_last_step, cut_off)
+                if outcome.finish_reason is not FinishReason.COMPLETED or not ctx.stop_guards:
+                    return outcome
+                try:
+                    reason = await ctx.interrupt.race(self._stop_guarded(ctx, kept_going))
+                except Interrupted:
+                    outcome.finish_reason, outcome.detail = FinishReason.INTERRUPTED, "interrupted"
+                    return outcome
+                if reason is None or kept_going:
+                    return outcome
+                self._append(ctx, Message.user(reason))
+                kept_going, denied_last_step = True, False
+                continue
             cut_off = False
             denials = outcome.denials
             for call in message.tool_calls:
@@ -170,6 +185,19 @@ class AgentKernel:
             outcome.finish_reason = FinishReason.PERMISSION_DENIED
             outcome.detail = "the agent stopped after a needed action was denied"
         return outcome
+
+    @staticmethod
+    async def _stop_guarded(ctx: TurnContext, active: bool) -> str | None:
+        """The first reason a stop guard gives to keep the turn going (all are asked when
+        `active`, to be told; none is obeyed then)."""
+        found = None
+        for guard in ctx.stop_guards:
+            reason = await guard.before_stop(ctx, active)
+            if reason is not None and found is None:
+                found = reason
+                if not active:
+                    break
+        return found
 
     @staticmethod
     def _stop_reason(ctx: TurnContext, steps: int) -> tuple[FinishReason, str] | None:

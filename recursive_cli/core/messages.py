@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -50,6 +50,10 @@ class Message(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True)
+    # The wire forms, by provider key: a plain slot set on first use, not a pydantic private
+    # attribute, which would cost every message built (100k on a resume) a Python-level
+    # setup call. Not a field, so never dumped or compared; a copy starts without it.
+    __slots__ = ("_wires",)
 
     role: Role
     content: str = ""
@@ -59,16 +63,15 @@ class Message(BaseModel):
     is_error: bool = False
     usage: Usage | None = None
 
-    _wire: dict[str, Any] = PrivateAttr(default_factory=dict)
-
     def wire(self, key: str, build: Any) -> Any:
         """Return this message's cached wire form for `key`, building it once with `build(self)`."""
-        private = self.__pydantic_private__
-        assert private is not None  # set by pydantic for every model with private attributes
-        wire = private["_wire"]  # direct: pydantic's private __getattr__ is slow
-        cached = wire.get(key)
+        wires: dict[str, Any] | None = getattr(self, "_wires", None)
+        if wires is None:  # the first wire form asked of this message
+            wires = {}
+            object.__setattr__(self, "_wires", wires)  # frozen fields; the cache is no field
+        cached = wires.get(key)
         if cached is None:
-            cached = wire[key] = build(self)
+            cached = wires[key] = build(self)
         return cached
 
     @classmethod

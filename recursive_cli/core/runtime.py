@@ -25,7 +25,7 @@ from .events import (
     TurnFinished,
     TurnStarted,
 )
-from .guards import ContextKeeper, PromptBlocked, PromptFilter, ToolGuard
+from .guards import ContextKeeper, PromptBlocked, PromptFilter, StopGuard, ToolGuard
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
@@ -83,6 +83,7 @@ class RuntimeCore:
         self.system_prompt_for: Callable[[list[str]], str] | None = None
         self.guards: list[ToolGuard] = []  # asked before every tool call (permissions, hooks)
         self.prompt_filters: list[PromptFilter] = []  # asked for every prompt (hooks)
+        self.stop_guards: list[StopGuard] = []  # asked when a reply would end a turn (Stop hooks)
         self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
         self.total_steps = 0
 
@@ -146,6 +147,7 @@ class RuntimeCore:
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,
                            interrupt=self._interrupt, turn=self._turn, guards=tuple(self.guards),
+                           stop_guards=tuple(self.stop_guards),
                            current_provider=lambda: self.provider,  # `provider` may be replaced mid-turn
                            retry=self._on_retry,
                            before_model_call=self._before_model_call,

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 from clitools import write_script
+from fakeserver import FakeLLMServer
 
 
 def call(name: str, **arguments: object) -> dict[str, Any]:
@@ -67,3 +70,18 @@ with open(sys.argv[1], "a") as f:
 if len(sys.argv) > 2:
     print(sys.argv[2])
 """
+
+
+KEY = {"RECURSIVE_API_KEY": "sk-test-0123456789abcdef"}
+
+
+def recorder(tmp_path: Path, log: Path, output: dict[str, Any] | None = None) -> str:
+    """A hook command that appends its stdin event to `log` and prints `output` as its JSON."""
+    path = script(tmp_path / "hooks" / "record.py", RECORDER)
+    extra = f" {shlex.quote(json.dumps(output))}" if output is not None else ""
+    return f"{shlex.quote(sys.executable)} {path} {log}{extra}"
+
+
+def fake_args(server: FakeLLMServer) -> list[str]:
+    return ["--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+            "--no-checkpoints"]

@@ -4,27 +4,13 @@ bash and Python hook scripts: what each outcome does, and what the model receive
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
 
 from clitools import invoke, json_lines
 from fakeserver import FakeLLMServer
-from hookkit import RECORDER, alive, call, command, inputs, script, scripted, settings
-
-KEY = {"RECURSIVE_API_KEY": "sk-test-0123456789abcdef"}
-
-
-def recorder(tmp_path: Path, log: Path, output: dict | None = None) -> str:
-    path = script(tmp_path / "hooks" / "record.py", RECORDER)
-    extra = f" {shlex.quote(json.dumps(output))}" if output is not None else ""
-    return f"{shlex.quote(sys.executable)} {path} {log}{extra}"
-
-
-def fake_args(server: FakeLLMServer) -> list[str]:
-    return ["--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
-            "--no-checkpoints"]
+from hookkit import KEY, alive, call, command, fake_args, inputs, recorder, script, scripted, settings
 
 
 def tool_results(body: dict) -> list[str]:

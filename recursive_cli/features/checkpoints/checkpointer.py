@@ -20,13 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from . import CheckpointError, attribution
+from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import ShadowGit, require_git
 from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, scan_workspace, stage
 
 Phase = Literal["before", "after"]
+# An `open` commit of a call that changed nothing is used again, for this long at most, by
+# the next call that opens on the same head and tree (well within git gc's prune grace of an
+# hour, since nothing refers to it between the two calls).
+REUSE_SECONDS = 600.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class OpenWindow:
     commit: str
     tree: str
     previous: tuple[str, str] | None
+    made: float = 0.0  # when its commit was written (time.monotonic)
 
 
 class Checkpointer(Protocol):
@@ -115,6 +120,8 @@ class GitCheckpointer:
         self._head: tuple[str, str] | None = None  # (commit, tree) of the session's latest snapshot
         self._head_known = False
         self._lock = threading.RLock()  # tool calls, jobs and turns snapshot from several threads
+        self._written: tuple[tuple[int, ...], str] | None = None  # (index stamp, its tree)
+        self._unused: OpenWindow | None = None  # the last window that changed nothing
         self.process = secrets.token_hex(6)  # names this process in the events it commits
 
     def snapshot(self, turn: int, phase: Phase) -> Snapshot:
@@ -135,9 +142,29 @@ class GitCheckpointer:
         with self._lock:
             previous = self.head()
             capture = self.capture()
+            again = self._reopened(turn, label, capture.tree, previous)
+            if again is not None:
+                return again
             commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {label} starts",
                                  event={"event": "open", "turn": turn, "tool": label})
-        return OpenWindow(turn, label, commit, capture.tree, previous)
+        return OpenWindow(turn, label, commit, capture.tree, previous, time.monotonic())
+
+    def _reopened(self, turn: int, label: str, tree: str,
+                  previous: tuple[str, str] | None) -> OpenWindow | None:
+        """The last window that changed nothing, opened again when this one would commit the
+        very same `open` (same parent, tree, turn, tool and process; only its date would
+        differ): the head moves back onto its commit, and no commit is written."""
+        unused, self._unused = self._unused, None
+        if unused is None or previous is None or (unused.turn, unused.label, unused.tree,
+                                                   unused.previous) != (turn, label, tree, previous) \
+                or time.monotonic() - unused.made > REUSE_SECONDS:
+            return None
+        try:
+            self.update_refs({head_ref(self.session_id): unused.commit})
+        except GitCommandError:  # (its commit is gone after all): a new one is committed
+            return None
+        self._head = (unused.commit, tree)
+        return unused
 
     def close_window(self, window: OpenWindow, paths: list[str] | None = None) -> None:
         """Snapshot the workspace once the call has ended; what changed since it opened is the
@@ -149,6 +176,7 @@ class GitCheckpointer:
                     and window.previous is not None:
                 self.update_refs({head_ref(self.session_id): window.previous[0]})
                 self._head = window.previous
+                self._unused = window
                 return
             self.commit(capture.tree, f"{self.session_id}: turn {window.turn} {window.label} ended",
                         event={"event": "close", "turn": window.turn, "window": window.commit,
@@ -161,8 +189,20 @@ class GitCheckpointer:
             scan = scan_workspace(self.git, self.max_file_bytes)
             if not scan.clean:
                 stage(self.git, scan)
-            tree = self.git.run("write-tree").decode().strip()
+            tree = self._write_tree()
         return Capture(tree, scan)
+
+    def _write_tree(self) -> str:
+        """The tree of the kept index: `git write-tree`, unless the index file is the very one
+        this checkpointer last wrote a tree of (git replaces the index by a rename whenever it
+        changes it, ours or another process's staging alike, so its inode and times differ)."""
+        before = _stamp(self.git.index)
+        if before is not None and self._written is not None and self._written[0] == before:
+            return self._written[1]
+        tree = self.git.run("write-tree").decode().strip()
+        after = _stamp(self.git.index)  # (write-tree may store its cache in the index)
+        self._written = (after, tree) if after is not None else None
+        return tree
 
     def commit(self, tree: str, subject: str, *refs: str, event: dict[str, Any]) -> str:
         """Commit `tree` on top of the session's head and move the head (and `refs`) there;
@@ -256,3 +296,12 @@ class GitCheckpointer:
             ensure_repo(self.git, self._home)
             self._ready = True
         return True
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells one version of a file from another without reading it, or None when it is gone."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)

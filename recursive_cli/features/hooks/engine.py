@@ -4,11 +4,12 @@ PreToolUse is a tool guard (the first: what it changes, the permission rules jud
 exit 2 are permission denials like any other; `ask` asks the terminal where there is one and
 denies headless; `updatedInput` changes the call's arguments. PostToolUse sees each result
 (`additionalContext` and a block's reason reach the model after the result). UserPromptSubmit
-filters each prompt (block, or context added to it). Stop: when a turn completes, a block makes
-the agent go on with the reason as a new prompt; the next Stop hook of the same prompt is sent
-`stop_hook_active: true` and its block is not obeyed (budgets are checked before every step as
-always). SessionStart fires before the first turn (its context joins the first prompt),
-SessionEnd when the runtime closes, PreCompact before a compaction.
+filters each prompt (block, or context added to it). Stop is a stop guard: when the model's
+reply would complete a turn, a block makes the agent go on in the same turn with the reason as
+a user message; the next Stop hook of that turn is sent `stop_hook_active: true` and its block
+is not obeyed (the turn's budgets are checked before every step as always). SessionStart
+fires before the first turn (its context joins the first prompt), SessionEnd when the runtime
+closes, PreCompact before a compaction.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.events import FinishReason, HookFinished, HookStarted
+from ...core.events import HookFinished, HookStarted
 from ...core.guards import Decision, PromptBlocked
 from ...core.messages import ToolCall
 from ...tools.base import ToolResult
@@ -27,7 +28,7 @@ from .config import HookConfig
 from .runner import HookOutcome, run_hook
 
 if TYPE_CHECKING:
-    from ...core.kernel import TurnContext, TurnOutcome
+    from ...core.kernel import TurnContext
     from ...core.runtime import RuntimeCore
 
 Asker = Callable[[str, str], Awaitable[bool]]
@@ -50,8 +51,6 @@ class HookEngine:
         self._started = False
         self._ended = False
         self._start_context = ""
-        self._continuation: str | None = None  # the prompt a Stop hook's block queued
-        self._stop_active = False
 
     # -- running -----------------------------------------------------------------------------
 
@@ -143,9 +142,6 @@ class HookEngine:
     async def filter_prompt(self, text: str) -> str:
         if not self._started:
             await self._session_start()
-        if self._continuation is not None and text == self._continuation:
-            return text  # a Stop hook's reason, not the user's prompt
-        self._continuation, self._stop_active = None, False
         outcomes = await self.fire("UserPromptSubmit", {"prompt": text})
         blocked = [o for o in outcomes if o.blocked or o.stop]
         if blocked:
@@ -163,23 +159,14 @@ class HookEngine:
         outcomes = await self.fire("SessionStart", {"source": source}, word=source)
         self._start_context = "\n\n".join(o.context for o in outcomes if o.context)
 
-    # -- Stop: a turn observer -------------------------------------------------------------------
+    # -- Stop: a stop guard -------------------------------------------------------------------
 
-    async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
-        return None
-
-    async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
-        if outcome.finish_reason is not FinishReason.COMPLETED or not self.config.has("Stop"):
-            return
-        active = self._stop_active
+    async def before_stop(self, ctx: TurnContext, active: bool) -> str | None:
+        """The reason of the first Stop hook that blocks, as the model is told it; the kernel
+        does not obey it when `active` (the second block in a row in a turn)."""
         outcomes = await self.fire("Stop", {"stop_hook_active": active})
         blocked = [o for o in outcomes if o.blocked]
-        if not blocked or active:  # the second block in a row is reported, not obeyed
-            self._continuation, self._stop_active = None, False
-            return
-        reason = blocked[0].reason or "Continue."
-        self._continuation, self._stop_active = f"Stop hook: {reason}", True
-        runtime.enqueue(self._continuation)
+        return f"Stop hook: {blocked[0].reason or 'Continue.'}" if blocked else None
 
     # -- SessionEnd and PreCompact ---------------------------------------------------------------
 
@@ -205,8 +192,8 @@ def hook_compaction(keeper: Any, engine: HookEngine) -> None:
 def attach_hooks(runtime: RuntimeCore, config: HookConfig, *, home: Path,
                  asker: Callable[[], Asker | None] = lambda: None,
                  permission_mode: Callable[[], str] = lambda: "default") -> HookEngine:
-    """Attach `config`'s hooks to `runtime`: the first tool guard, a prompt filter, a turn
-    observer, the PreCompact wrapper; `engine.session_end()` fires SessionEnd."""
+    """Attach `config`'s hooks to `runtime`: the first tool guard, a prompt filter, a stop
+    guard, the PreCompact wrapper; `engine.session_end()` fires SessionEnd."""
     from ..sessions.store import SESSIONS_DIR
     from ..sessions.writer import TRANSCRIPT_FILE
 
@@ -220,7 +207,8 @@ def attach_hooks(runtime: RuntimeCore, config: HookConfig, *, home: Path,
     runtime.attach(engine)
     runtime.guards.insert(0, engine)  # first: the permission rules judge what it changed
     runtime.prompt_filters.append(engine)
-    runtime.add_turn_observer(engine)
+    if config.has("Stop"):
+        runtime.stop_guards.append(engine)
     if runtime.compactor is not None and config.has("PreCompact"):
         hook_compaction(runtime.compactor, engine)
     return engine

@@ -209,19 +209,22 @@ app.add_typer(config_app, name="config")
   recursive config show --provider anthropic --json | jq .model
 
   recursive config show --mcp-config extra.json --json | jq '."mcp-servers".value'
+
+  recursive config show --settings ci-hooks.json --json | jq .hooks.value
 """)
 @with_common_options
 @with_mcp_options
 def config_show(
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable settings.")] = False,
+    settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="More settings in Claude Code's format, a file or JSON text (repeatable): their hooks are listed too.")] = None,
     *,
     mcp_options: McpOptions,
     common: CommonOptions,
 ) -> None:
-    """Effective settings and where each came from (default, config file, env, flag), MCP servers too (not started); keys masked."""
+    """Effective settings and where each came from (default, config file, env, flag), MCP servers (not started) and hooks too; keys masked."""
     from .config_cmd import show_command
 
-    raise typer.Exit(show_command(common, json_output, mcp_options))
+    raise typer.Exit(show_command(common, json_output, mcp_options, settings or []))
 
 
 @config_app.command("path", epilog="""[b]Examples[/b]

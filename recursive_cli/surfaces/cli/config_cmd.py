@@ -1,5 +1,6 @@
-"""`recursive config show|path`: the effective settings and where each came from, and the MCP
-servers in force (read from their files and flags, never started)."""
+"""`recursive config show|path`: the effective settings and where each came from, the MCP
+servers in force (read from their files and flags, never started) and the command hooks in
+force with their source (the settings files and `--settings`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .errors import EXIT_ERROR, EXIT_USAGE, fail
 from .options import CommonOptions, McpOptions
 
 if TYPE_CHECKING:
+    from ...features.hooks import HookConfig
     from ...features.mcp.config import McpConfig, ServerEntry
 
 
@@ -121,6 +123,22 @@ def server_row(view: dict[str, Any]) -> tuple[str, str, str]:
     return (f"mcp.{view['name']}", "; ".join(parts), view["origin"])
 
 
+def hook_views(config: HookConfig) -> list[dict[str, Any]]:
+    """The hooks in force as `config show --json` shows them, event by event (in the order
+    they fire), each in the order its sources were read."""
+    from ...features.hooks.config import EVENTS
+
+    views = [{"event": hook.event, "matcher": hook.matcher or "*", "command": hook.command,
+              "timeout": hook.timeout, "source": hook.source} for hook in config.hooks]
+    return sorted(views, key=lambda view: EVENTS.index(str(view["event"])))
+
+
+def hook_row(view: dict[str, Any]) -> tuple[str, str, str]:
+    """(`hooks.EVENT[MATCHER]`, the command and its timeout, the file or flag) for the text table."""
+    return (f"hooks.{view['event']}[{view['matcher']}]", f"{view['command']} (timeout {view['timeout']:g}s)",
+            str(view["source"]))
+
+
 def _text(value: Any) -> str:
     if value is None:
         return "(none)"
@@ -129,24 +147,35 @@ def _text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions | None = None) -> int:
+def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions | None = None,
+                 settings: list[str] | None = None) -> int:
     """Print the effective settings with their sources (a table on a TTY, tab-separated piped),
-    then the MCP servers in force with their origins."""
+    then the MCP servers in force with their origins, then the command hooks with their sources
+    (`settings`: the `--settings FILE|JSON` values, read after the settings files)."""
+    from .hooks_cmd import hooks_or_fail
+
     loaded = load_or_fail(common)
     if isinstance(loaded, int):
         return loaded
     mcp = load_mcp_or_fail(loaded, mcp_options or McpOptions())
     if isinstance(mcp, int):
         return mcp
+    hooks = hooks_or_fail(loaded, settings or [])
+    if isinstance(hooks, int):
+        return hooks
     rows = config_rows(loaded)
     servers = [server_view(entry) for entry in mcp.servers.values()]
+    hooked = hook_views(hooks)
     if as_json:
         data: dict[str, Any] = {key: {"value": value, "source": source} for key, value, source in rows}
         origins = ", ".join(dict.fromkeys(view["origin"] for view in servers)) or "-"  # (in the servers' order)
         data["mcp-servers"] = {"value": servers, "source": origins}
+        sources = ", ".join(dict.fromkeys(str(view["source"]) for view in hooked)) or "-"
+        data["hooks"] = {"value": hooked, "source": sources}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     rows += [server_row(view) for view in servers] or [("mcp-servers", "(none)", "-")]
+    rows += [hook_row(view) for view in hooked] or [("hooks", "(none)", "-")]
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table

@@ -1,0 +1,111 @@
+"""Tool calls that change nothing cost as little git as their guarantees allow, and keep them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import recursive_cli.features.checkpoints.git as git_module
+from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
+
+
+@pytest.fixture
+def cp(workspace: Path, isolated_home: Path) -> GitCheckpointer:
+    for i in range(20):
+        (workspace / f"f{i}.txt").write_text(str(i))
+    cp = GitCheckpointer(isolated_home, workspace, "s1")
+    cp.snapshot(1, "before")
+    cp.snapshot(1, "before")  # from the second walk on, the workspace is watched
+    return cp
+
+
+def git_commands(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The git subcommands the checkpointer runs from now on."""
+    seen: list[str] = []
+    real = subprocess.run
+
+    def counting(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        seen.append(next(a for a in argv[1:] if not a.startswith("-") and "=" not in a))
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(git_module.subprocess, "run", counting)
+    return seen
+
+
+def chain(cp: GitCheckpointer) -> list[str]:
+    """The subjects of the session's chain of snapshots, newest first."""
+    head = cp.head()
+    assert head is not None
+    return cp.git.run("log", "--format=%s", head[0]).decode().splitlines()
+
+
+def test_calls_that_change_nothing_leave_no_trace_and_commit_once(
+        cp: GitCheckpointer, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = chain(cp)
+    seen = git_commands(monkeypatch)
+    for _ in range(5):
+        cp.close_window(cp.open_window(1, "run_shell"))
+    seen = list(seen)
+    assert chain(cp) == before  # no window of them is left in the chain
+    assert "write-tree" not in seen  # the index did not change: its tree is known
+    assert seen.count("commit-tree") == 1  # the first call's open commit serves the others
+    assert set(seen) == {"commit-tree", "update-ref"}
+
+
+def test_a_change_after_quiet_calls_is_the_sessions_own(cp: GitCheckpointer, workspace: Path) -> None:
+    for _ in range(3):
+        cp.close_window(cp.open_window(1, "run_shell"))
+    window = cp.open_window(1, "run_shell")
+    (workspace / "f3.txt").write_text("changed by the call")
+    cp.close_window(window)
+    cp.close_window(cp.open_window(1, "run_shell"))
+    own = cp.history().own({1})
+    assert sorted(own) == ["f3.txt"] and own["f3.txt"].status == "M"
+
+
+def test_a_change_between_quiet_calls_is_not_the_sessions(cp: GitCheckpointer, workspace: Path) -> None:
+    cp.close_window(cp.open_window(1, "run_shell"))
+    (workspace / "f4.txt").write_text("someone else")  # between two calls: not ours
+    cp.close_window(cp.open_window(1, "run_shell"))
+    window = cp.open_window(1, "run_shell")
+    (workspace / "new.txt").write_text("ours")
+    cp.close_window(window)
+    assert sorted(cp.history().own({1})) == ["new.txt"]
+
+
+def test_the_same_size_and_time_is_still_a_change(cp: GitCheckpointer, workspace: Path) -> None:
+    cp.close_window(cp.open_window(1, "run_shell"))
+    target = workspace / "f5.txt"
+    info = target.stat()
+    window = cp.open_window(1, "run_shell")
+    target.write_text("9")  # same size as "5"
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+    cp.close_window(window)
+    assert sorted(cp.history().own({1})) == ["f5.txt"]
+
+
+def test_an_index_staged_by_another_process_is_read_again(cp: GitCheckpointer, workspace: Path,
+                                                          isolated_home: Path) -> None:
+    first = cp.capture().tree
+    (workspace / "f6.txt").write_text("staged elsewhere")
+    other = GitCheckpointer(isolated_home, workspace, "s2")  # another run on the workspace
+    theirs = other.capture().tree
+    assert theirs != first
+    assert cp.capture().tree == theirs
+
+
+def test_a_reused_open_commit_that_is_gone_is_committed_again(cp: GitCheckpointer) -> None:
+    window = cp.open_window(1, "run_shell")
+    cp.close_window(window)
+    loose = cp.git.git_dir / "objects" / window.commit[:2] / window.commit[2:]
+    loose.chmod(0o600)
+    loose.unlink()  # as `git gc --prune` would, nothing referring to it
+    again = cp.open_window(1, "run_shell")
+    assert again.made > window.made  # written anew (the same id, when in the same second)
+    cp.git.run("cat-file", "-e", again.commit)  # the object is there again
+    assert cp.head() == (again.commit, again.tree)
+    cp.close_window(again)
