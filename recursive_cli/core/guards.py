@@ -33,6 +33,16 @@ class Decision:
     arguments: dict[str, Any] | None = None  # allowed, but run with these arguments instead
     # Sees the call's result once it ran, and gives back the result the model gets.
     after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None
+    halt: bool = False  # denied, and the turn ends after this call (a hook's `continue: false`)
+
+
+class HaltTurn(Exception):
+    """An after-call step ends the turn at once (a PostToolUse hook's `continue: false`): the
+    message is why; `result` is what the model gets for the call that ran."""
+
+    def __init__(self, reason: str, result: ToolResult | None = None) -> None:
+        super().__init__(reason)
+        self.result = result
 
 
 class ToolGuard(Protocol):

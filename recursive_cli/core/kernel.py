@@ -23,12 +23,13 @@ from .events import (
     ToolFinished,
     ToolStarted,
 )
-from .guards import StopGuard, ToolGuard
+from .guards import HaltTurn, StopGuard, ToolGuard
 from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
 from .stuck import StuckDetector
 
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
+HALTED_RESULT = "not run: a hook ended the turn before this call"
 # Told to the model after a reply cut off at the output limit while it was calling tools.
 CUT_OFF_NOTE = ("Your last reply was cut off at the output limit, so none of its tool calls ({names}) "
                 "were run and nothing changed. Send the calls you need again, each one complete; if "
@@ -86,6 +87,7 @@ class TurnOutcome:
     detail: str = ""
     tool_calls: int = 0
     denials: int = 0
+    halted: str = ""  # why a guard or hook ended the turn after a call (`continue: false`)
 
 
 class _Hooks:
@@ -164,8 +166,14 @@ class AgentKernel:
             cut_off = False
             denials = outcome.denials
             for call in message.tool_calls:
+                if outcome.halted:  # every call is answered, so the transcript stays paired
+                    self._append(ctx, Message.tool_result(call, HALTED_RESULT, True))
+                    continue
                 result = await self._call_tool(ctx, call, outcome)
                 stuck.record(call, result.is_error)
+            if outcome.halted:
+                outcome.finish_reason, outcome.detail = FinishReason.PERMISSION_DENIED, outcome.halted
+                return outcome
             denied_last_step = outcome.denials > denials
             verdict = stuck.verdict()
             if verdict and not ctx.interrupt.is_set():
@@ -256,6 +264,9 @@ class AgentKernel:
             result = await ctx.interrupt.race(self._permitted_call(ctx, call, subject, outcome))
         except Interrupted:
             result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
+        except HaltTurn as exc:  # the call is answered; the turn ends after it
+            outcome.halted = str(exc)
+            result = exc.result or ToolResult(f"stopped: {exc}", is_error=True, summary="stopped")
         elapsed = time.monotonic() - started
         self._append(ctx, Message.tool_result(call, result.content, result.is_error))
         ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,
@@ -280,9 +291,12 @@ class AgentKernel:
                 outcome.denials += 1
                 ctx.sink.emit(PermissionDenied(tool=call.name, subject=subject, reason=decision.reason,
                                                tool_use_id=call.id))
-                return ToolResult(f"permission denied: {decision.reason}. Do not retry this call; "
-                                  "find another way or explain what you need.", is_error=True,
-                                  summary="permission denied")
+                denied = ToolResult(f"permission denied: {decision.reason}. Do not retry this call; "
+                                    "find another way or explain what you need.", is_error=True,
+                                    summary="permission denied")
+                if decision.halt:
+                    raise HaltTurn(decision.reason, denied)
+                return denied
         async with ctx.around_tool(ctx, call, tool):
             result = await ctx.tools.execute(call, ctx.tool_context)
         for after in afters:

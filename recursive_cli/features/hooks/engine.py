@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.events import HookFinished, HookStarted
-from ...core.guards import Decision, PromptBlocked
+from ...core.guards import Decision, HaltTurn, PromptBlocked
 from ...core.messages import ToolCall
 from ...tools.base import ToolResult
 from ...tools.claude_names import ClaudeView, claude_name
@@ -100,10 +100,14 @@ class HookEngine:
         name, shown = self.present(tool, arguments)
         outcomes = await self.fire("PreToolUse", {"tool_name": name, "tool_input": shown,
                                                   "tool_use_id": call.id}, tool=tool)
+        stops = [outcome for outcome in outcomes if outcome.stop]
+        if stops:  # `continue: false`: this call is denied and the turn ends
+            why = stops[0].stop_reason or stops[0].reason or "no reason given"
+            return Decision(False, f"a PreToolUse hook stopped the run: {why}", halt=True)
         decision: str | None = None
         reason, updated = "", None
         for outcome in outcomes:
-            said = "deny" if outcome.blocked or outcome.stop else outcome.decision
+            said = "deny" if outcome.blocked else outcome.decision
             if _RANK[said] > _RANK[decision]:
                 decision, reason = said, outcome.reason or outcome.stop_reason
             if outcome.updated_input is not None:
@@ -131,11 +135,15 @@ class HookEngine:
                 notes.append(f"PostToolUse hook: {outcome.reason}")
             if outcome.context:
                 notes.append(outcome.context)
-        if not notes:
-            return result
-        text = "\n\n".join(notes)
-        return ToolResult(f"{result.content}\n\n<hook-context>\n{text}\n</hook-context>",
-                          is_error=result.is_error, summary=result.summary)
+        if notes:
+            text = "\n\n".join(notes)
+            result = ToolResult(f"{result.content}\n\n<hook-context>\n{text}\n</hook-context>",
+                                is_error=result.is_error, summary=result.summary)
+        stops = [outcome for outcome in outcomes if outcome.stop]
+        if stops:  # `continue: false`: the call ran; the turn ends after it
+            why = stops[0].stop_reason or stops[0].reason or "no reason given"
+            raise HaltTurn(f"a PostToolUse hook stopped the run: {why}", result)
+        return result
 
     # -- UserPromptSubmit and SessionStart: a prompt filter ------------------------------------
 
