@@ -11,6 +11,8 @@ from fakeserver import FakeLLMServer
 from hookkit import KEY, call, command, fake_args, recorder, settings
 
 STOP = {"continue": False, "stopReason": "the release freeze is on"}
+TWO_CALLS = {"tool_calls": [call("run_shell", command="touch first.txt"),
+                            call("run_shell", command="touch second.txt")]}
 
 
 def _run(tmp_path: Path, workspace: Path, event: str, replies: list) -> tuple:
@@ -24,10 +26,7 @@ def _run(tmp_path: Path, workspace: Path, event: str, replies: list) -> tuple:
 
 
 def test_pre_tool_use_continue_false_stops_before_the_call(tmp_path: Path, workspace: Path) -> None:
-    replies = [{"tool_calls": [call("run_shell", command="touch first.txt"),
-                               call("run_shell", command="touch second.txt")]},
-               {"text": "should never be asked for"}]
-    proc, requests = _run(tmp_path, workspace, "PreToolUse", replies)
+    proc, requests = _run(tmp_path, workspace, "PreToolUse", [TWO_CALLS, {"text": "never asked for"}])
     assert proc.returncode == 6, proc.stderr
     (result,) = json_lines(proc.stdout)
     assert result["subtype"] == "error_permission"
@@ -39,10 +38,7 @@ def test_pre_tool_use_continue_false_stops_before_the_call(tmp_path: Path, works
 
 
 def test_post_tool_use_continue_false_stops_after_the_call(tmp_path: Path, workspace: Path) -> None:
-    replies = [{"tool_calls": [call("run_shell", command="touch first.txt"),
-                               call("run_shell", command="touch second.txt")]},
-               {"text": "should never be asked for"}]
-    proc, requests = _run(tmp_path, workspace, "PostToolUse", replies)
+    proc, requests = _run(tmp_path, workspace, "PostToolUse", [TWO_CALLS, {"text": "never asked for"}])
     assert proc.returncode == 6, proc.stderr
     (result,) = json_lines(proc.stdout)
     assert result["errors"] == ["a PostToolUse hook stopped the run: the release freeze is on"]
@@ -52,9 +48,7 @@ def test_post_tool_use_continue_false_stops_after_the_call(tmp_path: Path, works
 
 
 def test_the_stopped_session_resumes_with_every_call_answered(tmp_path: Path, workspace: Path) -> None:
-    replies = [{"tool_calls": [call("run_shell", command="touch first.txt"),
-                               call("run_shell", command="touch second.txt")]}]
-    proc, _ = _run(tmp_path, workspace, "PreToolUse", replies)
+    proc, _ = _run(tmp_path, workspace, "PreToolUse", [TWO_CALLS])
     assert proc.returncode == 6
     (workspace / ".claude" / "settings.json").unlink()
     with FakeLLMServer([{"text": "resumed"}]) as server:
