@@ -34,6 +34,7 @@ class Decision:
     # Sees the call's result once it ran, and gives back the result the model gets.
     after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None
     halt: bool = False  # denied, and the turn ends after this call (a hook's `continue: false`)
+    approved: bool = False  # allowed by a hook's `allow`: the guards after it do not ask again
 
 
 class HaltTurn(Exception):
@@ -46,8 +47,10 @@ class HaltTurn(Exception):
 
 
 class ToolGuard(Protocol):
-    async def decide(self, tool: str, kind: str, subject: str,
-                     call: ToolCall | None = None) -> Decision: ...
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None,
+                     approved: bool = False) -> Decision:
+        """`approved`: a guard before this one approved the call; do not ask, but rules that
+        deny still deny."""
 
 
 class PromptBlocked(Exception):

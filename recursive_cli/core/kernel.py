@@ -278,10 +278,12 @@ class AgentKernel:
                               outcome: TurnOutcome) -> ToolResult:
         tool = ctx.tools.get(call.name)
         afters = []
+        approved = False
         for guard in ctx.guards:
             if tool is None:  # an unknown tool runs nothing: no one to ask
                 break
-            decision = await guard.decide(call.name, tool.kind, subject, call)
+            decision = await guard.decide(call.name, tool.kind, subject, call, approved=approved)
+            approved = approved or decision.approved
             if decision.allowed and decision.arguments is not None:  # the later guards judge these
                 call = call.model_copy(update={"arguments": json.dumps(decision.arguments)})
                 subject = tool.subject(decision.arguments)

@@ -80,10 +80,12 @@ class PermissionPolicy:
             return ("allow", "") if ok else ("deny", "accept-edits mode does not allow shell commands")
         return ("allow", "") if kind == "read" or tool in READ_ONLY_EXTRAS else ("ask", "")
 
-    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None) -> Decision:
-        """Allow or deny one call; `ask` prompts through the hook, or denies when there is none."""
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None,
+                     approved: bool = False) -> Decision:
+        """Allow or deny one call; `ask` prompts through the hook, or denies when there is none;
+        a call a hook `approved` is not asked about (deny rules and the mode still deny)."""
         verdict, reason = self.verdict(tool, kind, subject)
-        if verdict == "allow":
+        if verdict == "allow" or verdict == "ask" and approved:
             return Decision(True)
         if verdict == "deny":
             return Decision(False, reason)

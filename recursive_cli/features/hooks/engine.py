@@ -92,7 +92,8 @@ class HookEngine:
                 shown = {**shown, "file_path": paths[0], "file_paths": paths}
         return name, shown
 
-    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None) -> Decision:
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None,
+                     approved: bool = False) -> Decision:
         after = self._after if self.config.for_event("PostToolUse", tool) else None
         if call is None or not self.config.for_event("PreToolUse", tool):
             return Decision(True, after=after)
@@ -122,7 +123,7 @@ class HookEngine:
             if not await ask(tool, subject):
                 return Decision(False, "the user said no")
         new = self.view.take_input(tool, updated, arguments) if updated is not None else None
-        return Decision(True, arguments=new, after=after)
+        return Decision(True, arguments=new, after=after, approved=decision == "allow")
 
     async def _after(self, call: ToolCall, result: ToolResult) -> ToolResult:
         name, shown = self.present(call.name, _arguments(call))

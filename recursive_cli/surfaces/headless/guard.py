@@ -187,7 +187,8 @@ class ClientGuard:
         self._recheck = recheck  # our own policy's verdict, for an input the client changed
         self._stop_turn = stop_turn
 
-    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None) -> Decision:
+    async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None,
+                     approved: bool = False) -> Decision:
         call, arguments = self._ledger.arguments(tool, call)
         hooked = await self._pre_tool_hooks(tool, call, arguments)
         if hooked.stop:
@@ -204,6 +205,8 @@ class ClientGuard:
             verdict = "ask" if verdict != "deny" else verdict
         if verdict == "deny":
             return Decision(False, reason)
+        if verdict == "ask" and approved:  # a command hook said allow: nobody is asked
+            return Decision(True)
         if verdict == "ask":
             if not self.client.asks:
                 return Decision(False, f"{claude_name(tool)} needs permission in {self.rules.mode} mode "
