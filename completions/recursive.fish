@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"
+        case run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"
             return 0
     end
     return 1
@@ -61,10 +61,10 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case goal
             printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
-        case "sessions list" "config path"
+        case "sessions list" "sessions import" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
-            printf '%s\n' -- -f --format
+            printf '%s\n' -- -f --format --bundle
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
         case "config show"
@@ -90,7 +90,8 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'hooks' -d 'The command hoo
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
-complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout as jsonl, json or Markdown.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout as jsonl, json or Markdown, or as a bundle to move it to another machine.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'import' -d 'Make an exported session resumable here, its checkpoints included; prints its id.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'rm' -d 'Delete sessions (refused while a process is using one).'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete this workspace\'s sessions not updated for the given time. Nothing else ever deletes one.'
 complete -c recursive -n '__recursive_arg "sessions show" 0 0' -x -a '(__recursive_session_ids)'
@@ -108,7 +109,7 @@ complete -c recursive -n '__recursive_arg mcp 0 0' -a 'list' -d 'Start each conf
 complete -c recursive -n '__recursive_arg mcp 0 0' -a 'get' -d 'Start one MCP server and show its tools with their descriptions and JSON Schemas.'
 complete -c recursive -n '__recursive_arg hooks 0 0' -a 'list' -d 'Show each event\'s hooks: matcher, command, timeout and the file they come from.'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
@@ -149,7 +150,10 @@ complete -c recursive -n '__recursive_at goal' -l max-turns -x -d 'Give up after
 complete -c recursive -n '__recursive_at goal' -l check-timeout -x -d 'Kill a check after this long, e.g. 90, 90s, 5m.'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
-complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored), json or md.'
+complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored; the default), json or md.'
+complete -c recursive -n '__recursive_at "sessions export"' -l bundle -x -d 'Write the whole session instead, checkpoints included, as one file for `sessions import` (- for stdout).'
+complete -c recursive -n '__recursive_at "sessions import"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Bind the session to this workspace (default: its own if that folder exists here, else the current one).'
+complete -c recursive -n '__recursive_at "sessions import"' -l force -d 'Replace a session with the same id.'
 complete -c recursive -n '__recursive_at "sessions gc"' -l older-than -x -d 'Age by last update, with a unit: 30d, 12h, 90m, 45s.'
 complete -c recursive -n '__recursive_at "sessions gc"' -l dry-run -d 'Only list what would be removed.'
 complete -c recursive -n '__recursive_at "sessions gc"' -s y -l yes -d 'Delete without asking; needed when stdin is not a terminal.'

@@ -132,15 +132,35 @@ def sessions_show(session: Annotated[str, typer.Argument(help="Session id or uni
   recursive sessions export parser-1 --format md > parser-1.md
 
   recursive sessions export parser-1 --format json | jq .meta
+
+  recursive sessions export parser-1 --bundle parser-1.tar.gz
 """)
 def sessions_export(
     session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
-    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (the transcript as stored), json or md.")] = ExportFormat.jsonl,
+    fmt: Annotated[Optional[ExportFormat], typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (the transcript as stored; the default), json or md.")] = None,
+    bundle: Annotated[Optional[str], typer.Option("--bundle", metavar="FILE", help="Write the whole session instead, checkpoints included, as one file for `sessions import` (- for stdout).")] = None,
 ) -> None:
-    """Write a session to stdout as jsonl, json or Markdown."""
+    """Write a session to stdout as jsonl, json or Markdown, or as a bundle to move it to another machine."""
     from .sessions_cmd import export_command
 
-    raise typer.Exit(export_command(session, fmt.value))
+    raise typer.Exit(export_command(session, fmt.value if fmt is not None else None, bundle))
+
+
+@sessions_app.command("import", epilog="""[b]Examples[/b]
+
+  recursive sessions import parser-1.tar.gz -C ~/src/parser
+
+  recursive resume "$(recursive sessions import parser-1.tar.gz)" "go on"
+""")
+def sessions_import(
+    bundle: Annotated[str, typer.Argument(metavar="FILE", help="A bundle written by `sessions export --bundle` (- for stdin).")],
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Bind the session to this workspace (default: its own if that folder exists here, else the current one).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace a session with the same id.")] = False,
+) -> None:
+    """Make an exported session resumable here, its checkpoints included; prints its id."""
+    from .sessions_cmd import import_command
+
+    raise typer.Exit(import_command(bundle, workspace, force))
 
 
 @sessions_app.command("rm", epilog="""[b]Examples[/b]

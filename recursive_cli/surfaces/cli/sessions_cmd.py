@@ -1,4 +1,4 @@
-"""`recursive sessions list|show|export|rm|gc`: inspect and manage saved sessions."""
+"""`recursive sessions list|show|export|import|rm|gc`: inspect, move and manage saved sessions."""
 
 from __future__ import annotations
 
@@ -79,13 +79,112 @@ def show_command(ref: str) -> int:
     return _with_session(ref, render_conversation)
 
 
-def export_command(ref: str, fmt: str) -> int:
-    """The session as jsonl, json or md on stdout."""
+def export_command(ref: str, fmt: str | None, bundle: str | None = None) -> int:
+    """The session as jsonl, json or md on stdout; with `bundle`, the whole session (checkpoints
+    included) as one file for `sessions import`."""
     from ...features.sessions.export import EXPORT_FORMATS, export_session
 
+    if bundle is not None:
+        if fmt is not None:
+            return fail("--bundle and --format cannot be used together: a bundle holds the whole "
+                        "session, --format writes one view of its transcript to stdout", EXIT_USAGE)
+        return _export_bundle(ref, bundle)
+    fmt = fmt or "jsonl"
     if fmt not in EXPORT_FORMATS:
         return fail(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}", EXIT_USAGE)
     return _with_session(ref, lambda loaded: export_session(loaded, fmt))
+
+
+def _export_bundle(ref: str, dest: str) -> int:
+    """Write the bundle to `dest` (`-`: stdout, unless that is a terminal); a note on stderr."""
+    import tempfile
+
+    from ...features.sessions.bundle import write_bundle
+
+    to_stdout = dest == "-"
+    if to_stdout and sys.stdout.isatty():
+        return fail("a bundle is binary: redirect stdout to a file, or name one with --bundle FILE",
+                    EXIT_USAGE)
+    path = Path(dest)
+    if not to_stdout and path.is_dir():
+        return fail(f"--bundle {dest} is a folder: name the file to write", EXIT_USAGE)
+    store = _store()
+    try:
+        session_id = store.resolve(ref)
+        if not to_stdout:
+            manifest = write_bundle(store.home, session_id, path, _warn)
+            size = path.stat().st_size
+        else:
+            with tempfile.TemporaryDirectory(prefix="recursive-export-") as temp:
+                path = Path(temp) / f"{session_id}.tar.gz"
+                manifest = write_bundle(store.home, session_id, path, _warn)
+                size = path.stat().st_size
+                _copy_to_stdout(path)
+    except SessionError as exc:
+        return fail(str(exc))
+    checkpoints = f"{manifest.refs} checkpoint refs" if manifest.refs else "no checkpoints"
+    where = "stdout" if to_stdout else dest
+    sys.stderr.write(f"exported session {session_id} to {where} ({_size(size)}; "
+                     f"{len(manifest.files)} files, {checkpoints})\n")
+    return 0
+
+
+def _copy_to_stdout(path: Path) -> None:
+    import shutil
+
+    sys.stdout.flush()
+    with path.open("rb") as handle:
+        shutil.copyfileobj(handle, sys.stdout.buffer)
+    sys.stdout.buffer.flush()
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count} bytes"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KiB"
+    return f"{count / (1024 * 1024):.1f} MiB"
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(f"warning: {text}\n")
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"note: {text}\n")
+
+
+def import_command(src: str, workspace: Path | None, force: bool) -> int:
+    """Make the session in bundle SRC (`-`: stdin) resumable here; its id on stdout."""
+    import shutil
+    import tempfile
+
+    from ...features.sessions.bundle_import import unpack_bundle
+
+    if workspace is not None and not workspace.expanduser().is_dir():
+        return fail(f"--workspace {workspace} is not a folder", EXIT_USAGE)
+    if src != "-" and not Path(src).exists():
+        return fail(f"{src} does not exist", EXIT_USAGE)
+    store = _store()
+    shown = src
+    try:
+        if src != "-":
+            imported = unpack_bundle(store.home, Path(src), workspace, force, _note)
+        else:
+            with tempfile.TemporaryDirectory(prefix="recursive-import-") as temp:
+                path = Path(temp) / "stdin.bundle"
+                shown = str(path)
+                with path.open("wb") as handle:
+                    shutil.copyfileobj(sys.stdin.buffer, handle)
+                imported = unpack_bundle(store.home, path, workspace, force, _note)
+    except SessionError as exc:
+        return fail(str(exc).replace(shown, "stdin") if src == "-" else str(exc))
+    checkpoints = f"{imported.refs} checkpoint refs" if imported.refs else "no checkpoints"
+    action = "replaced" if imported.replaced else "imported"
+    sys.stderr.write(f"{action} session {imported.session_id} (workspace {imported.workspace}; "
+                     f"{checkpoints})\n")
+    sys.stdout.write(imported.session_id + "\n")
+    return 0
 
 
 def _with_session(ref: str, render) -> int:  # type: ignore[no-untyped-def]
