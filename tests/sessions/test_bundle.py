@@ -406,6 +406,7 @@ class FrozenClock:
 def test_ten_thousand_ids_in_one_second_are_distinct_and_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FrozenClock("20261129-204512")
     monkeypatch.setattr(ids, "datetime", clock)
+    monkeypatch.setattr(ids, "_last", [])  # an id made earlier in this process, at a later real second
     made = [ids.new_session_id() for _ in range(10_000)]
     assert len(set(made)) == 10_000
     assert sorted(made) == made
@@ -418,6 +419,7 @@ def test_ten_thousand_ids_in_one_second_are_distinct_and_in_order(monkeypatch: p
 
 def test_processes_forked_in_the_same_second_make_different_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ids, "datetime", FrozenClock("20261129-204512"))
+    monkeypatch.setattr(ids, "_last", [])
     ids.new_session_id()  # the parent has a sequence going in this second: children must not continue it
     readers = []
     for _ in range(4):
