@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"
+        case run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"
             return 0
     end
     return 1
@@ -61,14 +61,14 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case goal
             printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+        case chat "config show"
+            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "sessions list" "sessions import" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
             printf '%s\n' -- -f --format --bundle
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
-        case "config show"
-            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
         case "checkpoints restore"
             printf '%s\n' -- --turn
         case "hooks list"
@@ -82,6 +82,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'resume' -d 'Continue a sav
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools the agent would get with these options (MCP servers\' too: they are started). Needs no API key.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomously: wake up when scheduled, react to finished background jobs, stop when done.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'goal' -d 'Run turns until the goal holds: every --check passes and the judge agrees --until holds.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'chat' -d 'Talk with the agent on this terminal: an interactive session in the workspace.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace snapshots taken before and after every turn: list, diff, restore.'
@@ -109,36 +110,36 @@ complete -c recursive -n '__recursive_arg mcp 0 0' -a 'list' -d 'Start each conf
 complete -c recursive -n '__recursive_arg mcp 0 0' -a 'get' -d 'Start one MCP server and show its tools with their descriptions and JSON Schemas.'
 complete -c recursive -n '__recursive_arg hooks 0 0' -a 'list' -d 'Show each event\'s hooks: matcher, command, timeout and the file they come from.'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
-complete -c recursive -n '__recursive_at run loop goal' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
+complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-schema -r -F -d 'JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
-complete -c recursive -n '__recursive_at run resume loop goal' -l settings -x -d 'Settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
+complete -c recursive -n '__recursive_at run resume loop goal chat' -l settings -x -d 'Settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l include-hook-events -d 'Stream-json: a hook_started and a hook_finished line for every hook run.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s m -l model -x -d 'Model name (default: the provider\'s).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l session-id -x -d 'Id for the new session.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l no-session -d 'Keep nothing on disk.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l no-checkpoints -d 'No workspace snapshots.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l system-prompt -x -d 'Replace the built-in system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l append-system-prompt -x -d 'Extend the system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l no-stream -d 'Ask the provider for whole responses.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal "config show" "mcp list" "mcp get" "hooks list"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s m -l model -x -d 'Model name (default: the provider\'s).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l session-id -x -d 'Id for the new session.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-session -d 'Keep nothing on disk.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
 complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'

@@ -209,6 +209,13 @@ class RuntimeCore:
     def queue_len(self) -> int:
         return len(self._queue)
 
+    def take_queued(self) -> list[str]:
+        """Remove and return the queued messages, oldest first (an interrupted turn leaves
+        them: the interactive session gives them back to the user's input line)."""
+        taken = list(self._queue)
+        self._queue.clear()
+        return taken
+
     def transcript(self) -> list[Message]:
         """A copy of the conversation, system message first."""
         return list(self._transcript)

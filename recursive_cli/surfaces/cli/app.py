@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from ... import __version__
-from . import checkpoints_app, goal_app, hooks_cmd, loop_app, mcp_cmd
+from . import chat_cmd, checkpoints_app, goal_app, hooks_cmd, loop_app, mcp_cmd
 from .options import CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options, with_run_options
 from .usage import RecursiveGroup
 
@@ -263,8 +263,14 @@ def config_path(
     raise typer.Exit(path_command(_Common(workspace=workspace)))
 
 
-for _module in (loop_app, goal_app, checkpoints_app, mcp_cmd, hooks_cmd):
+for _module in (loop_app, goal_app, checkpoints_app, mcp_cmd, hooks_cmd, chat_cmd):
     _module.register(app)
+
+
+def _opens_chat(args: list[str]) -> bool:
+    """`recursive` alone, or with options and no command (`recursive -m MODEL`), as `claude`
+    and `codex` take them; `--help` and `--version` keep their meaning."""
+    return not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"))
 
 
 def main() -> None:
@@ -275,6 +281,10 @@ def main() -> None:
 
         exit_now(code)  # flushed and closed: skip the interpreter's teardown (returns if it cannot)
         raise SystemExit(code)
+    import sys
+
+    if _opens_chat(sys.argv[1:]) and sys.stdin.isatty() and sys.stdout.isatty():
+        sys.argv.insert(1, "chat")  # `recursive [OPTIONS]`, at a terminal: the interactive session
     from . import lazy_markdown
     from .errors import run_app
 

@@ -50,6 +50,8 @@ class Launch:
     mcp: McpState | None = None  # --mcp-config, --strict-mcp-config (None: a resumed session's own)
     settings: list[str] = field(default_factory=list)  # --settings: hooks (features/hooks)
     include_hook_events: bool = False
+    # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
+    sinks: Callable[[Settings, str], list[EventSink]] | None = None
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch | int:
@@ -183,7 +185,8 @@ def launch(spec: Launch, work: Work) -> int:
         if spec.lock is not None:
             spec.lock.release()
         return hooks
-    sink = FanoutSink(show_hook_events(output_sinks(settings, spec.session_id), spec.include_hook_events))
+    shown = (spec.sinks or output_sinks)(settings, spec.session_id)
+    sink = FanoutSink(show_hook_events(shown, spec.include_hook_events))
     binding = None
     try:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)

@@ -37,7 +37,21 @@ def resume_command(common: CommonOptions, words: list[str], last: bool,
     spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: the session's own
     spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
     assert spec.resumed is not None
+    if not prompt and spec.resumed.meta.mode == "run" and _at_terminal(common, options):
+        from ..chat.start import chat_resumed  # no prompt, at a terminal: the conversation goes on here
+
+        return chat_resumed(common, options, spec)
     return launch(spec, resumed_work(output.prompt(prompt), spec.resumed))
+
+
+def _at_terminal(common: CommonOptions, options: RunOptions) -> bool:
+    """Whether `resume` with no prompt opens the interactive session: text output, no
+    output files, stdin and stdout terminals."""
+    from ..chat.start import on_terminal
+
+    output = getattr(common.output_format, "value", common.output_format)
+    return (output in (None, "text") and not options.output_last_message
+            and not options.output_schema and on_terminal())
 
 
 def continue_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:

@@ -1,0 +1,324 @@
+"""ChatSession: one interactive session over one runtime — prompt, turn, prompt again.
+
+Ctrl-C during a turn stops it at the next step boundary: at once while the model is asked,
+after the tool call under way when one runs; a second Ctrl-C stops that call's processes
+now; a third leaves the process. Either way the turn ends `interrupted`, recorded as any
+turn is, and the prompt comes back with the session as it was. What is typed during a turn
+is queued (`AgentRuntime.enqueue`) and runs as the next turns; what an interrupted turn
+leaves queued goes back into the input line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import os
+import re
+import signal
+import sys
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ... import __version__
+from ...core.errors import SessionStateError
+from ...core.events import EventSink, FinishReason
+from ...core.interrupt import InterruptToken
+from ...core.kernel import TurnOutcome
+from ...core.messages import unfinished
+from ...core.settings import Settings
+from ...features.sessions.records import SessionWriteError
+from ...sinks.terminal import cost_text, printable
+from .render import ChatSink
+from .typeahead import TypeAhead
+
+if TYPE_CHECKING:
+    from ...agent import AgentRuntime
+    from ...providers.base import ChatProvider
+    from ..cli.launch import Launch
+    from .input import InputLine
+
+ASK_QUESTION = " [y]es / [n]o / [a]lways for this tool: "
+_COMMAND = re.compile(r"/[A-Za-z?]+(\s|$)")
+
+
+class ChatSession:
+    """The interactive session of one launch; `then` says what follows it: None (leave), ""
+    (a new session: /clear) or a session id (/resume ID)."""
+
+    def __init__(self, spec: Launch, first_prompt: str = "") -> None:
+        self.spec = spec
+        self.first_prompt = first_prompt
+        self.then: str | None = None
+        self.turns = 0  # turns run in this process
+        self.done = False
+        self.retired: list[ChatProvider] = []  # providers /model replaced, closed at the end
+        self._sink: ChatSink | None = None
+        self._runtime: AgentRuntime | None = None
+        self._typeahead: TypeAhead | None = None
+        self._input: InputLine | None = None
+        self._busy = False
+        self._presses = 0  # Ctrl-C presses during this turn
+        self._stop_after_tool = False
+        self._asking = False
+        self._terminated: int | None = None  # SIGTERM: leave
+        self._pending = ""  # text for the next input line (queued messages an interrupt left)
+        self._failed: TurnOutcome | None = None  # the session cannot be written: it ends
+        self._queued: collections.deque[str] = collections.deque()  # queued, not started yet
+
+    # -- the parts, once launched ---------------------------------------------------------
+
+    def sinks(self, settings: Settings, session_id: str) -> list[EventSink]:
+        """The launch's sinks (`Launch.sinks`): the chat's terminal display."""
+        self._sink = ChatSink(sys.stdout, settings.quiet, settings.verbose, settings.prices)
+        return [self._sink]
+
+    @property
+    def runtime(self) -> AgentRuntime:
+        assert self._runtime is not None, "the session is not running"
+        return self._runtime
+
+    @property
+    def sink(self) -> ChatSink:
+        assert self._sink is not None, "the session has no display"
+        return self._sink
+
+    @property
+    def settings(self) -> Settings:
+        return self.spec.loaded.settings
+
+    @property
+    def home(self) -> Path:
+        return self.spec.loaded.home
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def run(self, runtime: AgentRuntime) -> TurnOutcome:
+        """The session's work (`launch`): prompts and turns until the user leaves."""
+        from .commands import COMMANDS, run_command
+        from .input import InputLine
+
+        self._runtime = runtime
+        sink = self.sink
+        sink.footer = self._footer
+        sink.on_tool_finished = self._tool_finished
+        sink.on_turn_started = self._turn_started
+        self._typeahead = TypeAhead(sys.stdin.fileno(), self._queue, sink.region.refresh)
+        self._input = InputLine(None if self.settings.no_session else self.home,
+                                runtime.workspace, {c.name: c.help for c in COMMANDS}, self.status)
+        self._install_signals()
+        runtime.set_permission_hook(self._ask)
+        self._welcome()
+        try:
+            if self.spec.resumed is not None:
+                from .history import last_context_tokens, show_history
+
+                sink.context_tokens = last_context_tokens(runtime.transcript())
+                show_history(sink, runtime.transcript())
+                if unfinished(runtime.transcript()[1:]):
+                    sink.line("the last turn was cut short: it carries on", "dim")
+                    await self.turn(None)
+            if self.first_prompt and not self.done:
+                await self.turn(self.first_prompt)
+            while not self.done:
+                text = await self._read()
+                if text is None:
+                    break
+                if _COMMAND.match(text.strip()):  # (`/usr/bin/env is odd` is a message, not a command)
+                    await run_command(self, text.strip())
+                elif text.strip():
+                    await self.turn(text)
+        finally:
+            for provider in self.retired:
+                await provider.aclose()
+        return self._ending()
+
+    def _ending(self) -> TurnOutcome:
+        if self._failed is not None:
+            return self._failed
+        if self._terminated is not None:
+            return TurnOutcome(FinishReason.INTERRUPTED, detail="terminated")
+        if (self.turns or self.spec.resumed is not None) and not self.settings.no_session:
+            sid = self.runtime.session_id
+            self.sink.line(f"session {sid} saved · to go on: recursive resume {sid}", "dim")
+        return TurnOutcome(FinishReason.COMPLETED)
+
+    def _welcome(self) -> None:
+        runtime = self.runtime
+        what = "resumed" if self.spec.resumed is not None else "new"
+        self.sink.line(f"recursive {__version__} · {what} session {runtime.session_id} · "
+                       f"{runtime.provider.model}", "bold")
+        self.sink.line(f"in {runtime.workspace} · /help lists the commands · Alt-Enter for a new "
+                       "line · Ctrl-C stops a turn · Ctrl-D leaves", "dim")
+
+    async def _read(self) -> str | None:
+        """The next message; None to leave (Ctrl-D, Ctrl-C twice on an empty line, SIGTERM)."""
+        assert self._input is not None
+        default, self._pending = self._pending, ""
+        warned = False
+        while self._terminated is None:
+            try:
+                return await self._input.read(default)
+            except EOFError:
+                return None
+            except KeyboardInterrupt:
+                if warned:
+                    return None
+                warned, default = True, ""
+                self.sink.line("press Ctrl-C again to exit (or Ctrl-D)", "dim")
+        return None
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def turn(self, text: str | None) -> TurnOutcome:
+        """One turn on `text` (None: carry on a cut-short one), then the queued messages."""
+        runtime = self.runtime
+        work = runtime.run(text) if text is not None else runtime.continue_turn()
+        return await self.busy(work, turns=True)
+
+    async def busy(self, work: Awaitable[TurnOutcome | object], turns: bool = False) -> TurnOutcome:
+        """Run `work` as a turn runs: its own interrupt token, keys queued, the status line up."""
+        runtime, sink = self.runtime, self.sink
+        runtime.set_interrupt_token(InterruptToken())
+        self._busy, self._presses, self._stop_after_tool = True, 0, False
+        sink.region.active = True
+        sink.region.show(None)
+        outcome: TurnOutcome
+        try:
+            assert self._typeahead is not None
+            with self._typeahead.capturing():
+                result = await work
+            outcome = result if isinstance(result, TurnOutcome) else TurnOutcome(FinishReason.COMPLETED)
+        except SessionWriteError as exc:
+            outcome = self._failed = TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
+            self.done = True
+        except SessionStateError as exc:
+            outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
+            sink.line(f"error: {exc}", "red")
+        except Exception as exc:  # a bug ends the turn, not the session
+            outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
+            sink.line(f"error: {outcome.detail}", "red")
+        finally:
+            self._busy = False
+            sink.region.stop()
+        if turns:
+            self.turns += 1
+        self._take_back()
+        return outcome
+
+    def _take_back(self) -> None:
+        """What the turn left queued, and the line left half typed, go back into the input line."""
+        assert self._typeahead is not None
+        left = self.runtime.take_queued()
+        self._queued.clear()
+        typed = self._typeahead.take_text()
+        if left:
+            self.sink.line(f"{len(left)} queued message{'s' if len(left) > 1 else ''} not sent "
+                           "(the turn did not finish): back in the input line", "yellow")
+        self._pending = "\n\n".join(part for part in (*left, typed) if part.strip())
+
+    def _queue(self, text: str) -> None:
+        """A line typed during a turn: it runs after the turn, in order."""
+        self.runtime.enqueue(text)
+        self._queued.append(text)
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        more = " …" if "\n" in text.strip() else ""
+        self.sink.line(f"queued › {first}{more}", "cyan")
+        self.sink.region.refresh()
+
+    def _turn_started(self, prompt: str) -> None:
+        """A queued message starts its turn: shown as if typed now, so the turns stay apart."""
+        if self._queued and prompt == self._queued[0]:
+            self._queued.popleft()
+            self.sink.line("› " + prompt.strip().replace("\n", "\n  "), "bold")
+
+    # -- status -----------------------------------------------------------------------------
+
+    def status(self) -> str:
+        """`model · 1,234 tokens · $0.0012 · context 3% · +1 queued`."""
+        from ...features.compaction import context_window
+
+        runtime = self.runtime
+        usage = runtime.usage
+        model = runtime.provider.model
+        share = self.sink.context_tokens * 100 // max(1, context_window(model))
+        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens",
+                 cost_text(runtime.budget.total_cost), f"context {share}%"]
+        queued = runtime.queue_len()
+        if queued:
+            parts.append(f"+{queued} queued")
+        return printable(" · ".join(parts))
+
+    def _footer(self) -> list[str]:
+        lines = [self.status() + (" · Ctrl-C stops" if self._busy else "")]
+        typed = self._typeahead.text if self._typeahead is not None else ""
+        if typed:
+            lines.append("› " + printable(typed.replace("\n", " ↵ ")) + "▏")
+        elif self._busy:
+            lines.append("› (type to queue a message)")
+        return lines
+
+    # -- Ctrl-C, SIGTERM, permission questions -----------------------------------------------
+
+    def _install_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+        loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
+        loop.add_signal_handler(signal.SIGHUP, self._on_sigterm, signal.SIGHUP)  # the terminal closed
+
+    def _on_sigint(self) -> None:
+        if not self._busy:  # at the prompt Ctrl-C is a key (and between prompts there is nothing to stop)
+            return
+        runtime, sink = self.runtime, self.sink
+        self._presses += 1
+        if self._presses == 1 and sink.tool_running and not self._asking:
+            self._stop_after_tool = True
+            sink.line(f"stopping once {sink.tool_running} ends · Ctrl-C again stops it now", "yellow")
+        elif self._presses == 1:
+            runtime.interrupt_token.set(signal.SIGINT)
+        elif self._presses == 2:
+            sink.line("stopping the running command", "yellow")
+            runtime.interrupt(signal.SIGINT)  # kills the tool's process group
+        else:
+            sys.stderr.write("\ninterrupted three times: exiting now\n")
+            runtime.tool_context.processes.kill_all()
+            from ...features.mcp import kill_servers_now
+
+            kill_servers_now(runtime)
+            os._exit(130)
+
+    def _tool_finished(self) -> None:
+        if self._stop_after_tool:
+            self.runtime.interrupt_token.set(signal.SIGINT)
+
+    def _on_sigterm(self, signum: int = signal.SIGTERM) -> None:
+        self._terminated = signum
+        self.done = True
+        self.runtime.interrupt(signum)
+        app = self._input.session.app if self._input is not None else None
+        if app is not None and app.is_running:
+            app.exit(exception=EOFError())
+
+    async def _ask(self, tool: str, subject: str) -> bool:
+        """`--permission-mode ask`: the question inline, the status line off meanwhile."""
+        from ...sinks.live import progress_paused
+
+        assert self._typeahead is not None
+        question = printable(f"Allow {tool} {subject}?") + ASK_QUESTION
+        self._asking = True
+        try:
+            with progress_paused():
+                sys.stdout.write(question)
+                sys.stdout.flush()
+                try:
+                    key = await self._typeahead.answer("yna", on_end="n")
+                except asyncio.CancelledError:
+                    sys.stdout.write("\n")
+                    raise
+                sys.stdout.write({"y": "yes", "n": "no", "a": "always"}[key] + "\n")
+                sys.stdout.flush()
+        finally:
+            self._asking = False
+        if key == "a":
+            self.runtime.permissions.remember(tool)
+        return key in ("y", "a")

@@ -1,0 +1,121 @@
+"""The way into an interactive session: which session, launched as `run` launches one, and
+the next one when `/clear` or `/resume ID` ends it."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+from typing import TYPE_CHECKING
+
+from ...core import utf8
+from ...features.sessions.ids import check_session_id, new_session_id
+from ..cli.config_cmd import load_or_fail
+from ..cli.errors import EXIT_USAGE, fail
+from ..cli.launch import Launch, launch, mcp_flags
+from ..cli.options import CommonOptions, RunOptions
+
+if TYPE_CHECKING:
+    from .session import ChatSession
+
+
+def on_terminal() -> bool:
+    """Whether a person is at this process's terminal: stdin and stdout are both TTYs."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+
+
+def chat_command(common: CommonOptions, words: list[str], options: RunOptions | None = None) -> int:
+    """`recursive chat [PROMPT]` (and `recursive` alone on a terminal): a new session, or with
+    `-c` this workspace's latest one; PROMPT, when given, is its first message."""
+    options = options or RunOptions()
+    problem = refused(common, options)
+    if problem:
+        return fail(problem, EXIT_USAGE)
+    prompt = utf8.scrub(" ".join(words)).strip()
+    if options.continue_session:
+        from ..cli.resume_cmd import continue_launch
+
+        spec: Launch | int = continue_launch(common, "run", "")
+    else:
+        spec = new_chat_launch(common)
+    return chat_loop(common, options, spec, prompt)
+
+
+def chat_resumed(common: CommonOptions, options: RunOptions, spec: Launch) -> int:
+    """`recursive resume ID` with no prompt on a terminal: the session goes on interactively."""
+    problem = refused(common, options)
+    if problem:
+        if spec.lock is not None:
+            spec.lock.release()
+        return fail(problem, EXIT_USAGE)
+    return chat_loop(common, options, spec, "")
+
+
+def refused(common: CommonOptions, options: RunOptions) -> str:
+    """Why these options cannot open an interactive session ("" when they can)."""
+    if not on_terminal():
+        return ("the interactive session needs a terminal (stdin and stdout); "
+                "in scripts use `recursive run PROMPT`")
+    output = getattr(common.output_format, "value", common.output_format)
+    if output not in (None, "text"):
+        return f"the interactive session shows text, not -o {output}; use `recursive run -o {output}`"
+    if options.output_last_message or options.output_schema:
+        flag = "--output-last-message" if options.output_last_message else "--output-schema"
+        return f"{flag} is for `recursive run`; the interactive session has no last message"
+    return ""
+
+
+def new_chat_launch(common: CommonOptions) -> Launch | int:
+    """Settings and a fresh session id for a new interactive session (no prompt needed yet)."""
+    loaded = load_or_fail(common)
+    if isinstance(loaded, int):
+        return loaded
+    session_id = loaded.settings.session_id or new_session_id()
+    problem = check_session_id(session_id)
+    if problem:
+        return fail(problem, EXIT_USAGE)
+    return Launch(loaded, "run", session_id)
+
+
+def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, prompt: str) -> int:
+    """Run sessions one after another: the first, then the one `/clear` or `/resume` asks for."""
+    from .session import ChatSession
+
+    while True:
+        if isinstance(spec, int):
+            return spec
+        if spec.resumed is not None and spec.mode != "run":  # its driver carries it on, not a person
+            if spec.lock is not None:
+                spec.lock.release()
+            return fail(f"session {spec.session_id} is a {spec.mode} session: continue it with "
+                        f"`recursive resume {spec.session_id}`, or start a new one with `recursive chat`")
+        spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)
+        spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
+        chat = ChatSession(spec, prompt)
+        spec.sinks = chat.sinks
+        code = launch(spec, chat.run)
+        _drop_if_empty(spec, chat)
+        if chat.then is None:
+            return code
+        prompt = ""
+        if chat.then == "":
+            spec = new_chat_launch(dataclasses.replace(common, session_id=None))  # (that id is taken now)
+        else:
+            from ..cli.resume_cmd import open_session
+
+            spec = open_session(common, chat.then)
+
+
+def _drop_if_empty(spec: Launch, chat: ChatSession) -> None:
+    """A new session the user left before saying anything is not kept (nothing to resume)."""
+    settings = spec.loaded.settings
+    if spec.resumed is not None or settings.no_session or chat.turns:
+        return
+    from ...features.sessions.records import SessionError
+    from ...features.sessions.store import SessionStore
+
+    with contextlib.suppress(SessionError, OSError):
+        SessionStore(spec.loaded.home).remove(spec.session_id)
