@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"
+        case run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"
             return 0
     end
     return 1
@@ -73,6 +73,10 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --turn
         case "hooks list"
             printf '%s\n' -- --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+        case "fleet run"
+            printf '%s\n' -- --results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --system-prompt --append-system-prompt --add-dir --script -o --output-format
+        case "fleet resume"
+            printf '%s\n' -- --address --concurrency --retries -o --output-format
     end
 end
 
@@ -88,6 +92,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effec
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace snapshots taken before and after every turn: list, diff, restore.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'mcp' -d 'The MCP servers the agent gets tools from: check them, see their tools.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'hooks' -d 'The command hooks in force (Claude Code\'s settings format).'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'fleet' -d 'Many goal or run tasks at once on Ray: a local Ray started in-process, or a cluster.'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
@@ -109,8 +114,14 @@ complete -c recursive -n '__recursive_arg "checkpoints restore" 0 0' -x -a '(__r
 complete -c recursive -n '__recursive_arg mcp 0 0' -a 'list' -d 'Start each configured MCP server and show its source, status and tools (exit 1 if one failed).'
 complete -c recursive -n '__recursive_arg mcp 0 0' -a 'get' -d 'Start one MCP server and show its tools with their descriptions and JSON Schemas.'
 complete -c recursive -n '__recursive_arg hooks 0 0' -a 'list' -d 'Show each event\'s hooks: matcher, command, timeout and the file they come from.'
+complete -c recursive -n '__recursive_arg fleet 0 0' -a 'run' -d 'Run every task of TASKS.jsonl, each as its own agent session on Ray; one line per task in DIR/results.jsonl.'
+complete -c recursive -n '__recursive_arg fleet 0 0' -a 'status' -d 'Summarise a fleet\'s results folder: each task\'s outcome, steps, cost and time, and the totals.'
+complete -c recursive -n '__recursive_arg fleet 0 0' -a 'resume' -d 'Run again the tasks of a fleet that did not succeed, with its tasks file and options; a task with a session continues it.'
+complete -c recursive -n '__recursive_arg "fleet run" 0 0' -r -F
+complete -c recursive -n '__recursive_arg "fleet status" 0 0' -r -F
+complete -c recursive -n '__recursive_arg "fleet resume" 0 0' -r -F
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
@@ -119,27 +130,27 @@ complete -c recursive -n '__recursive_at run resume tools loop goal chat "config
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
 complete -c recursive -n '__recursive_at run resume loop goal chat' -l settings -x -d 'Settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l include-hook-events -d 'Stream-json: a hook_started and a hook_finished line for every hook run.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s m -l model -x -d 'Model name (default: the provider\'s).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -s m -l model -x -d 'Model name (default: the provider\'s).'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l session-id -x -d 'Id for the new session.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-session -d 'Keep nothing on disk.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-checkpoints -d 'No workspace snapshots.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l system-prompt -x -d 'Replace the built-in system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l append-system-prompt -x -d 'Extend the system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-stream -d 'Ask the provider for whole responses.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
 complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'
@@ -148,7 +159,7 @@ complete -c recursive -n '__recursive_at goal' -l until -x -d 'Condition a judge
 complete -c recursive -n '__recursive_at goal' -l check -x -d 'Shell command that must exit 0 after a turn (repeatable).'
 complete -c recursive -n '__recursive_at goal' -l judge-model -x -d 'Model for the judge (default: the run\'s model).'
 complete -c recursive -n '__recursive_at goal' -l max-turns -x -d 'Give up after this many turns, 1 or more (exit 4).'
-complete -c recursive -n '__recursive_at goal' -l check-timeout -x -d 'Kill a check after this long, e.g. 90, 90s, 5m.'
+complete -c recursive -n '__recursive_at goal "fleet run"' -l check-timeout -x -d 'Kill a check after this long, e.g. 90, 90s, 5m.'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
 complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored; the default), json or md.'
@@ -168,3 +179,22 @@ complete -c recursive -n '__recursive_at "checkpoints restore"' -l dry-run -d 'P
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l force -d 'Overwrite files someone else changed since the session wrote them.'
 complete -c recursive -n '__recursive_at "mcp get"' -l json -d 'Machine-readable server and tools.'
 complete -c recursive -n '__recursive_at "hooks list"' -l settings -x -d 'More settings in Claude Code\'s format, a file or JSON text (repeatable).'
+complete -c recursive -n '__recursive_at "fleet run"' -l results -r -F -d 'Folder for results.jsonl, session bundles and logs (default: ./fleet-DATE-TIME).'
+complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -l address -x -d 'Ray to use: auto, ray://HOST:10001, or a cluster\'s address (default: RAY_ADDRESS, else a local Ray started in this process).'
+complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -l concurrency -x -d 'Tasks in flight at once, 1 or more (default: as many as the cluster has CPUs for).'
+complete -c recursive -n '__recursive_at "fleet run"' -l retries -x -d 'Retries of a task whose process or worker died, 0 or more; a retry resumes its session.'
+complete -c recursive -n '__recursive_at "fleet run"' -l max-cost -x -d 'USD for the whole fleet: no task starts once it is spent; each task\'s session is capped at what is left.'
+complete -c recursive -n '__recursive_at "fleet run"' -l memory -x -d 'Memory each task asks Ray for, e.g. 2G, 512Mi.'
+complete -c recursive -n '__recursive_at "fleet run"' -l num-cpus -x -d 'CPUs each task asks Ray for (default 1).'
+complete -c recursive -n '__recursive_at "fleet run"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace of the tasks that name none (default: current directory).'
+complete -c recursive -n '__recursive_at "fleet run"' -l until -x -d 'Condition a judge must agree holds, for tasks that set none.'
+complete -c recursive -n '__recursive_at "fleet run"' -l check -x -d 'Shell command that must exit 0 after a turn (repeatable), for tasks that set none.'
+complete -c recursive -n '__recursive_at "fleet run"' -l max-turns -x -d 'Turns a goal task gets, 1 or more (default 10).'
+complete -c recursive -n '__recursive_at "fleet run"' -l judge-model -x -d 'Model for the judge (default: the task\'s model).'
+complete -c recursive -n '__recursive_at "fleet run"' -l provider -x -a 'openai anthropic scripted' -d 'openai, anthropic or scripted.'
+complete -c recursive -n '__recursive_at "fleet run"' -l max-duration -x -d 'Wall clock of each task, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at "fleet run"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask (ask denies: tasks run headless).'
+complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s o -l output-format -x -a 'text json stream-json' -d 'text (results folder on stdout), json (the summary) or stream-json (a line per task event).'
+complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s q -l quiet -d 'No progress and no summary table on stderr.'
+complete -c recursive -n '__recursive_at "fleet status"' -l json -d 'Machine-readable summary.'
+complete -c recursive -n '__recursive_at "fleet resume"' -l retries -x -d 'Retries of a task whose process or worker died (default: the fleet\'s).'

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from ... import __version__
+from ..fleet import fleet_cmd
 from . import chat_cmd, checkpoints_app, goal_app, hooks_cmd, loop_app, mcp_cmd
 from .options import CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options, with_run_options
 from .usage import RecursiveGroup
@@ -263,7 +264,7 @@ def config_path(
     raise typer.Exit(path_command(_Common(workspace=workspace)))
 
 
-for _module in (loop_app, goal_app, checkpoints_app, mcp_cmd, hooks_cmd, chat_cmd):
+for _module in (loop_app, goal_app, checkpoints_app, mcp_cmd, hooks_cmd, chat_cmd, fleet_cmd):
     _module.register(app)
 
 

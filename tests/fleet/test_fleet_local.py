@@ -1,0 +1,226 @@
+"""`recursive fleet` without a Ray cluster (issue 19): bad tasks files and flags are refused
+before anything starts, a missing Ray says how to install it, `--help` never imports Ray,
+`fleet status` reads a results folder, and one attempt of a task (the Ray task's body, run
+here as plain Python) resumes a session that only its bundle brought to a fresh home."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from clitools import CliResult, invoke
+
+from recursive_cli.features.sessions.bundle import export_bundle
+from recursive_cli.features.sessions.lock import LOCK_FILE
+from recursive_cli.surfaces.fleet.bundles import export_bytes
+from recursive_cli.surfaces.fleet.worker import AttemptDone, AttemptJob, AttemptLine, AttemptStarted, run_attempt
+
+from .fleettools import say, script, shell, tasks_file, tool_calls, transcript
+
+TASK = {"id": "a", "prompt": "hello"}
+
+
+def refused(proc: CliResult, text: str) -> None:
+    """Exit 2, stdout empty, and exactly one `error:` line on stderr."""
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr == f"error: {text}\n", proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    (['{"id": "a", "prompt": "x"}', "not json"], "TASKS.jsonl:2: not JSON: Expecting value: line 1 column 1 (char 0)"),
+    (['{"id": "a", "prompt": "x", "promt": "y"}'], "TASKS.jsonl:1: unknown field 'promt'"),
+    (['{"id": "a", "prompt": "x"}', "", '{"id": "a", "prompt": "y"}'], "TASKS.jsonl:3: duplicate id 'a' (first on line 1)"),
+    (['{"id": "a"}'], "TASKS.jsonl:1: missing field 'prompt'"),
+    (['["a", "x"]'], "TASKS.jsonl:1: expected a JSON object with id and prompt"),
+    (['{"id": "a/b", "prompt": "x"}'], "TASKS.jsonl:1: id: expected letters, digits, '.', '_' and '-' (64 at most, not starting with '.', '_' or '-') (got 'a/b')"),
+    (['{"id": "a", "prompt": "x", "mode": "loop"}'], "TASKS.jsonl:1: mode: expected 'run' or 'goal' (got 'loop')"),
+    (['{"id": "a", "prompt": "x", "max_turns": 0}'], "TASKS.jsonl:1: max_turns: expected greater than or equal to 1 (got 0)"),
+    (['{"id": "a", "prompt": "x", "mode": "goal"}'], "TASKS.jsonl:1: a goal task needs until, checks, or both"),
+    (['{"id": "a", "prompt": "x", "mode": "run", "checks": ["true"]}'], "TASKS.jsonl:1: until and checks need mode goal"),
+    (['{"id": "a", "prompt": "x", "workspace": "ws", "ref": "main"}'], "TASKS.jsonl:1: ref needs a workspace that is a git URL"),
+    (['{"id": "a", "prompt": "x", "memory": "lots"}'], "TASKS.jsonl:1: memory: expected a size like 2G, 512Mi or a number of bytes (got 'lots')"),
+    (['{"id": "a", "prompt": "x", "max_duration": "soon"}'], "TASKS.jsonl:1: max_duration: expected a duration of more than 0, like 90s, 20m or 2h"),
+    ([""], "TASKS.jsonl: no tasks (one JSON object per line, with id and prompt)"),
+])
+def test_a_bad_tasks_file_is_refused_with_its_line(tmp_path: Path, lines: list[str], message: str) -> None:
+    (tmp_path / "TASKS.jsonl").write_text("\n".join(lines) + "\n")
+    proc = invoke("fleet", "run", "TASKS.jsonl", "--results", "out", cwd=tmp_path)
+    refused(proc, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_tasks_file_and_bad_defaults_are_refused(tmp_path: Path) -> None:
+    proc = invoke("fleet", "run", "nope.jsonl", cwd=tmp_path)
+    refused(proc, "cannot read tasks file nope.jsonl: No such file or directory")
+    tasks_file(tmp_path / "t.jsonl", [TASK])
+    refused(invoke("fleet", "run", "t.jsonl", "--memory", "0", cwd=tmp_path),
+            "--memory: expected a size of more than 0 (got '0')")
+    proc = invoke("fleet", "run", "t.jsonl", "--concurrency", "0", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --concurrency"), proc.stderr
+    proc = invoke("fleet", "run", "t.jsonl", "--max-cost", "-1", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: --max-cost"), proc.stderr
+
+
+def test_without_ray_fleet_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    tasks_file(tmp_path / "t.jsonl", [TASK])
+    refused(invoke("fleet", "run", "t.jsonl", "--results", "out", cwd=tmp_path),
+            "recursive fleet needs Ray: pip install 'recursive-cli[fleet]'")
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "fleet.json").write_text(json.dumps({
+        "fleet_id": "f1", "tasks_file": str(tmp_path / "t.jsonl"), "workspace": str(tmp_path),
+        "defaults": {}, "options": {}}))
+    refused(invoke("fleet", "resume", "out", cwd=tmp_path),
+            "recursive fleet needs Ray: pip install 'recursive-cli[fleet]'")
+
+
+def test_help_and_the_typer_definitions_never_import_ray() -> None:
+    code = textwrap.dedent("""
+        import sys
+        from recursive_cli.surfaces.cli.app import app
+        for words in (["--help"], ["fleet", "--help"], ["fleet", "run", "--help"], ["fleet", "status", "--help"]):
+            try:
+                app(words, standalone_mode=False)
+            except SystemExit:
+                pass
+        print(sorted(m for m in sys.modules if m == "ray" or m.startswith("ray.")))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "fleet run" in proc.stdout or "TASKS.jsonl" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == "[]"
+
+
+def test_status_summarises_a_results_folder(tmp_path: Path) -> None:
+    tasks_file(tmp_path / "t.jsonl", [{"id": "a", "prompt": "x"}, {"id": "b", "prompt": "y"},
+                                      {"id": "c", "prompt": "z"}])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fleet.json").write_text(json.dumps({
+        "fleet_id": "f1", "tasks_file": str(tmp_path / "t.jsonl"), "workspace": str(tmp_path),
+        "defaults": {}, "options": {"max_cost": 1.0}}))
+    lines = [{"id": "a", "subtype": "error_goal_not_met", "is_error": True, "exit_code": 4, "total_cost_usd": 0.5,
+              "steps": 3, "attempts": 1},
+             {"id": "a", "subtype": "success", "is_error": False, "exit_code": 0, "total_cost_usd": 0.75,
+              "steps": 4, "attempts": 1},
+             {"id": "b", "subtype": "error_stuck", "is_error": True, "exit_code": 5, "total_cost_usd": 0.25}]
+    (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"torn')
+    proc = invoke("fleet", "status", "out", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert (data["tasks"], data["succeeded"], data["failed"], data["pending"]) == (3, 1, 1, 1)
+    assert data["total_cost_usd"] == 1.0 and data["exit_code"] == 5
+    assert [r["subtype"] for r in data["results"]] == ["success", "error_stuck", None]
+    table = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "120"})
+    assert table.returncode == 0
+    assert "1/3 succeeded · 1 failed · 1 not run · $1.0000" in table.stdout
+    assert "error_stuck" in table.stdout and "no outcome yet" in table.stdout
+    refused(invoke("fleet", "status", "nowhere", cwd=tmp_path),
+            f"{tmp_path / 'nowhere'} holds no fleet (no fleet.json): start one with "
+            "`recursive fleet run TASKS.jsonl --results DIR`")
+
+
+def test_status_never_shows_a_made_up_cost_for_unpriced_tasks(tmp_path: Path) -> None:
+    tasks_file(tmp_path / "t.jsonl", [{"id": "a", "prompt": "x"}, {"id": "b", "prompt": "y"}])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fleet.json").write_text(json.dumps({
+        "fleet_id": "f1", "tasks_file": str(tmp_path / "t.jsonl"), "workspace": str(tmp_path),
+        "defaults": {}, "options": {}}))
+    unpriced = {"id": "a", "subtype": "success", "is_error": False, "exit_code": 0, "total_cost_usd": None,
+                "steps": 3, "attempts": 1}
+    (out / "results.jsonl").write_text(json.dumps(unpriced) + "\n")
+    table = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "120"})
+    assert "1/2 succeeded · 0 failed · 1 not run · cost unknown" in table.stdout, table.stdout
+    priced = {**unpriced, "id": "b", "total_cost_usd": 0.25}
+    with (out / "results.jsonl").open("a") as handle:
+        handle.write(json.dumps(priced) + "\n")
+    table = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "120"})
+    assert "2/2 succeeded · 0 failed · 0 not run · $0.2500 + 1 unpriced" in " ".join(table.stdout.split())
+
+
+def test_run_refuses_a_folder_that_holds_a_fleet(tmp_path: Path) -> None:
+    tasks_file(tmp_path / "t.jsonl", [TASK])
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.jsonl").write_text("")
+    proc = invoke("fleet", "run", "t.jsonl", "--results", "out", cwd=tmp_path)
+    refused(proc, f"{tmp_path / 'out'} already holds a fleet: continue it with `recursive fleet resume "
+                  f"{tmp_path / 'out'}`, or choose another --results DIR")
+
+
+# -- one attempt, as a worker runs it ------------------------------------------------------------
+
+
+def job(home: Path, workspace: Path, session_id: str, **fields: object) -> AttemptJob:
+    values: dict[str, object] = {
+        "fleet_id": "f1", "task_id": "a", "session_id": session_id, "attempt": 1, "mode": "run",
+        "prompt": "two files", "workspace": str(workspace), "flags": [], "home": str(home),
+        "driver_host": socket.gethostname(), "bundle_every": 0.2}
+    return AttemptJob.model_validate(values | fields)
+
+
+def test_a_retry_on_another_home_imports_the_bundle_and_resumes(tmp_path: Path, isolated_home: Path) -> None:
+    """A worker whose home lacks the session (another node) imports the last bundle and runs
+    `resume`: the conversation and checkpoints go on instead of starting over."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    replies = script(tmp_path, "s", [shell("echo 1 > one.txt")])  # then: no more replies, exit 1
+    first = list(run_attempt(job(isolated_home, workspace, "s-a", flags=["--provider", "scripted", "--script", replies])))
+    done = first[-1]
+    assert isinstance(done, AttemptDone) and done.returncode == 1, done
+    assert done.result is not None and done.result["subtype"] == "error_during_execution"
+    assert done.totals is not None and done.totals.steps == 1
+    bundle = export_bytes(isolated_home, "s-a")
+    assert bundle is not None
+    script(tmp_path, "s", [shell("echo 1 > one.txt"), shell("echo 2 > two.txt"), say("both written")])
+
+    elsewhere = tmp_path / "other-home"
+    items = list(run_attempt(job(elsewhere, workspace, "s-a", attempt=2, resume=True, bundle=bundle)))
+    started = next(item for item in items if isinstance(item, AttemptStarted))
+    assert started.resumed and started.imported
+    done = items[-1]
+    assert isinstance(done, AttemptDone) and done.returncode == 0, done.stderr
+    assert done.result is not None and done.result["result"] == "both written"
+    assert any(isinstance(item, AttemptLine) and item.event.get("type") == "result" for item in items)
+    records = transcript(elsewhere, "s-a")
+    assert tool_calls(records) == ["run_shell", "run_shell"]  # the first step was not run again
+    assert (workspace / "one.txt").read_text() == "1\n" and (workspace / "two.txt").read_text() == "2\n"
+    assert done.totals is not None and done.totals.steps == 3
+    proc = invoke("checkpoints", "list", "s-a", "--json", env={"RECURSIVE_HOME": str(elsewhere)})
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)) == 2  # the first attempt's turn came with the bundle
+
+
+def test_a_live_session_is_bundled_from_a_snapshot(tmp_path: Path, isolated_home: Path) -> None:
+    """The export of a session holds its lock; a worker bundles a session its CLI is still
+    writing from a copy, without waiting for (or breaking) that lock."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    replies = script(tmp_path, "s", [shell("echo 1 > one.txt"), say("done")])
+    items = list(run_attempt(job(isolated_home, workspace, "s-b", flags=["--provider", "scripted", "--script", replies])))
+    assert isinstance(items[-1], AttemptDone) and items[-1].returncode == 0
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        lock = isolated_home / "sessions" / "s-b" / LOCK_FILE
+        lock.write_text(json.dumps({"pid": sleeper.pid, "host": socket.gethostname(), "started": "now"}))
+        with pytest.raises(Exception, match="in use"):
+            export_bundle(isolated_home, "s-b", tmp_path / "x.bundle")
+        data = export_bytes(isolated_home, "s-b", live=True)
+        assert data is not None and lock.is_file()
+        (tmp_path / "live.bundle").write_bytes(data)
+        other = tmp_path / "other"
+        proc = invoke("sessions", "import", str(tmp_path / "live.bundle"), "-C", str(workspace),
+                      env={"RECURSIVE_HOME": str(other)})
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "s-b"
+        assert tool_calls(transcript(other, "s-b")) == ["run_shell"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
