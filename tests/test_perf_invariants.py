@@ -103,15 +103,15 @@ def reference_anthropic_body(messages: list[Message], tools: list[ToolSpec], mod
             merged.append({"role": role, "content": blocks(message)})
     for group in ([system] if system else []) + ([merged[-1]["content"]] if merged else []):
         group[-1] = {**group[-1], "cache_control": {"type": "ephemeral"}}
-    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    # (keys in the order the SDK's `messages.create` writes them: tests/providers)
+    body: dict[str, Any] = {"max_tokens": max_tokens, "messages": merged, "model": model}
+    if stream:
+        body["stream"] = True
     if system:
         body["system"] = system
     if tools:
         body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                          for t in tools]
-    body["messages"] = merged
-    if stream:
-        body["stream"] = True
     return utf8.encode(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 

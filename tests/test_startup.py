@@ -1,8 +1,8 @@
-"""Start-up and exit (issue 16): the narrow SDK import, the lazy core tools, the fast exit.
+"""Start-up and exit (issue 16): no CA certificates for plain http, the lazy core tools, the fast exit.
 
 What must not change for a user: the same requests reach the server, every exit leaves its
-session whole with the lock released and its output flushed (a pipe or a file), atexit
-handlers still run, and an SDK imported later by anyone is the whole SDK.
+session whole with the lock released and its output flushed (a pipe or a file), and atexit
+handlers still run. (That no SDK is imported on the run path: tests/providers.)
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from clitools import json_lines, run_cli, write_script
 
 from recursive_cli.features.sessions.lock import LOCK_FILE
 from recursive_cli.features.sessions.reader import load_session
-from recursive_cli.providers.sdk_base import plain_http_client
+from recursive_cli.providers.http_client import tls_context
 
 PYTHON = sys.executable
 
@@ -29,87 +29,16 @@ def python(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
                           check=False, **kwargs)  # type: ignore[call-overload]
 
 
-def sdk_modules(code: str, package: str) -> set[str]:
-    proc = python(code + f"\nimport sys\nprint(json.dumps([m for m in sys.modules if m.split('.')[0] == '{package}']))")
-    assert proc.returncode == 0, proc.stderr
-    return set(json.loads(proc.stdout.splitlines()[-1]))
-
-
-# -- the narrow SDK import ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("package", "provider"), [("openai", "OpenAIProvider"), ("anthropic", "AnthropicProvider")])
-def test_a_provider_imports_a_fraction_of_its_sdk(package: str, provider: str) -> None:
-    narrow = sdk_modules(f"import json\nfrom recursive_cli.providers.{package}_provider import {provider}\n"
-                         f"{provider}('m', 'k', 'http://127.0.0.1:9')", package)
-    whole = sdk_modules(f"import json, {package}", package)
-    assert narrow < whole and len(narrow) < 0.4 * len(whole), (len(narrow), len(whole))
-
-
-def test_the_sdk_imported_later_is_the_whole_sdk_with_the_same_classes() -> None:
-    proc = python("""
-        from recursive_cli.providers import anthropic_provider, openai_provider
-        import anthropic, openai
-        from openai.types.chat import ChatCompletion
-        from anthropic.types import *  # noqa: F403  (needs the real __init__ body)
-        assert openai_provider.AsyncOpenAI is openai.AsyncOpenAI
-        assert openai_provider.APIStatusError is openai.APIStatusError
-        assert anthropic_provider.AsyncAnthropic is anthropic.AsyncAnthropic
-        assert anthropic_provider.AsyncStream is anthropic.AsyncStream
-        assert openai.OpenAI and anthropic.Anthropic and ChatCompletion and MessageParam  # noqa: F405
-        print(openai.__version__, anthropic.__version__, sorted(openai.__all__)[:1])
-    """)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split()[0][0].isdigit()
-
-
-def fake_package(root: Path, client: str) -> None:
-    """`pkg`: a top package whose body sets a name, a `types` package of re-exports only, a `_client`."""
-    (root / "pkg" / "types").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("BODY_RAN = True\nfrom ._client import Client as Client\n")
-    (root / "pkg" / "types" / "__init__.py").write_text('"""Re-exports only."""\n\nfrom .t import (\n'
-                                                       '    T as T,  # a comment, with a comma\n)\n\n__all__ = ["T"]\n')
-    (root / "pkg" / "types" / "t.py").write_text("class T: pass\n")
-    (root / "pkg" / "_client.py").write_text(client)
-
-
-def test_load_names_defers_package_bodies_until_a_name_needs_them(tmp_path: Path) -> None:
-    fake_package(tmp_path, "from .types import T\nclass Client:\n    t = T\n")
-    proc = python("""
-        import sys
-        from recursive_cli.providers.sdk_loader import load_names
-        (Client,) = load_names("pkg", "_client.Client")
-        pkg, types = sys.modules["pkg"], sys.modules["pkg.types"]
-        print("BODY_RAN" in vars(pkg), "__all__" in vars(types))
-        print(types.__all__, pkg.BODY_RAN, pkg.Client is Client, types.T is Client.t)
-    """, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["False False", "['T'] True True True"]
-
-
-def test_a_narrow_import_that_fails_falls_back_to_the_whole_package(tmp_path: Path) -> None:
-    fake_package(tmp_path, "import sys\nassert 'BODY_RAN' in vars(sys.modules['pkg']), 'needs the body'\n"
-                           "class Client: pass\n")
-    proc = python("""
-        import sys
-        from recursive_cli.providers.sdk_loader import load_names
-        (Client,) = load_names("pkg", "_client.Client")
-        print(sys.modules["pkg"].BODY_RAN, sys.modules["pkg"].Client is Client)
-    """, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["True", "True"]
-
-
 def test_a_plain_http_base_url_gets_a_client_without_the_system_certificates(monkeypatch: pytest.MonkeyPatch) -> None:
-    import httpx2
+    import ssl
 
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    assert isinstance(plain_http_client(httpx2.AsyncClient, "http://127.0.0.1:8080/v1", 5.0), httpx2.AsyncClient)
-    assert plain_http_client(httpx2.AsyncClient, "https://api.openai.com/v1", 5.0) is None
-    assert plain_http_client(httpx2.AsyncClient, None, 5.0) is None
+    context = tls_context("http://127.0.0.1:8080/v1")
+    assert isinstance(context, ssl.SSLContext) and context.cert_store_stats()["x509_ca"] == 0
+    assert tls_context("https://api.openai.com/v1") is True
     monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")  # the proxy may need TLS: as usual
-    assert plain_http_client(httpx2.AsyncClient, "http://127.0.0.1:8080/v1", 5.0) is None
+    assert tls_context("http://127.0.0.1:8080/v1") is True
 
 
 # -- the lazy core tools ---------------------------------------------------------------------------

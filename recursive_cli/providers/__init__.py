@@ -1,4 +1,5 @@
-"""Model providers. SDK-backed ones are imported only when chosen, so startup stays fast."""
+"""Model providers, each imported only when chosen, so start-up stays fast (no SDK is imported:
+the HTTP ones speak the wire formats through `http_client.py`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Messages API through the official `anthropic` SDK.
+"""Anthropic's Messages API, through our own client (`http_client.py`; the `anthropic` SDK is
+the tests' oracle for the body, the headers, the stream and the retry rules).
 
 Request shape: system messages are lifted out into `system`; consecutive messages that map to
 the same Anthropic role are merged into one message, which groups consecutive tool results
@@ -8,44 +9,39 @@ block and on the last block of the last message.
 Hot path: as in the OpenAI provider, each immutable Message is encoded once (its content
 blocks as JSON bytes, cached with `Message.wire`), and so is each merged message: a run of
 same-role messages is joined once, when a message of the other role ends it (`_Turns`), so a
-step joins only the open last run and copies the bytes kept so far. The body goes out through
-the SDK's lower-level `post()` instead of `messages.create`, which re-walks and re-validates
-the whole conversation on every call.
+step joins only the open last run and copies the bytes kept so far. The body's keys are in the
+order the SDK's `messages.create` writes them, so the two send the same bytes.
+
+Stream: as the SDK's stream reads it, an event without an `event:` name, a `ping` and an
+event without data are skipped; an `error` event ends the stream with the error it carries
+(retried when it is a transient one: overloaded, rate limited, an API error, a timeout).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
-from .retry import http_error, one_line
-from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed
-from .sdk_loader import load_names
+from .http_base import HttpProvider, as_dict, dumps, malformed
+from .http_client import HttpStatusError
+from .retry import ANTHROPIC_RULES, http_error, one_line
+from .sse import Event
 from .wire_cache import WirePrefix
-
-if TYPE_CHECKING:
-    from anthropic import (
-        AnthropicError,
-        APIConnectionError,
-        APIStatusError,
-        APITimeoutError,
-        AsyncAnthropic,
-        AsyncStream,
-        Omit,
-    )
-else:  # the classes alone, not `anthropic.types` whole (0.7 s; sdk_loader.py)
-    AnthropicError, APIConnectionError, APIStatusError, APITimeoutError, AsyncAnthropic, AsyncStream, Omit = load_names(
-        "anthropic", "_exceptions.AnthropicError", "_exceptions.APIConnectionError", "_exceptions.APIStatusError",
-        "_exceptions.APITimeoutError", "_client.AsyncAnthropic", "_streaming.AsyncStream", "_types.Omit")
 
 WIRE_KEY = "anthropic"
 DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TIMEOUT = 600.0
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 PATH = "/v1/messages"
+# The API version the SDK (2.14) asks for; tests/providers checks that the SDK still says so.
+API_VERSION = "2026-10-21"
+# Extra headers, one `Name: value` a line, as the SDK (and Claude Code) read them.
+CUSTOM_HEADERS_ENV = "ANTHROPIC_CUSTOM_HEADERS"
 # The API rejects empty text blocks; an empty turn still has to say something.
 EMPTY_TEXT = "(no content)"
 # A tool_use block's input must be a JSON object; arguments that were not one are kept, wrapped.
@@ -65,27 +61,25 @@ Blocks = tuple[bytes, ...]
 Wire = tuple[str, Blocks]
 
 
-class AnthropicProvider(SdkProvider):
+class AnthropicProvider(HttpProvider):
     """A ChatProvider for Anthropic's Messages API."""
 
     name = "anthropic"
     path = PATH
-    errors = SdkErrors(AnthropicError, APIStatusError, APITimeoutError, APIConnectionError)
-    stream_cls = AsyncStream
-    omit = Omit
+    default_base_url = DEFAULT_BASE_URL
+    rules = ANTHROPIC_RULES
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = DEFAULT_MAX_TOKENS, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Without `api_key`, `base_url` must name the (keyless) server. The key is always passed
-        explicitly (empty for none), so the SDK reads no key, token or credentials file itself."""
+        """Without `api_key`, `base_url` must name the (keyless) server. No key, token or
+        credentials file is read from anywhere else."""
         if not api_key and not base_url:
             raise ProviderError("no API key for the anthropic provider: "
                                 "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
-        client = AsyncAnthropic(api_key=api_key or "", base_url=base_url, max_retries=0, timeout=timeout)
-        super().__init__(model, stream, client, api_key)
+        super().__init__(model, stream, api_key, base_url, request_headers(api_key), timeout)
         tokens = str(int(max_tokens or DEFAULT_MAX_TOKENS)).encode()
-        self._head = b'{"model":' + dumps(model) + b',"max_tokens":' + tokens
-        self._tail = b',"stream":true}' if stream else b"}"
+        self._head = b'{"max_tokens":' + tokens + b',"messages":'
+        self._model = b',"model":' + dumps(model) + (b',"stream":true' if stream else b"")
         self._prefix: WirePrefix[Wire] = WirePrefix(WIRE_KEY, encode_message)
         self._turns = _Turns(0)
 
@@ -96,12 +90,12 @@ class AnthropicProvider(SdkProvider):
         if turns.generation != self._prefix.generation:
             turns = self._turns = _Turns(self._prefix.generation)
         turns.extend(wires)
-        parts: list[bytes | bytearray] = [self._head]
+        parts: list[bytes | bytearray] = [self._head, *turns.messages(), self._model]
         if turns.system:
             parts += [b',"system":', _block_list(turns.system, cache=True)]
         if tools:
             parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
-        parts += [b',"messages":', *turns.messages(), self._tail]
+        parts.append(b"}")
         return b"".join(parts)
 
     def wire_size(self, message: Message) -> int:
@@ -125,15 +119,29 @@ class AnthropicProvider(SdkProvider):
                       for b in content if b.get("type") == "tool_use")
         return _completion(text, calls, data.get("stop_reason"), _usage(data.get("usage"), {}))
 
-    def status_error(self, err: APIStatusError) -> ProviderError:
-        kind, message = _error_fields(err.body)
-        if err.status_code >= 400:
-            return http_error(err.status_code, self._url, message or err.message, err.response.headers)
-        status = _STREAM_ERROR_STATUS.get(kind or "")  # an `error` event inside a 200 stream
-        reason = f"error from {self._url} during the stream: {kind or 'error'}"
-        if message:
-            reason += f" ({one_line(message)})"
-        return ProviderError(reason, status=status, retryable=status is not None)
+    def status_error(self, err: HttpStatusError) -> ProviderError:
+        _, message = _error_fields(err.body)
+        return http_error(err.status, self._url, message or _sdk_message(err), err.headers, rules=self.rules)
+
+
+def request_headers(api_key: str | None) -> dict[str, str]:
+    """The headers of every request besides the common ones: the API version, the key (as the
+    SDK sends it, a bearer token) and any from ANTHROPIC_CUSTOM_HEADERS, which win."""
+    headers = {"anthropic-version": API_VERSION}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    for line in (os.environ.get(CUSTOM_HEADERS_ENV) or "").split("\n"):
+        name, colon, value = line.partition(":")
+        if colon:
+            headers[name.strip()] = value.strip()
+    return headers
+
+
+def _sdk_message(err: HttpStatusError) -> str:
+    """What the SDK's error said when the body holds no message: the body, or the status."""
+    if err.body != err.text:
+        return f"Error code: {err.status} - {err.body}"
+    return err.text or f"Error code: {err.status}"
 
 
 class _StreamState:
@@ -146,8 +154,31 @@ class _StreamState:
         self.start_usage: dict[str, Any] = {}
         self.end_usage: dict[str, Any] = {}
 
-    def add(self, event: object, hooks: ProviderHooks) -> None:
-        """Fold one event in, passing text deltas to `hooks.on_text`."""
+    def add(self, sse: Event, hooks: ProviderHooks) -> bool:
+        """Fold one server-sent event in, passing text deltas to `hooks.on_text`."""
+        name, data = sse
+        if name is None or name == "ping":
+            return True
+        if name == "error":
+            raise self._stream_error(data)
+        if data:
+            self._add_event(json.loads(data), hooks)
+        return True
+
+    def _stream_error(self, data: str) -> ProviderError:
+        """An `error` event inside a 200 stream: retried when its type is a transient one."""
+        try:
+            body: object = json.loads(data)
+        except ValueError:
+            body = data
+        kind, message = _error_fields(body)
+        status = _STREAM_ERROR_STATUS.get(kind or "")
+        reason = f"error from {self.url} during the stream: {kind or 'error'}"
+        if message:
+            reason += f" ({one_line(message)})"
+        return ProviderError(reason, status=status, retryable=status is not None)
+
+    def _add_event(self, event: object, hooks: ProviderHooks) -> None:
         if not isinstance(event, dict):
             raise malformed(self.url, "a stream event is not a JSON object")
         kind = event.get("type")

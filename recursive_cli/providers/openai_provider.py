@@ -1,51 +1,42 @@
-"""Chat Completions through the official `openai` SDK: OpenAI and any compatible server.
+"""Chat Completions, through our own client (`http_client.py`): OpenAI and any compatible server.
+The `openai` SDK is the tests' oracle for the body, the headers, the stream and the retry rules.
 
-Hot path: `client.chat.completions.create` re-walks and re-validates the whole message list
-on every call, which grows with the conversation. Instead each immutable Message is
-serialised to JSON once (cached on it with `Message.wire`) and the cached pieces are spliced
-into the request body, which goes out through the SDK's lower-level `post()`. The SDK still
-does auth, base URL, headers, error classes and SSE decoding; with `cast_to=object` it hands
-back plain dicts instead of building pydantic models for every chunk.
+Hot path: each immutable Message is serialised to JSON once (cached on it with
+`Message.wire`) and the cached pieces are spliced into the request body, whose keys are in
+the order the SDK's `chat.completions.create` writes them, so the two send the same bytes.
+
+Stream: as the SDK's stream reads it, every event's data is a JSON chunk until one that
+starts with `[DONE]` (the rest of the body is drained briefly, not read); a chunk that
+carries an `error` ends the stream with that error, retried.
+
+As the SDK client does, OPENAI_ORG_ID and OPENAI_PROJECT_ID become the `OpenAI-Organization`
+and `OpenAI-Project` headers.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
-from .retry import http_error, one_line
-from .sdk_base import SdkErrors, SdkProvider, as_dict, dumps, malformed, plain_http_client
-from .sdk_loader import load_names
+from .http_base import HttpProvider, as_dict, dumps, malformed
+from .http_client import HttpStatusError
+from .retry import OPENAI_RULES, http_error, one_line
+from .sse import Event
 from .wire_cache import JoinedWires, WirePrefix
-
-if TYPE_CHECKING:
-    from openai import (
-        APIConnectionError,
-        APIError,
-        APIStatusError,
-        APITimeoutError,
-        AsyncOpenAI,
-        AsyncStream,
-        DefaultAsyncHttpxClient,
-        Omit,
-        OpenAIError,
-    )
-else:  # the classes alone, not the SDK's 0.3 s of generated types (sdk_loader.py)
-    (AsyncOpenAI, AsyncStream, Omit, OpenAIError, APIError, APIStatusError, APITimeoutError, APIConnectionError,
-     DefaultAsyncHttpxClient) = load_names(
-        "openai", "_client.AsyncOpenAI", "_streaming.AsyncStream", "_types.Omit", "_exceptions.OpenAIError",
-        "_exceptions.APIError", "_exceptions.APIStatusError", "_exceptions.APITimeoutError",
-        "_exceptions.APIConnectionError", "_base_client.DefaultAsyncHttpxClient")
 
 WIRE_KEY = "openai"
 DEFAULT_TIMEOUT = 600.0
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
-# The SDK will not build a client without a key; for a keyless server this fills the slot and is
-# never sent (every request omits the credential headers: `SdkProvider`).
-_PLACEHOLDER_KEY = "unused-no-key"
+# (environment variable, header), as the SDK client reads them.
+ENV_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
+# The SDK's words for a stream error without a message of its own.
+_STREAM_ERROR = "An error occurred during streaming"
 
 # Every finish_reason the API defines; any other word (vLLM's "abort", DeepSeek's
 # "insufficient_system_resource", none at all) leaves the reply not known to be whole.
@@ -53,35 +44,31 @@ _FINISH: dict[str, StopKind] = {"stop": "end", "tool_calls": "tool_calls", "func
                                 "length": "length", "content_filter": "content_filter"}
 
 
-class OpenAIProvider(SdkProvider):
+class OpenAIProvider(HttpProvider):
     """A ChatProvider for the Chat Completions API of OpenAI or any compatible server."""
 
     name = "openai"
     path = PATH
-    errors = SdkErrors(OpenAIError, APIStatusError, APITimeoutError, APIConnectionError)
-    stream_cls = AsyncStream
-    omit = Omit
+    default_base_url = DEFAULT_BASE_URL
+    rules = OPENAI_RULES
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Without `api_key`, `base_url` must name the (keyless) server; nothing is read from the environment."""
+        """Without `api_key`, `base_url` must name the (keyless) server; no key is read from the environment."""
         if not api_key and not base_url:
             raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")
-        client = AsyncOpenAI(api_key=api_key or _PLACEHOLDER_KEY, base_url=base_url, max_retries=0,
-                             timeout=timeout, http_client=plain_http_client(DefaultAsyncHttpxClient, base_url, timeout))
-        super().__init__(model, stream, client, api_key)
-        self._head = b'{"model":' + dumps(model)
+        super().__init__(model, stream, api_key, base_url, request_headers(api_key), timeout)
+        self._head = b'{"model":' + dumps(model) + (b',"stream":true' if stream else b"") + b',"messages":['
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
         self._prefix: WirePrefix[bytes] = WirePrefix(WIRE_KEY, encode_message)
         self._joined = JoinedWires()
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body; each message is serialised once and reused on later steps."""
-        parts: list[bytes | bytearray] = [self._head, b',"messages":[',
-                                          self._joined.extend(self._prefix, messages), b"]"]
+        parts: list[bytes | bytearray] = [self._head, self._joined.extend(self._prefix, messages), self._tail]
         if tools:
             parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
-        parts.append(self._tail)
+        parts.append(b"}")
         return b"".join(parts)
 
     def wire_size(self, message: Message) -> int:
@@ -104,15 +91,19 @@ class OpenAIProvider(SdkProvider):
                       for raw in message.get("tool_calls") or () if isinstance(raw, dict))
         return _completion(text, calls, choices[0].get("finish_reason"), _usage(data.get("usage")), refusal)
 
-    def status_error(self, err: APIStatusError) -> ProviderError:
-        return http_error(err.status_code, self._url, _server_message(err.body, err.message),
-                          err.response.headers, code=err.code if isinstance(err.code, str) else None)
+    def status_error(self, err: HttpStatusError) -> ProviderError:
+        return http_error(err.status, self._url, _server_message(err.body, f"Error code: {err.status}"),
+                          err.headers, code=_error_code(err.body), rules=self.rules)
 
-    def other_error(self, err: Exception) -> ProviderError:
-        if isinstance(err, APIError):  # an error event inside the stream
-            return ProviderError(f"error from {self._url} during the stream: {one_line(err.message)}",
-                                 retryable=True)
-        return super().other_error(err)
+
+def request_headers(api_key: str | None) -> dict[str, str]:
+    """The headers of every request besides the common ones: the key, organization and project."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    for variable, header in ENV_HEADERS:
+        value = os.environ.get(variable)
+        if value is not None:
+            headers[header] = value
+    return headers
 
 
 class _StreamState:
@@ -126,8 +117,21 @@ class _StreamState:
         self.finish: str | None = None
         self.usage = Usage()
 
-    def add(self, chunk: object, hooks: ProviderHooks) -> None:
-        """Fold one chunk in, passing text deltas to `hooks.on_text`."""
+    def add(self, sse: Event, hooks: ProviderHooks) -> bool:
+        """Fold one server-sent event in, passing text deltas to `hooks.on_text`; False after `[DONE]`."""
+        data = sse[1]
+        if data.startswith("[DONE]"):
+            return False
+        chunk = json.loads(data)
+        if isinstance(chunk, dict) and chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            text = message if isinstance(message, str) and message else _STREAM_ERROR
+            raise ProviderError(f"error from {self.url} during the stream: {one_line(text)}", retryable=True)
+        self._add_chunk(chunk, hooks)
+        return True
+
+    def _add_chunk(self, chunk: object, hooks: ProviderHooks) -> None:
         if not isinstance(chunk, dict):
             raise malformed(self.url, "a stream chunk is not a JSON object")
         if chunk.get("usage"):
@@ -200,14 +204,15 @@ def tool_wire(spec: ToolSpec) -> dict[str, Any]:
 
 
 def _body_tail(stream: bool, max_tokens: int | None, official: bool) -> bytes:
-    tail = b""
+    """What follows the messages, before the tools: the output limit and the stream options."""
+    tail = b"]"
     if max_tokens is not None:
         # OpenAI's reasoning models only take the newer name; many compatible servers only the old.
         key = b"max_completion_tokens" if official else b"max_tokens"
         tail += b',"' + key + b'":' + str(int(max_tokens)).encode()
     if stream:
-        tail += b',"stream":true,"stream_options":{"include_usage":true}'
-    return tail + b"}"
+        tail += b',"stream_options":{"include_usage":true}'
+    return tail
 
 
 
@@ -244,6 +249,15 @@ def _usage(raw: object) -> Usage:
     return Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
                  output_tokens=int(raw.get("completion_tokens") or 0),
                  cache_read_tokens=int(details.get("cached_tokens") or 0))
+
+
+def _error_code(body: object) -> str | None:
+    """The `error.code` of an error body, as the SDK reads it, when it is a string."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        code = error.get("code") if isinstance(error, dict) else None
+        return code if isinstance(code, str) else None
+    return None
 
 
 def _server_message(body: object, fallback: str) -> str:

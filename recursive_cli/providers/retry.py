@@ -1,23 +1,38 @@
 """Retry policy for provider requests: which failures are retried, how long to wait, and the loop.
 
-The SDKs' own retries are switched off (`max_retries=0`) so that every retry goes through
-`call_with_retries` and is announced to the hooks (the `api_retry` event) before we sleep.
-`http_error` turns an HTTP failure into the one-line, classified ProviderError both HTTP
-providers raise. A `BriefRetryError` (a local server refusing the connection: most likely not
-running) gets a couple of quick retries instead of the full backoff, so that a configuration
-mistake fails within seconds.
+The rules are the official SDK clients' (their `_should_retry`, `_parse_retry_after_header`
+and `_calculate_retry_timeout`; tests/providers compares them on the same inputs), each
+provider with its SDK's `RetryRules`:
+
+- an HTTP answer is retried when it says `x-should-retry: true`, never when it says
+  `x-should-retry: false`, and otherwise for 408, 409, 429 and every status from 500 up; the
+  OpenAI client also refuses to retry when the server asks for a wait of more than 120 s;
+- the wait is the server's own, `retry-after-ms` before `retry-after` (seconds, or an HTTP
+  date), when it is more than 0 (and for OpenAI at most 120 s; Anthropic caps it at
+  4,294,967 s, the longest sleep a platform allows);
+- otherwise 0.5 s doubling per retry, at most 8 s, less up to 25 % of random jitter;
+- dropped connections and timeouts are retried with the same backoff.
+
+Beyond the SDKs: a request is retried up to 5 times (their default is 2), every retry is
+announced to the hooks (the `api_retry` event) before we sleep, a stream that breaks off or
+says `error` before its end is retried too (nothing of it was acted on), and a
+`BriefRetryError` (a local server refusing the connection: most likely not running) gets a
+couple of quick retries instead of the full backoff, so that a configuration mistake fails
+within seconds. `http_error` turns an HTTP failure into the one-line, classified
+ProviderError both HTTP providers raise.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import os
 import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import timezone
+from dataclasses import dataclass
 from typing import TypeVar
 
 from .base import ContextLengthError, ProviderError, ProviderHooks, RetryNotice
@@ -29,8 +44,13 @@ BASE_DELAY_ENV = "RECURSIVE_RETRY_BASE_DELAY"
 REQUEST_TIMEOUT_ENV = "RECURSIVE_REQUEST_TIMEOUT"
 DEFAULT_REQUEST_TIMEOUT = 600.0
 
-# 408/409: the server timed out or hit a lock; 429: rate limited; 5xx gateways; 529: overloaded.
-RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
+MAX_RETRIES = 5
+# The SDKs' backoff: 0.5 s, doubling per retry, at most 8 s.
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+# 408: the server timed out; 409: it hit a lock; 429: rate limited; and every 5xx.
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+_INFINITY_WORDS = frozenset({"inf", "+inf", "infinity", "+infinity"})
 
 _STATUS_CAUSES = {
     400: "bad request", 401: "invalid API key", 403: "permission denied",
@@ -51,6 +71,85 @@ BRIEF_RETRIES = 2
 BRIEF_MAX_DELAY = 0.5
 
 
+@dataclass(frozen=True)
+class RetryRules:
+    """How one SDK client reads the wait a failed answer asks for.
+
+    `longest_wait`: the longest `retry-after` honoured. Beyond it, with `refuse_longer`, the
+    answer is not retried at all (OpenAI, 120 s); without, the wait is cut to it (Anthropic).
+    `overflow`: what a number too large for a float reads as (OpenAI: just over its longest
+    wait, so that it is refused; Anthropic: infinity, cut to its longest).
+    """
+
+    longest_wait: float
+    refuse_longer: bool
+    overflow: float
+
+
+OPENAI_RULES = RetryRules(longest_wait=120.0, refuse_longer=True, overflow=121.0)
+ANTHROPIC_RULES = RetryRules(longest_wait=4_294_967.0, refuse_longer=False, overflow=math.inf)
+
+
+def parse_retry_after(headers: Mapping[str, str], rules: RetryRules) -> float | None:
+    """Seconds the server asked us to wait, as the SDK reads them: `retry-after-ms`, then
+    `retry-after` as a number, then `retry-after` as an HTTP date (in the past: negative);
+    None when neither says anything readable. NaN and infinity are passed on as they are."""
+    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            delay = float(value)
+        except ValueError:
+            continue
+        if delay == math.inf and value.strip().lower() not in _INFINITY_WORDS:
+            return rules.overflow  # a number too large, not the word: an excessive wait
+        return delay / divisor
+    raw = headers.get("retry-after")
+    try:
+        parsed = email.utils.parsedate_tz(raw)  # type: ignore[arg-type]  # (None reads as None)
+        if parsed is None:
+            return None
+        when = email.utils.mktime_tz(parsed)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+    return float(when - time.time())
+
+
+def should_retry(status: int, headers: Mapping[str, str], rules: RetryRules) -> bool:
+    """Whether an answer with `status` (400 or more) is worth sending again."""
+    if rules.refuse_longer:
+        wait = parse_retry_after(headers, rules)
+        if wait is not None and math.isfinite(wait) and wait > rules.longest_wait:
+            return False
+    flag = headers.get("x-should-retry")
+    if flag == "true":
+        return True
+    if flag == "false":
+        return False
+    return status in RETRYABLE_STATUSES or status >= 500
+
+
+def server_wait(headers: Mapping[str, str], rules: RetryRules) -> float | None:
+    """The wait the server asked for, if it is one the SDK honours; None: back off instead."""
+    wait = parse_retry_after(headers, rules)
+    if wait is None or not wait > 0:  # (NaN is not more than 0)
+        return None
+    if rules.refuse_longer:
+        return wait if math.isfinite(wait) and wait <= rules.longest_wait else None
+    return min(wait, rules.longest_wait)
+
+
+def retry_timeout(retries_taken: int, headers: Mapping[str, str] | None, rules: RetryRules,
+                  initial_delay: float = INITIAL_RETRY_DELAY, max_delay: float = MAX_RETRY_DELAY) -> float:
+    """Seconds to wait before the retry after `retries_taken` earlier ones: the SDK's
+    `_calculate_retry_timeout`."""
+    wait = server_wait(headers, rules) if headers is not None else None
+    if wait is not None:
+        return wait
+    return backoff_delay(retries_taken + 1, initial_delay, max_delay)
+
+
 class BriefRetryError(ProviderError):
     """A failure worth only a brief retry: a local server that refuses the connection may be
     starting up, but is far more likely not running at all."""
@@ -63,17 +162,19 @@ async def call_with_retries(
     fn: Callable[[], Awaitable[T]],
     hooks: ProviderHooks,
     *,
-    max_retries: int = 5,
-    base_delay: float = 1.0,
-    max_delay: float = 60.0,
+    max_retries: int = MAX_RETRIES,
+    base_delay: float = INITIAL_RETRY_DELAY,
+    max_delay: float = MAX_RETRY_DELAY,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
 ) -> T:
     """Await `fn()`, retrying retryable ProviderErrors up to `max_retries` times.
 
-    Each retry is announced with `hooks.on_retry` before sleeping. Non-retryable errors,
-    and the last error once retries are used up, propagate unchanged. A BriefRetryError is
-    retried at most BRIEF_RETRIES times, from a quarter of the base delay, each wait capped
-    at BRIEF_MAX_DELAY.
+    Each retry is announced with `hooks.on_retry` before sleeping. The wait is the error's
+    `retry_after` (a server's wait the rules honour: `server_wait`), else the backoff from
+    `base_delay` (RECURSIVE_RETRY_BASE_DELAY overrides it, for tests). Non-retryable
+    errors, and the last error once retries are used up, propagate unchanged. A
+    BriefRetryError is retried at most BRIEF_RETRIES times, from a quarter of the base
+    delay, each wait capped at BRIEF_MAX_DELAY.
     """
     base_delay = _base_delay_from_env(base_delay)
     attempt = 0
@@ -97,14 +198,14 @@ def backoff_delay(attempt: int, base_delay: float, max_delay: float,
                   retry_after: float | None = None) -> float:
     """Seconds to wait before retry number `attempt` (1-based).
 
-    A server's `retry_after` wins (capped at `max_delay`); otherwise the delay doubles per
-    attempt from `base_delay`, capped at `max_delay`, with up to 25% random jitter taken off
-    so that many clients do not retry in lockstep.
+    A server's `retry_after` (already judged by `server_wait`) wins; otherwise the delay
+    doubles per attempt from `base_delay`, capped at `max_delay`, with up to 25% random
+    jitter taken off so that many clients do not retry in lockstep.
     """
-    if retry_after is not None and retry_after >= 0:
-        return min(retry_after, max_delay)
-    exponential = min(base_delay * 2.0 ** (attempt - 1), max_delay)
-    return exponential * (1 - 0.25 * random.random())
+    if retry_after is not None:
+        return retry_after
+    exponential = min(base_delay * 2.0 ** min(attempt - 1, 1000), max_delay)
+    return max(exponential * (1 - 0.25 * random.random()), 0.0)
 
 
 def request_timeout(default: float = DEFAULT_REQUEST_TIMEOUT) -> float:
@@ -126,10 +227,12 @@ def _base_delay_from_env(default: float) -> float:
 
 
 def http_error(status: int, url: str, server_message: str | None,
-               headers: Mapping[str, str] | None = None, code: str | None = None) -> ProviderError:
+               headers: Mapping[str, str] | None = None, code: str | None = None,
+               rules: RetryRules = OPENAI_RULES) -> ProviderError:
     """A ProviderError for an HTTP error answer, e.g. `HTTP 401 from https://…/v1: invalid API key (…)`.
 
-    `code` is the error code some APIs send beside the message (OpenAI's `error.code`).
+    `code` is the error code some APIs send beside the message (OpenAI's `error.code`);
+    `rules` say whether it is retried and after how long.
     """
     headers = headers or {}
     message = one_line(server_message or "")
@@ -139,30 +242,14 @@ def http_error(status: int, url: str, server_message: str | None,
     reason = f"HTTP {status} from {url}: {_STATUS_CAUSES.get(status, 'error')}"
     if message:
         reason += f" ({message})"
-    should_retry = (headers.get("x-should-retry") or "").lower()
-    retryable = should_retry == "true" or (status in RETRYABLE_STATUSES and should_retry != "false")
-    return ProviderError(reason, status=status, retryable=retryable,
-                         retry_after=retry_after_seconds(headers))
+    return ProviderError(reason, status=status, retryable=should_retry(status, headers, rules),
+                         retry_after=server_wait(headers, rules))
 
 
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asked us to wait: `retry-after-ms`, or `retry-after` as seconds or an HTTP date."""
-    millis = _float(headers.get("retry-after-ms"))
-    if millis is not None:
-        return max(millis / 1000, 0.0)
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    seconds = _float(raw)
-    if seconds is not None:
-        return max(seconds, 0.0)
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(when.timestamp() - time.time(), 0.0)
+def retry_after_seconds(headers: Mapping[str, str], rules: RetryRules = OPENAI_RULES) -> float | None:
+    """Seconds the server asked us to wait (none: None), a date in the past as 0."""
+    wait = parse_retry_after(headers, rules)
+    return None if wait is None else max(wait, 0.0)
 
 
 def one_line(text: str, limit: int = _MAX_MESSAGE_CHARS) -> str:

@@ -133,11 +133,11 @@ def test_verbose_shows_the_cause(workspace: Path, isolated_home: Path) -> None:
     assert run.code == 1 and len(run.error_lines()) == 1
     debug = [line for line in run.stderr.splitlines() if line.startswith("debug:")]
     assert debug and "401" in debug[0]
-    assert "Traceback (most recent call last)" in run.stderr and "AuthenticationError" in run.stderr
+    assert "Traceback (most recent call last)" in run.stderr and "HttpStatusError: HTTP 401" in run.stderr
     assert API_KEY not in run.stderr and "***" in run.stderr
     session = inspect_session(isolated_home, "verbose")
     check_row(Row("openai-verbose", (scrub(debug[0]), "Traceback (most recent call last): … "
-                                     "openai.AuthenticationError … (API key masked)",
+                                     "HttpStatusError: HTTP 401 … (API key masked)",
                                      scrub(run.error_lines()[0])), str(run.code), session.summary()))
 
 

@@ -1,12 +1,12 @@
-"""What the SDK-backed providers share: one request cycle over the SDK's low-level `post()`.
+"""What the two HTTP providers share: one request cycle over our own client (`http_client.py`).
 
-A subclass names its SDK's client and error classes and says how to build a request body,
-how to read a whole response and how to assemble a stream; the retry loop, the error mapping
-(one classified line per failure) and the API-key redaction live here once.
+A subclass names its headers and retry rules and says how to build a request body, how to
+read a whole response, how to read a stream's events and how to word an HTTP error; the
+retry loop, the error mapping (one classified line per failure) and the API-key redaction
+live here once.
 
 Without an API key (a local server: SPEC §11 makes the key optional with a base URL) no
-credential header is sent at all: each request omits them, so the SDK neither invents one
-nor reads one from the environment. Until the server has answered once, connection failures
+credential header is sent at all. Until the server has answered once, connection failures
 that mean "wrong address" fail fast: a name that does not resolve at once, a local server
 refusing the connection after a brief retry (`BriefRetryError`); a server that answered
 before and went away gets the full backoff.
@@ -15,10 +15,8 @@ before and went away gets the full backoff.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
@@ -29,51 +27,44 @@ from ..core.diagnostics import log_cause, redact
 from ..core.messages import Message
 from ..core.settings import key_variables
 from .base import Completion, ProviderError, ProviderHooks, ToolSpec
+from .http_client import USER_AGENT, ApiClient, EventStream, HttpStatusError
 from .local import is_local_host
-from .retry import BriefRetryError, call_with_retries, one_line
+from .retry import BriefRetryError, RetryRules, call_with_retries, one_line
+from .sse import Event
 
 # getaddrinfo's "this name does not exist" (not the temporary EAI_AGAIN, which is retried).
 _NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name))
-# The headers an SDK would carry a credential in; omitted on every request without a key.
-AUTH_HEADERS = ("Authorization", "X-Api-Key")
-# With one of these set, a plain-http request may still go through a TLS proxy.
-_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+# What every request says, as the SDK clients say it.
+BASE_HEADERS = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": USER_AGENT}
 
 
 class StreamAssembler(Protocol):
-    """Folds the items of one streamed response into a Completion."""
+    """Folds the events of one streamed response into a Completion."""
 
-    def add(self, item: object, hooks: ProviderHooks) -> None: ...
+    def add(self, event: Event, hooks: ProviderHooks) -> bool:
+        """Fold one event in; False once the stream has said all it will (later events are not read)."""
+        ...
 
     def completion(self) -> Completion: ...
 
 
-class SdkErrors:
-    """The SDK's error classes a provider maps to ProviderError."""
-
-    def __init__(self, base: type[Exception], status: type[Exception], timeout: type[Exception],
-                 connection: type[Exception]) -> None:
-        self.base, self.status, self.timeout, self.connection = base, status, timeout, connection
-
-
-class SdkProvider:
-    """Base of the providers that send our own request body through an official SDK's client."""
+class HttpProvider:
+    """Base of the providers that send our own request body through our own client."""
 
     name: ClassVar[str]
     path: ClassVar[str]
-    errors: ClassVar[SdkErrors]
-    stream_cls: ClassVar[Any]
-    omit: ClassVar[Any]  # the SDK's `Omit` marker: a header given as `omit()` is not sent
+    default_base_url: ClassVar[str]
+    rules: ClassVar[RetryRules]
 
-    def __init__(self, model: str, stream: bool, client: Any, api_key: str | None) -> None:
+    def __init__(self, model: str, stream: bool, api_key: str | None, base_url: str | None,
+                 headers: Mapping[str, str], timeout: float) -> None:
         """`api_key` None or empty: a keyless server, sent no credential at all."""
         self.model = model
         self.stream = stream
-        self._client = client
         self._api_key = api_key or None
-        self._url = str(client.base_url).rstrip("/")
-        self._options: dict[str, Any] = {} if api_key else {
-            "headers": {header: self.omit() for header in AUTH_HEADERS}}
+        self._client = ApiClient(base_url or self.default_base_url, merged_headers(BASE_HEADERS, headers), timeout)
+        self._endpoint = self._client.url(self.path)
+        self._url = str(self._client.base_url).rstrip("/")
         self._reached = False  # the server has answered once: its address is right
         self._tool_specs: tuple[ToolSpec, ...] = ()
         self._tools_json = b"[]"
@@ -86,7 +77,7 @@ class SdkProvider:
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
-        await self._client.close()
+        await self._client.aclose()
 
     # -- what a subclass provides ----------------------------------------------------------------
 
@@ -99,8 +90,8 @@ class SdkProvider:
     def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
         raise NotImplementedError
 
-    def status_error(self, err: Any) -> ProviderError:
-        """A ProviderError for the SDK's HTTP status error."""
+    def status_error(self, err: HttpStatusError) -> ProviderError:
+        """A ProviderError for an answer with status 400 or more."""
         raise NotImplementedError
 
     # -- shared ----------------------------------------------------------------------------------
@@ -117,45 +108,38 @@ class SdkProvider:
         try:
             if self.stream:
                 return await self._streamed(body, hooks)
-            data = await self._client.post(self.path, cast_to=object, content=body, options=self._options)
+            data = await self._client.post_json(self._endpoint, body)
             self._reached = True
             return self.parse_whole(data, hooks)
         except ProviderError as err:
             log_cause(err.reason, err, self._api_key)
             raise self._redacted(err) from None
-        except (self.errors.base, httpx2.HTTPError, httpx2.InvalidURL, json.JSONDecodeError,
+        except (HttpStatusError, httpx2.HTTPError, httpx2.InvalidURL, httpx2.StreamError, json.JSONDecodeError,
                 UnicodeDecodeError) as err:
-            error = self._redacted(self._provider_error(err))  # SDK messages may echo the key
+            error = self._redacted(self._provider_error(err))  # a server's message may echo the key
             log_cause(error.reason, err, self._api_key)  # the cause, shown with -v
             raise error from None
 
     async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        stream = await self._client.post(self.path, cast_to=object, content=body, stream=True,
-                                         stream_cls=self.stream_cls[object], options=self._options)
-        self._reached = True
-        state = self.new_stream()
-        try:
-            async for item in stream:
-                state.add(item, hooks)
-        finally:
-            await stream.close()
+        async with self._client.post_events(self._endpoint, body) as events:
+            self._reached = True
+            state = self.new_stream()
+            await _fold(events, state, hooks)
         return state.completion()
 
     def _provider_error(self, err: Exception) -> ProviderError:
-        if isinstance(err, self.errors.status):
+        if isinstance(err, HttpStatusError):
             self._reached = True
             return self._status_error(err)
-        if isinstance(err, self.errors.timeout):
+        if isinstance(err, httpx2.TimeoutException):
             return ProviderError(f"request to {self._url} timed out", retryable=True)
-        if isinstance(err, (self.errors.connection, httpx2.HTTPError, httpx2.InvalidURL)):
-            return self._connection_error(err)
         if isinstance(err, json.JSONDecodeError):
             return malformed(self._url, f"invalid JSON ({err.msg})")
         if isinstance(err, UnicodeDecodeError):
             return malformed(self._url, f"bytes that are not UTF-8 ({one_line(str(err))})")
-        return self.other_error(err)
+        return self._connection_error(err)
 
-    def _status_error(self, err: Exception) -> ProviderError:
+    def _status_error(self, err: HttpStatusError) -> ProviderError:
         error = self.status_error(err)
         if error.status == 401 and self._api_key is None:
             ours, theirs = key_variables(self.name)
@@ -165,23 +149,19 @@ class SdkProvider:
 
     def _connection_error(self, err: Exception) -> ProviderError:
         """One line for a request that reached no server; fast failures for a wrong address."""
-        cause = err.__cause__ if isinstance(err, self.errors.connection) and err.__cause__ else err
-        detail = one_line(str(cause)) or type(cause).__name__
-        if isinstance(cause, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):
+        detail = one_line(str(err)) or type(err).__name__
+        if isinstance(err, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):
             return ProviderError(f"invalid base URL {self._url}: {detail}")
         parts = urlsplit(self._url)
-        if not self._reached and _in_chain(cause, lambda e: isinstance(e, socket.gaierror)
+        if not self._reached and _in_chain(err, lambda e: isinstance(e, socket.gaierror)
                                            and e.errno in _NO_SUCH_NAME):
             return ProviderError(f"cannot resolve {parts.hostname}, the host of the base URL {self._url}: "
                                  f"{detail}; check its spelling")
-        if not self._reached and _in_chain(cause, lambda e: isinstance(e, ConnectionRefusedError)) \
+        if not self._reached and _in_chain(err, lambda e: isinstance(e, ConnectionRefusedError)) \
                 and is_local_host(parts.hostname):
             return BriefRetryError(f"connection to {self._url} refused: is the server running at "
                                    f"{parts.scheme}://{parts.netloc}?")
         return ProviderError(f"connection to {self._url} failed: {detail}", retryable=True)
-
-    def other_error(self, err: Exception) -> ProviderError:
-        return ProviderError(f"{self.name} client error: {one_line(str(err))}")
 
     def _redacted(self, err: ProviderError) -> ProviderError:
         reason = redact(err.reason, self._api_key)
@@ -192,16 +172,20 @@ class SdkProvider:
         return redacted
 
 
-def plain_http_client(client_class: Callable[..., httpx2.AsyncClient], base_url: str | None,
-                      timeout: float) -> httpx2.AsyncClient | None:
-    """For a plain-http base URL (a local server) and no proxy: the SDK's default HTTP client
-    (`client_class`, its limits and redirects) with a TLS context that loads no CA certificates,
-    since no request will use TLS; loading the system's certificates costs 20–25 ms of start-up.
-    A redirect to https would fail to verify, never connect unverified. None otherwise: the SDK
-    builds its client as usual."""
-    if not base_url or urlsplit(base_url).scheme.lower() != "http" or any(map(os.environ.get, _PROXY_VARIABLES)):
-        return None
-    return client_class(base_url=base_url, timeout=timeout, verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+def merged_headers(*layers: Mapping[str, str]) -> dict[str, str]:
+    """The headers of `layers`, a later layer's winning over an earlier one's of any case."""
+    merged: dict[str, tuple[str, str]] = {}
+    for layer in layers:
+        merged.update((name.lower(), (name, value)) for name, value in layer.items())
+    return dict(merged.values())
+
+
+async def _fold(events: EventStream, state: StreamAssembler, hooks: ProviderHooks) -> None:
+    """Fold the stream's events into `state` until it has heard all it needs, then drain the rest."""
+    async for event in events:
+        if not state.add(event, hooks):
+            await events.drain()
+            return
 
 
 def _in_chain(err: BaseException, test: Callable[[BaseException], bool]) -> bool:

@@ -1,0 +1,132 @@
+"""What a stream comes to, read by the SDK's own stream classes and by our provider, in one shape
+the tests compare: the answer text, the tool calls, the usage, the stop reason — or that the
+stream failed, and how.
+
+    Outcome(text, calls, usage, stop) | Outcome(failure="error" | "incomplete")
+
+`calls` holds (id, name, arguments as parsed JSON); a call our provider keeps as text that
+does not parse (a call the output limit cut) is ("cut") in place of its arguments on both
+sides, since the SDK parses what it has of it partially and we keep the raw text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from recursive_cli.core.messages import Message
+from recursive_cli.providers.anthropic_provider import AnthropicProvider
+from recursive_cli.providers.base import NullHooks, ProviderError
+from recursive_cli.providers.openai_provider import OpenAIProvider
+
+from .wireserver import Answer, WireServer
+
+CUT = "cut"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    text: str = ""
+    calls: tuple[tuple[str, str, Any], ...] = ()
+    usage: tuple[int, int, int, int] = (0, 0, 0, 0)  # whole prompt, output, cache read, cache write
+    stop: str | None = None
+    failure: str | None = None
+    notes: tuple[str, ...] = field(default=(), compare=False)
+
+
+def serve(stream: bytes, piece: int) -> WireServer:
+    return WireServer(Answer(200, stream, "text/event-stream", piece=piece))
+
+
+def ours(kind: str, stream: bytes, piece: int) -> Outcome:
+    """The stream read by our provider (one attempt: a failure is not retried here)."""
+    with serve(stream, piece) as server:
+        async def main() -> Any:
+            provider: Any = (AnthropicProvider("claude-oracle", "k", server.url) if kind == "anthropic"
+                             else OpenAIProvider("gpt-oracle", "k", server.url + "/v1"))
+            try:
+                body = provider.request_body([Message.user("hi")], [])
+                return await provider._attempt(body, NullHooks())
+            finally:
+                await provider.aclose()
+        try:
+            completion = asyncio.run(main())
+        except ProviderError as err:
+            incomplete = "without a stop_reason" in err.reason or "without a finish_reason" in err.reason
+            return Outcome(failure="incomplete" if incomplete else "error", notes=(err.reason,))
+    message = completion.message
+    calls = []
+    for call in message.tool_calls:
+        try:
+            arguments = json.loads(call.arguments)
+        except ValueError:
+            arguments = CUT
+        calls.append((call.id, call.name, arguments))
+    usage = completion.usage
+    return Outcome(message.content, tuple(calls), (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                                                   usage.cache_write_tokens), completion.reason)
+
+
+def sdk(kind: str, stream: bytes, piece: int) -> Outcome:
+    """The stream read by the SDK's streaming helpers (`messages.stream`, `chat.completions.stream`):
+    its SSE decoder, its stream class and its accumulator of the final message."""
+    with serve(stream, piece) as server:
+        try:
+            return asyncio.run(_anthropic_sdk(server.url) if kind == "anthropic" else _openai_sdk(server.url))
+        except Exception as err:  # the SDK's own error classes
+            return Outcome(failure="error", notes=(f"{type(err).__name__}: {err}",))
+
+
+async def _anthropic_sdk(url: str) -> Outcome:
+    from anthropic import AsyncAnthropic
+
+    client = AsyncAnthropic(api_key="k", base_url=url, max_retries=0)
+    try:
+        async with client.messages.stream(model="claude-oracle", max_tokens=64,
+                                          messages=[{"role": "user", "content": "hi"}]) as stream:
+            message = await stream.get_final_message()
+    finally:
+        await client.close()
+    if message.stop_reason is None:
+        return Outcome(failure="incomplete")
+    text = "".join(block.text for block in message.content if block.type == "text")
+    calls = tuple((block.id, block.name, block.input if message.stop_reason != "max_tokens"
+                   or index != len(message.content) - 1 else CUT)
+                  for index, block in enumerate(message.content) if block.type == "tool_use")
+    usage = message.usage
+    read, write = usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0
+    return Outcome(text, calls, (usage.input_tokens + read + write, usage.output_tokens, read, write),
+                   message.stop_reason)
+
+
+async def _openai_sdk(url: str) -> Outcome:
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(api_key="k", base_url=url + "/v1", max_retries=0)
+    try:
+        async with client.chat.completions.stream(model="gpt-oracle",
+                                                  messages=[{"role": "user", "content": "hi"}]) as stream:
+            async for _ in stream:
+                pass
+            completion = stream.current_completion_snapshot  # (the final one would parse the content)
+    finally:
+        await client.close()
+    choice = next(c for c in completion.choices if c.index == 0)
+    if choice.finish_reason is None:
+        return Outcome(failure="incomplete")
+    message = choice.message
+    calls = []
+    for call in message.tool_calls or ():
+        try:
+            arguments = json.loads(call.function.arguments)
+        except ValueError:
+            arguments = CUT
+        calls.append((call.id, call.function.name, arguments))
+    usage = completion.usage
+    prompt = usage.prompt_tokens if usage else 0
+    cached = (usage.prompt_tokens_details.cached_tokens or 0) if usage and usage.prompt_tokens_details else 0
+    return Outcome((message.content or "") + (message.refusal or ""), tuple(calls),
+                   (prompt, usage.completion_tokens if usage else 0, cached, 0),
+                   "refusal" if message.refusal else choice.finish_reason)
