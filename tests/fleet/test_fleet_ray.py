@@ -22,6 +22,10 @@ from clitools import invoke, json_lines, require
 
 from .fleettools import bare_repo, by_id, git, results, say, script, shell, tasks_file, tool_calls, transcript
 
+# The module-scoped fixture is costly: with the suite spread over cores (pytest-xdist), keep
+# this module on one worker so it is built once.
+pytestmark = pytest.mark.xdist_group("ray")
+
 SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RECURSIVE_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
             "RECURSIVE_API_BASE", "RECURSIVE_MODEL", "RECURSIVE_PROVIDER", "RECURSIVE_WORKSPACE",
             "RECURSIVE_SCRIPT", "RECURSIVE_MAX_STEPS", "RECURSIVE_HOME", "RAY_ADDRESS")

@@ -18,6 +18,10 @@ from fakeserver import FakeLLMServer
 from .doctable import PROVIDERS, Row, check_row
 from .harness import Run, Scrub, agent, call, inspect_session, provider_args
 
+# The module-scoped fixture is costly: with the suite spread over cores (pytest-xdist), keep
+# this module on one worker so it is built once.
+pytestmark = pytest.mark.xdist_group("hostile")
+
 TEN_MB = 10 * 1024 * 1024
 RESULT_CHARS = 140  # of each tool result shown in the table
 

@@ -18,6 +18,10 @@ import pytest
 
 from .conftest import AgentCli, system_text
 
+# The module-scoped fixture is costly: with the suite spread over cores (pytest-xdist), keep
+# this module on one worker so it is built once.
+pytestmark = pytest.mark.xdist_group("typescript-sdk")
+
 SCRIPT = Path(__file__).with_name("ts_query.mjs")
 PACKAGE = "@anthropic-ai/claude-agent-sdk"
 
