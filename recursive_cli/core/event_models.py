@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_serializer
 
 GoalStatus = Literal["running", "met", "not_met"]
 _NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}}  # tails are in the goal_evaluation events
@@ -17,6 +17,8 @@ _NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}}  # tails are in the go
 
 class CheckResult(BaseModel):
     """One check after one turn: its exit code (None when killed), time and output tail."""
+
+    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     command: str
     exit_code: int | None
@@ -43,6 +45,8 @@ class CheckResult(BaseModel):
 class JudgeVerdict(BaseModel):
     """The judge's decision; `valid` is False when its answer was not the JSON asked for."""
 
+    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
+
     achieved: bool
     reason: str
     model: str = ""
@@ -51,6 +55,8 @@ class JudgeVerdict(BaseModel):
 
 class Evaluation(BaseModel):
     """The verdict after one goal turn: every check's result and, if it was asked, the judge's."""
+
+    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     turn: int
     achieved: bool
@@ -74,6 +80,8 @@ class Evaluation(BaseModel):
 
 class GoalSummary(BaseModel):
     """The `goal` object of a goal run's result line; its verdicts leave out the output tails."""
+
+    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     status: GoalStatus
     until: str | None

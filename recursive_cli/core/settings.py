@@ -31,11 +31,6 @@ from .choices import (  # noqa: F401 (re-exported)
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10: the same parser, published as `tomli` (a dependency there only)
-    import tomli as tomllib
-
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
                                            "scripted": "scripted"}
 
@@ -149,6 +144,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    if sys.version_info >= (3, 11):  # (imported here: most runs have no config file to parse)
+        import tomllib
+    else:  # Python 3.10: the same parser, published as `tomli` (a dependency there only)
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -288,6 +288,7 @@ def main() -> None:
         sys.argv.insert(1, "chat")  # `recursive [OPTIONS]`, at a terminal: the interactive session
     from . import lazy_markdown
     from .errors import run_app
+    from .narrow import narrowed
 
     lazy_markdown.install()
-    run_app(app)
+    run_app(narrowed(app, sys.argv[1:]))  # typer builds the click objects of the command run only

@@ -90,6 +90,8 @@ def hooks_or_fail(loaded: "LoadedSettings", given: list[str]) -> Union["HookConf
 
 def show_hook_events(sinks: list["EventSink"], include: bool) -> list["EventSink"]:
     """`sinks`, with the stream-json sink writing hook lines when `include` (--include-hook-events)."""
+    if not include:  # (the stream-json sink writes none by default; its module stays unloaded for text)
+        return sinks
     from ...sinks.claude_stream import ClaudeStreamSink
 
     for sink in sinks:

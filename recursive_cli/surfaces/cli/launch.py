@@ -141,13 +141,13 @@ def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool =
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
     """The sinks for the chosen output format: stdout JSON or the text answer, stderr progress."""
-    from ...core.pricing import Price
-    from ...sinks.answer import TextAnswerSink
-    from ...sinks.claude_stream import ClaudeStreamSink
     from ...sinks.terminal import PlainTerminalSink, RichTerminalSink
 
     sinks: list[EventSink] = []
     if settings.output_format in ("stream-json", "json"):  # SPEC §4: Claude Code's lines
+        from ...core.pricing import Price
+        from ...sinks.claude_stream import ClaudeStreamSink
+
         sinks.append(ClaudeStreamSink(sys.stdout, session_id, whole_runs=True,
                                       stream=settings.output_format == "stream-json",
                                       api_key_source="user" if settings.api_key else "none",
@@ -157,6 +157,8 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
     else:
         sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose, settings.prices))
     if settings.output_format == "text":  # last: after the progress display has finished
+        from ...sinks.answer import TextAnswerSink
+
         sinks.append(TextAnswerSink(sys.stdout))
     return sinks
 

@@ -33,6 +33,40 @@ from .errors import EXIT_USAGE
 # `recursive` alone shows its help (exit 2); a click without this error has no such case.
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
+_RuntimeParam: Any
+try:  # typer's coercion layer (recent typers): one pydantic TypeAdapter per parameter
+    from typer._coercion import RuntimeParam as _RuntimeParam
+except ImportError:  # an older typer coerces with click's types: nothing to defer
+    _RuntimeParam = None
+
+
+def _deferred_runtime_param(param: Any) -> Any:
+    """Parameters whose coercion is built when a value needs it (`get_runtime_param` of the
+    swapped-in classes below). typer builds a TypeAdapter for every parameter of the command
+    run, given or not, to turn its None into None: 20 of them for a `recursive run` that gives
+    three options. A parameter not given keeps its None (or `()` when repeatable) exactly as
+    typer's coercion returns it, with none built."""
+    if _RuntimeParam is None:
+        return _built_runtime_param(param)
+    return _DEFERRED
+
+
+def _built_runtime_param(param: Any) -> Any:
+    """typer's own runtime parameter of `param`, built on the first call."""
+    base = TyperOption if isinstance(param, TyperOption) else TyperArgument
+    return base.get_runtime_param(param)
+
+
+if _RuntimeParam is not None:
+    class _DeferredRuntimeParam(_RuntimeParam):  # type: ignore[misc]
+        """typer's own `coerce` (None → None or `()`); any other value goes to the parameter's
+        real runtime parameter, built once."""
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            return _built_runtime_param(param)._coerce_value(value, param=param, ctx=ctx)
+
+    _DEFERRED: Any = _DeferredRuntimeParam(parameter_info=None, annotation=None)  # (neither is read)
+
 
 class BadValue(typer.BadParameter):
     """A value our own check refused; its message says what is accepted ("expected …")."""
@@ -40,6 +74,8 @@ class BadValue(typer.BadParameter):
 
 class _HumanOption(TyperOption):
     """An option shown by its value name: `--max-steps N`, and nothing for a flag."""
+
+    get_runtime_param = _deferred_runtime_param
 
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag or self.count:
@@ -52,6 +88,8 @@ class _HumanOption(TyperOption):
 
 class _HumanArgument(TyperArgument):
     """An argument shown by its name alone; a metavar like `[SESSION] [PROMPT]...` is the usage."""
+
+    get_runtime_param = _deferred_runtime_param
 
     def display_type_rich(self, ctx: Any) -> str | None:
         return None

@@ -1,0 +1,178 @@
+"""Start-up of the CLI itself (issue 16): a command builds only what it uses.
+
+typer builds the click objects of the command run only (`surfaces/cli/narrow.py`), and a
+pydantic TypeAdapter only for a parameter given a value (`usage.py`); a `run` imports neither
+the loop's feature nor the stream-json sink nor a TOML parser it does not need, and the event
+models are built when the first event of a kind is made. What a user sees must not change:
+the narrowed tree answers every command line as the whole one does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clitools import json_lines, write_script
+from typer.testing import CliRunner
+
+from recursive_cli.surfaces.cli.app import app
+from recursive_cli.surfaces.cli.narrow import narrowed
+
+PYTHON = sys.executable
+
+
+@pytest.mark.parametrize("args", [
+    ["--version"],
+    ["run", "--help"],
+    ["resume", "--help"],
+    ["sessions"],
+    ["sessions", "--help"],
+    ["sessions", "lst"],
+    ["sessions", "gc", "--older-than", "soon"],
+    ["checkpoints", "--help"],
+    ["fleet", "run", "--help"],
+    ["hooks", "--help"],
+    ["run", "--max-steps", "0", "x"],
+    ["run", "-o", "jsn", "x"],
+    ["run", "--provider", "nope", "x"],
+    ["run", "--max-cost", "-1", "x"],
+    ["run", "--bogus", "x"],
+    ["run", "--max-steps"],
+    ["goal", "--max-turns", "zero", "x"],
+    ["config", "path"],
+    ["bogus"],
+    ["--bogus"],
+], ids=lambda args: " ".join(args))
+def test_the_narrowed_tree_answers_every_command_line_as_the_whole_one(args: list[str], workspace: Path) -> None:
+    narrow = narrowed(app, args)
+    if args[0] in ("run", "resume", "sessions", "checkpoints", "fleet", "hooks", "goal", "config"):
+        assert narrow is not app and len(narrow.registered_commands) + len(narrow.registered_groups) == 1
+    else:
+        assert narrow is app  # no command word (or an unknown one): the whole tree, its list and its hints
+    runner = CliRunner()
+    whole = runner.invoke(app, args, catch_exceptions=False)
+    narrowed_result = runner.invoke(narrow, args, catch_exceptions=False)
+    assert (narrowed_result.exit_code, narrowed_result.stdout, narrowed_result.stderr) == (
+        whole.exit_code, whole.stdout, whole.stderr)
+
+
+def test_the_command_tree_is_the_whole_one_without_a_command_word() -> None:
+    assert narrowed(app, []) is app
+    assert narrowed(app, ["-m", "gpt-4.1", "chat"]) is app
+
+
+OBSERVE = """
+    import atexit, json, sys
+    import typer._adapters, typer.main
+    built, adapters = [], []
+    make_command, make_adapter = typer.main.get_command_from_info, typer._adapters.try_build_adapter
+
+    def get_command_from_info(command_info, **kwargs):
+        command = make_command(command_info, **kwargs)
+        built.append(command.name)
+        return command
+
+    def try_build_adapter(annotation, parameter_info):
+        adapters.append(repr(annotation))
+        return make_adapter(annotation, parameter_info)
+
+    typer.main.get_command_from_info = get_command_from_info
+    typer._adapters.try_build_adapter = try_build_adapter
+    def report():
+        seen = {"built": built, "adapters": len(adapters),
+                "modules": sorted(m for m in sys.modules if m.startswith(("recursive_cli.features.loop",
+                                  "recursive_cli.sinks.claude_stream", "tomllib")))}
+        sys.__stderr__.write("OBSERVED " + json.dumps(seen) + "\\n")
+
+    atexit.register(report)  # (the CLI is this program: it ends it with the atexit handlers run)
+    from recursive_cli.surfaces.cli.app import main
+    sys.argv = ["recursive", *json.loads(sys.argv[1])]
+    main()
+"""
+
+
+def observe(args: list[str], cwd: Path, home: Path) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    """Run the CLI's `main` with `args` in a fresh interpreter; what it built and imported."""
+    proc = subprocess.run([PYTHON, "-c", textwrap.dedent(OBSERVE), json.dumps(args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env={**_env(), "RECURSIVE_HOME": str(home)}, check=False)
+    line = next((line for line in proc.stderr.splitlines() if line.startswith("OBSERVED ")), None)
+    assert line is not None, proc.stderr
+    return {**json.loads(line.removeprefix("OBSERVED ")), "code": proc.returncode}, proc
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {key: value for key, value in os.environ.items() if not key.startswith("RECURSIVE_")}
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    return write_script(tmp_path / "script.json", [{"text": "all done"}])
+
+
+def test_a_run_builds_its_own_command_only_and_adapters_for_the_values_given(
+        tmp_path: Path, workspace: Path, script: Path) -> None:
+    seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
+                          "say done"], workspace, tmp_path / "home")
+    assert seen["code"] == 0 and proc.stdout == "all done\n"
+    assert seen["built"] == ["run"]  # not the other 20 commands of the tree
+    # --provider, --script, -C and the prompt: 4 of the 22 parameters of `run` have values
+    assert seen["adapters"] <= 5
+
+
+def test_a_text_run_imports_no_loop_feature_no_stream_json_sink_and_no_toml_parser(
+        tmp_path: Path, workspace: Path, script: Path) -> None:
+    seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
+                          "--no-checkpoints", "say done"], workspace, tmp_path / "home")
+    assert seen["code"] == 0 and proc.stdout == "all done\n"
+    assert seen["modules"] == []
+    # (with checkpoints on, their observer still imports the loop's control to look for a loop)
+    seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
+                          "say done"], workspace, tmp_path / "home")
+    assert seen["code"] == 0 and proc.stdout == "all done\n"
+    assert [m for m in seen["modules"] if not m.startswith("recursive_cli.features.loop")] == []
+
+
+def test_a_config_file_is_still_read_and_stream_json_still_written(
+        tmp_path: Path, workspace: Path, script: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('model = "from-config"\n', encoding="utf-8")
+    seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
+                          "-o", "stream-json", "say done"], workspace, home)
+    assert seen["code"] == 0, proc.stderr
+    lines = json_lines(proc.stdout)
+    assert lines[0]["type"] == "system" and lines[0]["model"] == "from-config"
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "all done"
+    assert "tomllib" in seen["modules"] and "recursive_cli.sinks.claude_stream" in seen["modules"]
+
+
+def test_a_value_given_is_still_checked_by_typer(tmp_path: Path, workspace: Path) -> None:
+    seen, proc = observe(["run", "--max-steps", "0", "-C", str(workspace), "x"], workspace, tmp_path / "home")
+    assert seen["code"] == 2
+    assert "error: --max-steps: expected a whole number of at least 1 (got '0')" in proc.stderr
+
+
+def test_the_event_models_are_built_when_the_first_event_of_a_kind_is_made() -> None:
+    proc = subprocess.run([PYTHON, "-c", textwrap.dedent("""
+        from recursive_cli.core import event_models, events
+        kinds = [v for v in vars(events).values() if isinstance(v, type) and issubclass(v, events.EventModel)]
+        print(sum(k.__pydantic_complete__ for k in kinds), len(kinds) > 20)
+        event = events.TurnStarted(turn=1, prompt="hi")
+        print(events.TurnStarted.__pydantic_complete__, event.model_dump_json())
+        check = event_models.CheckResult(command="true", exit_code=0)
+        print(check.model_dump(mode="json"))
+    """)], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "0 True",
+        'True {"type":"turn_started","turn":1,"prompt":"hi"}',
+        "{'command': 'true', 'exit_code': 0, 'timed_out': False, 'duration_s': 0.0, 'output_tail': '', 'passed': True}",
+    ]
