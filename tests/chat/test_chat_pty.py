@@ -200,8 +200,8 @@ def test_goal_with_a_check_runs_turns_until_the_check_passes(open_chat: Open, wo
     assert "done.txt exists" in server.requests[3].body["messages"][-1]["content"]  # asked of the judge
 
 
-def test_model_command_switches_the_model_of_the_next_request(open_chat: Open) -> None:
-    with FakeLLMServer([{"text": "from the first"}, {"text": "from the second"}]) as server:
+def test_model_command_switches_the_model_of_the_next_request(open_chat: Open, isolated_home: Path) -> None:
+    with FakeLLMServer([{"text": "from the first"}, {"text": "from the second"}, {"text": "third"}]) as server:
         chat = open_chat("chat", *server_args(server, model="gpt-4o-mini"))
         chat.prompt()
         chat.say("one")
@@ -214,7 +214,11 @@ def test_model_command_switches_the_model_of_the_next_request(open_chat: Open) -
         chat.expect("from the second")
         chat.prompt()
         assert chat.leave() == 0
-    assert [r.body["model"] for r in server.requests] == ["gpt-4o-mini", "gpt-4.1-mini"]
+        # The session goes on with the model chosen last, as it was left.
+        [session_id] = sessions(isolated_home)
+        later = invoke("resume", session_id, "three", "--api-base", server.openai_base_url)
+        assert later.returncode == 0, later.stderr
+    assert [r.body["model"] for r in server.requests] == ["gpt-4o-mini", "gpt-4.1-mini", "gpt-4.1-mini"]
 
 
 def test_resume_without_a_prompt_on_a_terminal_enters_the_conversation(

@@ -328,6 +328,8 @@ def test_client_set_model_and_permission_mode(agent_cli: AgentCli) -> None:
     replies = [m for m in after if isinstance(m, AssistantMessage)]
     assert replies[-1].model == "other-model"
     assert "other-model" in (result_of(after).model_usage or {})
+    meta = json.loads((agent_cli.home / "sessions" / result_of(after).session_id / "meta.json").read_text())
+    assert meta["model"] == "other-model"  # a later --resume goes on with the model chosen last
 
 
 def test_a_streamed_prompt_list_runs_every_prompt(agent_cli: AgentCli) -> None:

@@ -53,6 +53,7 @@ def create_session(folder: Path, meta: SessionMeta, runtime: RuntimeCore) -> Ses
         writer.close()
         raise
     runtime.state = SessionState(meta.state, lambda state: writer.update_meta(state=state))
+    runtime.attach(writer)  # for what changes the session's settings later (remember_model)
     return SessionBinding(writer, lock)
 
 
@@ -71,6 +72,7 @@ def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: RuntimeCor
     runtime.budget = runtime.budget.resumed(Spent.recorded(meta.usage, meta.cost_usd, meta.steps))
     runtime.state = SessionState(loaded.meta.state, lambda state: writer.update_meta(state=state))
     _skip_replayed_replies(runtime, messages, runtime.state)
+    runtime.attach(writer)
     return SessionBinding(writer, lock)
 
 
@@ -81,3 +83,11 @@ def _skip_replayed_replies(runtime: RuntimeCore, messages: list, saved: SessionS
         side = saved.get(SideReplies)
         runtime.provider.skip_replies(sum(1 for m in messages if m.role == "assistant")
                                       + (side.count if side is not None else 0))
+
+
+def remember_model(runtime: RuntimeCore, model: str) -> None:
+    """Record a model chosen mid-session (the chat's /model, headless `set_model`) in
+    meta.json, so that a later `resume` goes on with it; nothing when there is no session."""
+    writer = runtime.feature(JsonlSessionWriter)
+    if writer is not None:
+        writer.update_meta(model=model)

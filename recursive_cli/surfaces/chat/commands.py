@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ...core.choices import PERMISSION_MODES
 from ...core.errors import CheckpointError
 from ...core.messages import Message
+from ...features.sessions.binding import remember_model
 from ...features.sessions.records import SessionError
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ async def _model(chat: ChatSession, args: str) -> None:
     runtime.budget.price = runtime.budget.price.of(name)
     if runtime.compactor is not None and hasattr(runtime.compactor, "max_tokens"):
         runtime.compactor.max_tokens = context_window(name)
+    remember_model(runtime, name)
     chat.sink.line(f"model: {name} from the next request on")
 
 

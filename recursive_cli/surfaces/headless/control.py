@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...core.messages import Message
+from ...features.sessions.binding import remember_model
 from ...providers.base import ChatProvider
 from . import protocol
 from .build import HeadlessRun, json_schema
@@ -108,4 +109,5 @@ class ClientRequests:
             self.retired.append(runtime.provider)
             runtime.provider = provider
         runtime.budget.price = runtime.budget.price.of(model)
+        remember_model(runtime, model)
         return {}
