@@ -91,45 +91,120 @@ def live_processes(marker: str, pgid: int | None = None, since: int = 0) -> set[
     (clock ticks since boot, as in /proc/PID/stat). Empty where there is no /proc.
 
     Zombies are left out because nobody may reap them soon: in a container the init process
-    often does not. Only the environments of processes started since `since` are read.
+    often does not. Only the environments of processes started since `since` are read, and
+    only the stat files of processes this process has not seen before (see `_Seen`).
     """
     wanted = f"{MARKER_VARIABLE}={marker}".encode()
     found: set[int] = set()
-    for pid in proc_pids():
+    seen = _Seen.now()
+    for pid, inode in proc_entries():
+        start = seen.known_start(pid, inode)
+        if start is not None and start < since:
+            continue  # started before `since`: neither in the group nor carrying the marker
+        fields = _stat_fields(pid)
+        if fields is None:
+            continue  # gone meanwhile, or not ours to read
         try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            if fields[0] in (b"Z", b"X") or int(fields[19]) < since:
+            start = int(fields[19])
+            seen.remember(pid, inode, start)
+            if fields[0] in (b"Z", b"X") or start < since:
                 continue
             if int(fields[2]) == pgid or carries(pid, wanted):
                 found.add(pid)
         except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile, or not ours to read
+            continue
+    seen.done()
     found.discard(os.getpid())
     return found
 
 
+class _Seen:
+    """What earlier scans read of each process: its start time, keyed by pid and the inode
+    number of its /proc/PID folder.
+
+    The kernel numbers a /proc/PID folder afresh (a counter, never reused in practice) each
+    time it makes one for a process, and never keeps one past its process's end, so a pid
+    whose folder still has the inode an earlier scan saw is the same process, started when
+    that scan read: its stat file need not be read again to know that it is older than a
+    command. A folder the kernel could not number (inode 0 or 1) is always read.
+    """
+
+    last: dict[int, tuple[int, int]] = {}  # pid → (inode, start): the latest scan's
+
+    def __init__(self) -> None:
+        self.before = _Seen.last
+        self.found: dict[int, tuple[int, int]] = {}
+
+    @classmethod
+    def now(cls) -> _Seen:
+        return cls()
+
+    def known_start(self, pid: int, inode: int) -> int | None:
+        entry = self.before.get(pid)
+        if entry is None or inode <= 1 or entry[0] != inode:
+            return None
+        self.found[pid] = entry
+        return entry[1]
+
+    def remember(self, pid: int, inode: int, start: int) -> None:
+        if inode > 1:
+            self.found[pid] = (inode, start)
+
+    def done(self) -> None:
+        _Seen.last = self.found  # (one assignment: a scan in another thread sees either)
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None."""
+    data = _read_proc(f"/proc/{pid}/stat")
+    return data.rsplit(b")", 1)[1].split() if data is not None and b")" in data else None
+
+
+def _read_proc(path: str) -> bytes | None:
+    """A /proc file's bytes, or None when it cannot be read (its process is gone, or not ours)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def carries(pid: int, wanted: bytes) -> bool:
     """Whether process `pid` has the environment entry `wanted`, or one extending it with `.`."""
-    with open(f"/proc/{pid}/environ", "rb") as handle:
-        return any(entry == wanted or entry.startswith(wanted + b".")
-                   for entry in handle.read().split(b"\0"))
+    data = _read_proc(f"/proc/{pid}/environ")
+    if data is None:
+        raise OSError(f"cannot read the environment of process {pid}")
+    return any(entry == wanted or entry.startswith(wanted + b".") for entry in data.split(b"\0"))
 
 
 def proc_pids() -> list[int]:
     """Every pid in /proc; empty where there is no /proc."""
+    return [pid for pid, _ in proc_entries()]
+
+
+def proc_entries() -> list[tuple[int, int]]:
+    """(pid, inode number of its /proc folder) for every pid in /proc; empty where there is none."""
     try:
-        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        with os.scandir("/proc") as entries:
+            return [(int(entry.name), entry.inode()) for entry in entries if entry.name.isdigit()]
     except OSError:
         return []
 
 
 def start_time(pid: int) -> int:
     """When process `pid` started, in clock ticks since boot; 0 when unknown."""
+    fields = _stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return int(handle.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(fields[19]) if fields is not None else 0
+    except (IndexError, ValueError):
         return 0
 
 

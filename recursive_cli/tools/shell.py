@@ -142,6 +142,7 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
     caller kills it too. OSError when the shell cannot be started.
     """
     started = time.monotonic()
+    before = boot_ticks()  # no process of the command can have started earlier
     marker = ctx.processes.new_marker()
     read_fd, write_fd = os.pipe()
     spawn = asyncio.ensure_future(start_shell(command, ctx, write_fd, marker))
@@ -160,7 +161,8 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
     finally:
         os.close(write_fd)
     ctx.processes.groups.add(proc.pid)
-    procs = CommandProcesses(proc.pid, marker, start_time(proc.pid))
+    # (a quick shell may be gone already: then its start time is unknown, and `before` serves)
+    procs = CommandProcesses(proc.pid, marker, start_time(proc.pid) or before)
     try:
         timed_out, stopped, lingering = await supervise(proc, procs, read_fd, buffer, timeout)
     except asyncio.CancelledError:
@@ -171,6 +173,15 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
         ctx.processes.groups.discard(proc.pid)
     return CommandRun(proc.returncode, timed_out, lingering, time.monotonic() - started,
                       () if timed_out else stopped)
+
+
+def boot_ticks() -> int:
+    """Now, in the clock ticks since boot that /proc/PID/stat gives start times in (one tick
+    early, so that no process started from now on reads as older); 0 where unknown."""
+    try:
+        return max(int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK")) - 1, 0)
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 async def start_shell(command: str, ctx: ToolContext, output_fd: int,

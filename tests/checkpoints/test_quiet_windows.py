@@ -53,7 +53,7 @@ def test_calls_that_change_nothing_leave_no_trace_and_commit_once(
     assert chain(cp) == before  # no window of them is left in the chain
     assert "write-tree" not in seen  # the index did not change: its tree is known
     assert seen.count("commit-tree") == 1  # the first call's open commit serves the others
-    assert set(seen) == {"commit-tree", "update-ref"}
+    assert set(seen) <= {"commit-tree", "update-ref"}  # (the refs move without git now)
 
 
 def test_a_change_after_quiet_calls_is_the_sessions_own(cp: GitCheckpointer, workspace: Path) -> None:

@@ -23,8 +23,9 @@ from typing import Any, Literal, Protocol
 from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import ShadowGit, require_git
+from .refs import files_backend, has_loose_object, movable, move_ref
 from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
-from .scan import MAX_FILE_BYTES, Scan, Skipped, scan_workspace, stage
+from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
 
 Phase = Literal["before", "after"]
 # An `open` commit of a call that changed nothing is used again, for this long at most, by
@@ -122,6 +123,7 @@ class GitCheckpointer:
         self._lock = threading.RLock()  # tool calls, jobs and turns snapshot from several threads
         self._written: tuple[tuple[int, ...], str] | None = None  # (index stamp, its tree)
         self._unused: OpenWindow | None = None  # the last window that changed nothing
+        self._loose_refs: bool | None = None  # whether refs are files this process may move (refs.py)
         self.process = secrets.token_hex(6)  # names this process in the events it commits
 
     def snapshot(self, turn: int, phase: Phase) -> Snapshot:
@@ -159,7 +161,7 @@ class GitCheckpointer:
                                                    unused.previous) != (turn, label, tree, previous) \
                 or time.monotonic() - unused.made > REUSE_SECONDS:
             return None
-        try:
+        try:  # (git checks that the commit is still there when it is not a loose object)
             self.update_refs({head_ref(self.session_id): unused.commit})
         except GitCommandError:  # (its commit is gone after all): a new one is committed
             return None
@@ -174,13 +176,60 @@ class GitCheckpointer:
             head = self.head()
             if capture.tree == window.tree and head is not None and head[0] == window.commit \
                     and window.previous is not None:
-                self.update_refs({head_ref(self.session_id): window.previous[0]})
+                self.update_refs({head_ref(self.session_id): window.previous[0]}, known=True)
                 self._head = window.previous
                 self._unused = window
                 return
             self.commit(capture.tree, f"{self.session_id}: turn {window.turn} {window.label} ended",
                         event={"event": "close", "turn": window.turn, "window": window.commit,
                                "paths": paths})
+
+    def open_quietly(self, turn: int, label: str) -> OpenWindow | None:
+        """`open_window` when it can be done at once, without git and without waiting: the
+        watch proves the workspace unchanged, the index is the one whose tree is known, and
+        the last window that changed nothing opens again with a ref file written here. None
+        when not (nothing is changed then): `open_window` does it, in a thread."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            unused, previous = self._unused, self._head
+            if unused is None or previous is None or not self._head_known \
+                    or (unused.turn, unused.label, unused.previous) != (turn, label, previous) \
+                    or time.monotonic() - unused.made > REUSE_SECONDS \
+                    or self._quiet_tree() != unused.tree \
+                    or not self._move_here({head_ref(self.session_id): unused.commit}, known=False):
+                return None
+            self._unused, self._head = None, (unused.commit, unused.tree)
+            return unused
+        finally:
+            self._lock.release()
+
+    def close_quietly(self, window: OpenWindow) -> bool:
+        """`close_window` of a call that changed nothing, when that is known at once (as in
+        `open_quietly`): the head moves back, no git runs. False when not (nothing is
+        changed then): `close_window` does it, in a thread."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            head = self._head
+            if window.previous is None or head is None or head[0] != window.commit \
+                    or self._quiet_tree() != window.tree \
+                    or not self._move_here({head_ref(self.session_id): window.previous[0]}, known=True):
+                return False
+            self._head, self._unused = window.previous, window
+            return True
+        finally:
+            self._lock.release()
+
+    def _quiet_tree(self) -> str | None:
+        """The tree of the workspace when it is known without walking or git, else None."""
+        if not self._ready or self._written is None:
+            return None
+        with self.git.index_locked(wait=False) as held:
+            if not held or known_clean(self.git, self.max_file_bytes) is None:
+                return None
+            stamp = _stamp(self.git.index)
+            return self._written[1] if stamp is not None and stamp == self._written[0] else None
 
     def capture(self) -> Capture:
         """Stage the workspace into the kept index and write its tree (no commit, no ref)."""
@@ -213,7 +262,7 @@ class GitCheckpointer:
             message = attribution.event_message(subject, {**event, "by": self.process})
             commit = self.git.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message,
                                   date=int(time.time())).decode().strip()
-            self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)})
+            self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)}, known=True)
             self._head = (commit, tree)
         return commit
 
@@ -280,11 +329,31 @@ class GitCheckpointer:
         """Every file and symlink of a snapshot, by path."""
         return attribution.tree_entries(self.git, tree)
 
-    def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = ()) -> None:
-        """Set and delete refs in one transaction."""
+    def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = (), *,
+                    known: bool = False) -> None:
+        """Set and delete refs in one transaction. When it only moves refs that exist (a
+        window's head, mostly) the ref files are written here, as git writes them (refs.py),
+        and no git runs; `known`: the caller knows every commit is in the repository (else
+        only loose objects are taken as there, and git checks the rest)."""
+        if not deletes and self._move_here(updates, known):
+            return
         lines = [f"update {ref} {commit}" for ref, commit in updates.items()]
         lines += [f"delete {ref}" for ref in deletes]
         self.git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
+
+    def _move_here(self, updates: dict[str, str], known: bool) -> bool:
+        """Move existing refs by writing their files (refs.py); False when git must do it
+        (a ref may then have been written already, with the same value git will write)."""
+        git_dir = self.git.git_dir
+        return bool(updates) and self._moves_refs() and all(
+            movable(git_dir, ref, commit) and (known or has_loose_object(git_dir, commit))
+            for ref, commit in updates.items()) and all(
+            move_ref(git_dir, ref, commit) for ref, commit in updates.items())
+
+    def _moves_refs(self) -> bool:
+        if self._loose_refs is None:
+            self._loose_refs = files_backend(self.git.git_dir)
+        return self._loose_refs
 
     def _open(self, create: bool = True) -> bool:
         """Make sure the shadow repository exists (or, without `create`, say whether it does)."""

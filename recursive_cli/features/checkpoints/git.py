@@ -86,18 +86,27 @@ class ShadowGit:
         return proc.stdout
 
     @contextlib.contextmanager
-    def index_locked(self) -> Iterator[None]:
-        """Hold the index for this process: other runs on the same workspace wait their turn.
+    def index_locked(self, wait: bool = True) -> Iterator[bool]:
+        """Hold the index for this process: other runs on the same workspace wait their turn
+        (without `wait`, it yields False at once when another holds it, and True when held).
 
         The kernel drops the lock when its holder dies, so while we hold it a leftover
         `index.lock` can only come from a snapshot that was killed, and is removed.
         """
-        self.index.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.index.with_name("index.mutex"), os.O_RDWR | os.O_CREAT, 0o600)
+        mutex = self.index.with_name("index.mutex")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = os.open(mutex, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except FileNotFoundError:
+            self.index.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(mutex, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
             self.index.with_name(self.index.name + ".lock").unlink(missing_ok=True)
-            yield
+            yield True
         finally:
             os.close(fd)
 

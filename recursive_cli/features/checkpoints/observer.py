@@ -74,11 +74,15 @@ class CheckpointObserver:
                       paths: list[str] | None) -> AsyncIterator[None]:
         cp = self.checkpointer
         assert cp is not None
-        window = await self._guarded(runtime, turn, label, lambda: cp.open_window(turn, label))
+        # A window that changes nothing is mostly done here at once (no git, no thread: see
+        # open_quietly); anything else runs in a thread.
+        window = _quietly(lambda: cp.open_quietly(turn, label))
+        if window is None:
+            window = await self._guarded(runtime, turn, label, lambda: cp.open_window(turn, label))
         try:
             yield
         finally:  # an interrupted call too: what it did before it was stopped is ours
-            if window is not None:
+            if window is not None and not _quietly(functools.partial(cp.close_quietly, window)):
                 close = functools.partial(cp.close_window, window, paths)
                 await self._guarded(runtime, turn, label, close)
 
@@ -137,6 +141,14 @@ class CheckpointObserver:
             lines.append(f"checkpoint: turn {turn} changed {_files(snap.files_changed)} "
                          f"(undo: recursive checkpoints restore {session_id} --turn {turn})")
         return "\n".join(lines)
+
+
+def _quietly(work: Callable[[], T]) -> T | None:
+    """`work`'s answer; None when it fails (the thread path then does it again, and reports)."""
+    try:
+        return work()
+    except Exception:
+        return None
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:

@@ -146,6 +146,19 @@ def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan
         return scan
 
 
+def known_clean(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan | None:
+    """The scan `scan_workspace` would give when the watch proves nothing changed since the
+    last walk (no walk, no git, no waiting); None when that takes a walk, or another thread
+    is scanning."""
+    known = _known_for(git)
+    if not known.lock.acquire(blocking=False):
+        return None
+    try:
+        return known.clean(git, max_file_bytes)
+    finally:
+        known.lock.release()
+
+
 def _walk(git: ShadowGit, max_file_bytes: int) -> Scan:
     """The scan proper: what `git ls-files` and an lstat per path it lists say."""
     out = git.run("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard")
