@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from clitools import CliResult, invoke, json_lines, run_cli, write_script
 
+import recursive_cli.features.checkpoints.git as git_module
+from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
 from recursive_cli.features.checkpoints.repo import shadow_folder
 from recursive_cli.features.sessions.reader import load_session
 
@@ -122,3 +124,27 @@ def stream(proc: Result, subtype: str) -> list[dict[str, Any]]:
     """The `system` lines of one subtype in a stream-json output."""
     return [line for line in json_lines(proc.stdout)
             if line["type"] == "system" and line.get("subtype") == subtype]
+
+
+@pytest.fixture
+def watched_cp(workspace: Path, isolated_home: Path) -> GitCheckpointer:
+    """A checkpointer of 20 files whose workspace is watched already (quiet windows' tests)."""
+    for i in range(20):
+        (workspace / f"f{i}.txt").write_text(str(i))
+    cp = GitCheckpointer(isolated_home, workspace, "s1")
+    cp.snapshot(1, "before")
+    cp.snapshot(1, "before")  # from the second walk on, the workspace is watched
+    return cp
+
+
+def git_commands(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The git subcommands the checkpointer runs from now on."""
+    seen: list[str] = []
+    real = subprocess.run
+
+    def counting(argv: list[str], *args: Any, **kwargs: Any) -> Any:
+        seen.append(next(a for a in argv[1:] if not a.startswith("-") and "=" not in a))
+        return real(argv, *args, **kwargs)
+
+    monkeypatch.setattr(git_module.subprocess, "run", counting)
+    return seen

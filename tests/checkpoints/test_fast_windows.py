@@ -18,38 +18,19 @@ from typing import Any
 import pytest
 from clitools import write_script
 
-import recursive_cli.features.checkpoints.git as git_module
 from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
 from recursive_cli.features.checkpoints.repo import head_ref
 from recursive_cli.tools import base as tool_base
 
-from .conftest import Agent, shell
+from .conftest import Agent, git_commands, shell
 from .test_attribution import start_run, wait_for
 
 _run = subprocess.run  # (the tests' own git calls are not counted)
 
 
 @pytest.fixture
-def cp(workspace: Path, isolated_home: Path) -> GitCheckpointer:
-    for i in range(20):
-        (workspace / f"f{i}.txt").write_text(str(i))
-    cp = GitCheckpointer(isolated_home, workspace, "s1")
-    cp.snapshot(1, "before")
-    cp.snapshot(1, "before")  # from the second walk on, the workspace is watched
-    return cp
-
-
-def git_commands(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The git subcommands the checkpointer runs from now on."""
-    seen: list[str] = []
-    real = subprocess.run
-
-    def counting(argv: list[str], *args: Any, **kwargs: Any) -> Any:
-        seen.append(next(a for a in argv[1:] if not a.startswith("-") and "=" not in a))
-        return real(argv, *args, **kwargs)
-
-    monkeypatch.setattr(git_module.subprocess, "run", counting)
-    return seen
+def cp(watched_cp: GitCheckpointer) -> GitCheckpointer:
+    return watched_cp
 
 
 def real_git(cp: GitCheckpointer, *args: str) -> str:

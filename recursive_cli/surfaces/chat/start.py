@@ -9,10 +9,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from ...core import utf8
-from ...features.sessions.ids import check_session_id, new_session_id
-from ..cli.config_cmd import load_or_fail
 from ..cli.errors import EXIT_USAGE, fail
-from ..cli.launch import Launch, launch, mcp_flags
+from ..cli.launch import Launch, fresh_launch, launch, mcp_flags
 from ..cli.options import CommonOptions, RunOptions
 
 if TYPE_CHECKING:
@@ -70,14 +68,7 @@ def refused(common: CommonOptions, options: RunOptions) -> str:
 
 def new_chat_launch(common: CommonOptions) -> Launch | int:
     """Settings and a fresh session id for a new interactive session (no prompt needed yet)."""
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
-    session_id = loaded.settings.session_id or new_session_id()
-    problem = check_session_id(session_id)
-    if problem:
-        return fail(problem, EXIT_USAGE)
-    return Launch(loaded, "run", session_id)
+    return fresh_launch(common, "run")
 
 
 def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, prompt: str) -> int:

@@ -129,6 +129,13 @@ def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool =
     of the usage error (2) or configuration error (1), already reported."""
     if not prompt:
         return fail(empty_prompt_message(read_stdin), EXIT_USAGE)
+    return fresh_launch(common, mode, prompt)
+
+
+def fresh_launch(common: CommonOptions, mode: str, title: str = "") -> Launch | int:
+    """Settings and a new session id (`--session-id`'s, checked, or a generated one) for a new
+    session; or the exit code of the error, already reported. The interactive session starts
+    here with no prompt yet."""
     loaded = load_or_fail(common)
     if isinstance(loaded, int):
         return loaded
@@ -136,7 +143,7 @@ def new_launch(common: CommonOptions, mode: str, prompt: str, read_stdin: bool =
     problem = check_session_id(session_id)
     if problem:
         return fail(problem, EXIT_USAGE)
-    return Launch(loaded, mode, session_id, title=prompt)
+    return Launch(loaded, mode, session_id, title=title)
 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
