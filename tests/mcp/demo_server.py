@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +33,8 @@ class Weather(BaseModel):
 
 
 def _dir() -> Path:
-    return Path(os.environ.get("DEMO_DIR", "."))
+    """$DEMO_DIR (the tests' demo_dir fixture); else the temp folder, never the repository."""
+    return Path(os.environ.get("DEMO_DIR") or tempfile.gettempdir())
 
 
 @app.tool(description="The weather in a city, as structured data.", annotations=READ_ONLY)
