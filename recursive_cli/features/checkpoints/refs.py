@@ -18,6 +18,16 @@ a reader racing it within the same microsecond could in principle read a mix of 
 (git would report a broken ref once). Any other file (none yet, a different length, a
 symlink, a second link) is written into the lock file and renamed over, as git does.
 
+The lock is taken by hard-linking a spare, empty file of the ref's own (kept under
+`<git dir>/recursive/lock-spares/<ref>`) to `<ref>.lock`: link() fails when the name exists
+just as O_EXCL does, so git and every other process see the same lock, but no inode is
+allocated and freed per move. On this ext4 (`discard`) a fresh lock file cost 0.5–0.7 ms
+inside a run against 0.04 ms for the link; the lock file's contents are never read (git
+writes its own lock file and renames it; ours is only the name). Where hard links cannot be
+made (another filesystem, no spare folder), and for the rename path, the lock file is
+created with O_EXCL as git does. A held link lock's age is its inode's change time (link()
+sets it; the spare is this ref's alone, so nothing else touches it).
+
 Only the plain case is done here: an existing ref of a files-backend repository with no
 reflog, moved to a well-formed object id. Anything else (a new ref, a held lock, a reftable
 repository, a reflog to append to, a filesystem error) answers False and the caller runs
@@ -29,6 +39,7 @@ git holds a ref lock for milliseconds.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -37,6 +48,7 @@ from pathlib import Path
 
 STALE_LOCK_SECONDS = 30.0
 IN_PLACE = True  # an existing loose ref is rewritten where it is (see the module's doc)
+SPARES = Path("recursive") / "lock-spares"  # in the git dir: each ref's spare for its link lock
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 # Names as our refs are spelled (repo.py): no component starting with a dot or ending in
 # ".lock", none of the characters git refuses, no "..", "@{", "//".
@@ -44,6 +56,7 @@ _REF_NAME = re.compile(r"refs(/[A-Za-z0-9_+=-][A-Za-z0-9._+=-]*)+")
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
+@functools.lru_cache(maxsize=256)
 def plain_ref_name(ref: str) -> bool:
     """Whether `ref` is a name this module may write (git would accept it as it is)."""
     return bool(_REF_NAME.fullmatch(ref)) and ".." not in ref and not any(
@@ -57,7 +70,7 @@ def files_backend(git_dir: Path) -> bool:
 
 def has_loose_object(git_dir: Path, oid: str) -> bool:
     """Whether `oid` is a loose object of the repository (False says nothing about packs)."""
-    return (git_dir / "objects" / oid[:2] / oid[2:]).is_file()
+    return os.path.isfile(f"{git_dir}/objects/{oid[:2]}/{oid[2:]}")
 
 
 def movable(git_dir: Path, ref: str, oid: str) -> bool:
@@ -65,15 +78,44 @@ def movable(git_dir: Path, ref: str, oid: str) -> bool:
     name and id, a ref that exists (loose or packed), no reflog."""
     if not _OBJECT_ID.fullmatch(oid) or not plain_ref_name(ref):
         return False
-    return not (git_dir / "logs" / ref).exists() and ((git_dir / ref).is_file() or _packed(git_dir, ref))
+    files = _files(git_dir, ref)
+    return not os.path.exists(files.log) and (os.path.isfile(files.ref) or _packed(git_dir, ref))
+
+
+class _RefFiles:
+    """The file names of one ref, as strings (pathlib would rebuild them on every move)."""
+
+    __slots__ = ("ref", "lock", "spare", "log")
+
+    def __init__(self, git_dir: Path, ref: str) -> None:
+        self.ref = str(git_dir / ref)
+        self.lock = self.ref + ".lock"
+        self.spare = str(git_dir / SPARES / ref)
+        self.log = str(git_dir / "logs" / ref)
+
+
+@functools.lru_cache(maxsize=256)
+def _files(git_dir: Path, ref: str) -> _RefFiles:
+    return _RefFiles(git_dir, ref)
 
 
 def move_ref(git_dir: Path, ref: str, oid: str) -> bool:
     """Point `ref` (`movable`) at `oid` as `git update-ref` would; False, with nothing
     changed, when its lock is held or the file cannot be written."""
-    path = git_dir / ref
-    lock = path.with_name(path.name + ".lock")
+    files = _files(git_dir, ref)
+    path, lock = files.ref, files.lock
     line = (oid + "\n").encode()
+    if IN_PLACE:
+        linked = _link_lock(files.spare, lock)
+        if linked is False:
+            return False
+        if linked:
+            try:
+                if _overwrite(path, line):
+                    return True
+            finally:
+                _remove(lock)
+            # Not a file to write over: git's way, under a lock file of its own.
     fd = _lock(lock)
     if fd is None:
         return False
@@ -95,7 +137,7 @@ def move_ref(git_dir: Path, ref: str, oid: str) -> bool:
     return True
 
 
-def _overwrite(path: Path, line: bytes) -> bool:
+def _overwrite(path: str | Path, line: bytes) -> bool:
     """Write `line` over the ref file's bytes, in one write, when the file holds a line of
     the same length (an id of the same kind): False, with the file untouched, otherwise."""
     try:
@@ -113,7 +155,37 @@ def _overwrite(path: Path, line: bytes) -> bool:
         os.close(fd)
 
 
-def _lock(lock: Path) -> int | None:
+def _link_lock(spare: str | Path, lock: str | Path) -> bool | None:
+    """Take `lock` by linking `spare` to it: True when held, False when someone holds it,
+    None when no link can be made here (then `_lock` creates the file)."""
+    took_over = made_spare = False
+    while True:  # (each way round at most once)
+        try:
+            os.link(spare, lock, follow_symlinks=False)
+            return True
+        except FileExistsError:
+            if took_over or not _stale(lock):
+                return False
+            _remove(lock)
+            took_over = True
+        except FileNotFoundError:  # no spare yet (or no ref folder: `_lock` makes it)
+            if made_spare or not os.path.isdir(os.path.dirname(lock)) or not _make_spare(spare):
+                return None
+            made_spare = True
+        except OSError:  # EXDEV, EPERM (no hard links here), EMLINK, ...
+            return None
+
+
+def _make_spare(spare: str | Path) -> bool:
+    try:
+        os.makedirs(os.path.dirname(spare), exist_ok=True)
+        os.close(os.open(spare, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644))
+    except OSError:
+        return False
+    return True
+
+
+def _lock(lock: str | Path) -> int | None:
     """The created lock file's descriptor, or None when it is held (or cannot be made)."""
     for attempt in range(2):
         try:
@@ -126,7 +198,7 @@ def _lock(lock: Path) -> int | None:
             if attempt:
                 return None
             try:
-                lock.parent.mkdir(parents=True, exist_ok=True)
+                os.makedirs(os.path.dirname(lock), exist_ok=True)
             except OSError:
                 return None
         except OSError:
@@ -134,16 +206,20 @@ def _lock(lock: Path) -> int | None:
     return None
 
 
-def _stale(lock: Path) -> bool:
+def _stale(lock: str | Path) -> bool:
+    """Whether the lock is older than STALE_LOCK_SECONDS: a lock file's age is its mtime; a
+    link lock (a second name of a spare) was made when its inode last changed."""
     try:
-        return time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS
+        info = os.stat(lock, follow_symlinks=False)
     except OSError:
         return False
+    made = info.st_ctime if info.st_nlink > 1 else info.st_mtime
+    return time.time() - made > STALE_LOCK_SECONDS
 
 
-def _remove(path: Path) -> None:
+def _remove(path: str | Path) -> None:
     try:
-        path.unlink()
+        os.unlink(path)
     except OSError:
         pass
 

@@ -82,8 +82,9 @@ def load_session(folder: Path, prices: PriceTable | None = None) -> LoadedSessio
     with _gc_paused(freeze=len(data) >= FREEZE_BYTES):
         records, warnings = parse_transcript(data, folder.name)
         meta = _meta_or_rebuilt(folder, records, warnings)
-        _check_messages(folder, meta, data, records, warnings)
-        messages, turns = _conversation(records, warnings)
+        census = _census(records)
+        _check_messages(folder, meta, data, census.messages, warnings)
+        messages, turns = _conversation(records, warnings, census)
         if meta.status == "running":  # killed, or still running: meta may lag the transcript
             _catch_up(meta, records, prices or {})
     return LoadedSession(folder, meta, messages, turns, warnings, records)
@@ -139,11 +140,37 @@ def _lost_message(meta: SessionMeta, state: str) -> str:
     return f"{TRANSCRIPT_FILE} {state} but {META_FILE} counts {meta.messages} messages"
 
 
-def _check_messages(folder: Path, meta: SessionMeta, data: bytes, records: list[TranscriptRecord],
+@dataclass(frozen=True)
+class _Census:
+    """What the rebuild needs to know of all the records before it starts."""
+
+    messages: int  # message records
+    turns: int  # the highest turn started, rewound ones included
+    rewound: bool  # whether a `rewind` record is among them
+
+
+def _census(records: list[TranscriptRecord]) -> _Census:
+    """One pass over the records for the counts; `type() is` (the records are never subclassed)."""
+    messages = 0
+    turns: int | None = None
+    rewound = False
+    for record in records:
+        kind = type(record)
+        if kind is MessageRecord:
+            messages += 1
+        elif kind is TurnStartRecord:
+            turn = record.turn  # type: ignore[union-attr]
+            if turns is None or turn > turns:
+                turns = turn
+        elif kind is ExtraRecord and record.type == "rewind":
+            rewound = True
+    return _Census(messages, turns or 0, rewound)
+
+
+def _check_messages(folder: Path, meta: SessionMeta, data: bytes, saved: int,
                     warnings: list[str]) -> None:
-    """Refuse a session whose transcript lost every message meta.json counts; warn when it
-    lost some (a resume then continues from what is left)."""
-    saved = sum(1 for record in records if isinstance(record, MessageRecord))
+    """Refuse a session whose transcript lost every message meta.json counts (`saved`: how
+    many it holds); warn when it lost some (a resume then continues from what is left)."""
     if saved == 0 and meta.messages > 0:
         state = "is missing" if not (folder / TRANSCRIPT_FILE).exists() else (
             "is empty" if not data.strip() else "holds no message")
@@ -237,39 +264,147 @@ def _capped(warnings: list[str]) -> list[str]:
     return warnings[:MAX_LINE_WARNINGS] + [f"{more} more corrupt lines were skipped"]
 
 
-def _conversation(records: list[TranscriptRecord], warnings: list[str]) -> tuple[list[Message], int]:
-    """The messages in order with recorded repairs placed, and the number of turns started."""
-    messages: list[Message] = []
+def _conversation(records: list[TranscriptRecord], warnings: list[str], census: _Census | None = None
+                  ) -> tuple[list[Message], int]:
+    """The messages in order with recorded repairs placed, and the number of turns started.
+
+    One pass: the messages are paired with their tool results as they are read (what
+    `pair_tool_results` does), each call left unanswered kept as a hole to fill once every
+    `repair` record is known. The holes no repair fills are kept on the list returned, so
+    that `repair_orphans` answers them without a second pass over the conversation.
+    """
+    census = census or _census(records)
+    turns = census.turns  # rewound turns count too: numbering goes on after a `checkpoints restore`
     repairs: dict[str, str] = {}
-    # Rewound turns count too: numbering goes on after a `checkpoints restore`.
-    turns = max((r.turn for r in records if isinstance(r, TurnStartRecord)), default=0)
+    out: list[Message] = []  # the conversation so far, paired, without the holes' results
+    holes: list[tuple[int, ToolCall]] = []  # (where its result goes in `out`, the call)
+    dropped: list[Message] = []
+    pending: dict[str, ToolCall] = {}  # the calls of the last assistant message not answered yet
+    keep = out.append
     unsaved: TurnStartRecord | None = None  # a started turn whose prompt message is not seen yet
-    for record in _not_rewound(records):
-        if isinstance(record, MessageRecord) and record.message.role != "system":
-            # (the system prompt is never kept: it is rebuilt on resume)
-            if unsaved is not None and record.message.role != "user":
-                messages.append(_lost_prompt(unsaved, warnings))
-            unsaved = None
-            messages.append(record.message)
-        elif isinstance(record, TurnStartRecord):
-            if unsaved is not None:
-                messages.append(_lost_prompt(unsaved, warnings))
-            # An empty prompt is a turn that carried on (resume with no prompt): none to restore.
-            unsaved = record if record.prompt else None
-        elif isinstance(record, RepairRecord):
-            repairs[record.tool_call_id] = record.content
-        elif isinstance(record, ExtraRecord) and record.type == COMPACTION_RECORD:
-            messages = _compacted(messages, repairs, record, warnings)
-    if unsaved is not None:
-        messages.append(_lost_prompt(unsaved, warnings))
 
     def recorded_repair(call: ToolCall) -> Message | None:
         content = repairs.pop(call.id, None)
         return None if content is None else Message.tool_result(call, content, is_error=True)
 
-    paired, _, dropped = pair_tool_results(messages, recorded_repair)
+    def feed(message: Message) -> None:  # pair_tool_results's step, for the rare messages
+        nonlocal pending
+        if message.role == "tool":
+            if pending.pop(message.tool_call_id or "", None) is None:
+                dropped.append(message)
+            else:
+                keep(message)
+            return
+        if pending:
+            holes.extend([(len(out), call) for call in pending.values()])
+            pending = {}
+        keep(message)
+        if message.role == "assistant" and message.tool_calls:
+            pending = {call.id: call for call in message.tool_calls}
+
+    for record in _not_rewound(records) if census.rewound else records:
+        kind = type(record)
+        if kind is MessageRecord:
+            message = record.message  # type: ignore[union-attr]
+            role = message.role
+            if role == "tool":  # (the hot path: feed() inlined)
+                if unsaved is not None:
+                    feed(_lost_prompt(unsaved, warnings))
+                    unsaved = None
+                if pending.pop(message.tool_call_id or "", None) is None:
+                    dropped.append(message)
+                else:
+                    keep(message)
+                continue
+            if role == "system":  # the system prompt is never kept: it is rebuilt on resume
+                continue
+            if unsaved is not None and role != "user":
+                feed(_lost_prompt(unsaved, warnings))
+            unsaved = None
+            if pending:
+                holes.extend([(len(out), call) for call in pending.values()])
+                pending = {}
+            keep(message)
+            if role == "assistant" and message.tool_calls:
+                pending = {call.id: call for call in message.tool_calls}
+        elif kind is TurnStartRecord:
+            if unsaved is not None:
+                feed(_lost_prompt(unsaved, warnings))
+            # An empty prompt is a turn that carried on (resume with no prompt): none to restore.
+            unsaved = record if record.prompt else None  # type: ignore[union-attr,assignment]
+        elif kind is RepairRecord:
+            repairs[record.tool_call_id] = record.content  # type: ignore[union-attr]
+        elif kind is ExtraRecord and record.type == COMPACTION_RECORD:
+            # The runtime compacted a conversation whose calls were all answered (repairs
+            # included): the repairs seen so far are put in place before the record applies.
+            holes.extend([(len(out), call) for call in pending.values()])
+            paired, _, _ = _filled(out, holes, recorded_repair)
+            try:
+                compacted = apply_compaction_record(paired, record.fields())  # type: ignore[union-attr]
+            except ValueError as exc:
+                warnings.append(f"ignored a compaction record: {exc}")
+                compacted = paired
+            # Pairing starts again on what the compaction kept; the results dropped before it
+            # were never warned about (the compacted conversation no longer holds them).
+            out, holes, dropped, pending = [], [], [], {}
+            keep = out.append
+            for message in compacted:
+                feed(message)
+    if unsaved is not None:
+        feed(_lost_prompt(unsaved, warnings))
+    holes.extend([(len(out), call) for call in pending.values()])
+    paired, _, orphans = _filled(out, holes, recorded_repair)
     warnings.extend(f"dropped a tool result for unknown tool call {m.tool_call_id!r}" for m in dropped)
-    return paired, turns
+    return _Paired(paired, orphans), turns
+
+
+class _Paired(list):  # type: ignore[type-arg]
+    """A conversation `load_session` paired, with the calls it left unanswered and where their
+    results go, for `repair_orphans`. Its `intact` check (same length, same last message)
+    guards against a list changed since; a changed one is paired again from scratch."""
+
+    __slots__ = ("orphans", "_size", "_last")
+
+    def __init__(self, messages: list[Message], orphans: list[tuple[int, ToolCall]]) -> None:
+        super().__init__(messages)
+        self.orphans = orphans
+        self._size = len(messages)
+        self._last = messages[-1] if messages else None
+
+    def intact(self) -> bool:
+        return len(self) == self._size and (self[-1] if self else None) is self._last
+
+
+def _filled(out: list[Message], holes: list[tuple[int, ToolCall]],
+            fill: Callable[[ToolCall], Message | None]
+            ) -> tuple[list[Message], list[Message], list[tuple[int, ToolCall]]]:
+    """`out` with `fill(call)` put in each hole, in order: (that list, the results added, the
+    holes `fill` left open with their places in that list). `out` itself when no hole.
+
+    The holes of one place are the calls of one assistant message: those left open go after
+    the results given there, where pairing the list again would put them."""
+    if not holes:
+        return out, [], []
+    result: list[Message] = []
+    added: list[Message] = []
+    left: list[tuple[int, ToolCall]] = []
+    open_here: list[ToolCall] = []
+    start = 0
+    for at, call in holes:
+        if at > start:
+            left.extend([(len(result), open_call) for open_call in open_here])
+            open_here = []
+            result.extend(out[start:at])
+            start = at
+        message = fill(call)
+        if message is None:
+            open_here.append(call)
+        else:
+            result.append(message)
+            added.append(message)
+    left.extend([(len(result), open_call) for open_call in open_here])
+    result.extend(out[start:])
+    return result, added, left
 
 
 def _not_rewound(records: list[TranscriptRecord]) -> list[TranscriptRecord]:
@@ -296,25 +431,6 @@ def _turn_of(record: TranscriptRecord) -> int | None:
     return getattr(record, "turn", None)
 
 
-def _compacted(messages: list[Message], repairs: dict[str, str], record: ExtraRecord,
-               warnings: list[str]) -> list[Message]:
-    """The conversation after a `compaction` record: its summary, then the messages it kept.
-
-    The runtime compacted a conversation whose calls were all answered (repairs included), so
-    the repairs seen so far are put in place before the record's count is applied.
-    """
-    def recorded_repair(call: ToolCall) -> Message | None:
-        content = repairs.pop(call.id, None)
-        return None if content is None else Message.tool_result(call, content, is_error=True)
-
-    paired, _, _ = pair_tool_results(messages, recorded_repair)
-    try:
-        return apply_compaction_record(paired, record.fields())
-    except ValueError as exc:
-        warnings.append(f"ignored a compaction record: {exc}")
-        return paired
-
-
 def _lost_prompt(start: TurnStartRecord, warnings: list[str]) -> Message:
     """The user message of a turn killed between its `turn_start` record and its prompt's record."""
     warnings.append(f"restored the prompt of turn {start.turn} from its turn_start record")
@@ -327,19 +443,26 @@ def _catch_up(meta: SessionMeta, records: list[TranscriptRecord], prices: PriceT
     Meta totals are saved at turn ends only, so the steps after the last `turn_end` record
     are missing; they must still count (toward --max-cost above all) when the session resumes.
     """
-    turns = messages = tail_steps = 0
-    tail_usage = Usage()
+    turns = messages = 0
+    tail: list[Usage | None] = []  # the usage of each assistant message since the last turn end
     total_cost: float | None = meta.cost_usd if meta.steps else 0.0  # 0.0: nothing spent yet
     for record in records:
-        if isinstance(record, MessageRecord):
+        kind = type(record)
+        if kind is MessageRecord:
             messages += 1
-            if record.message.role == "assistant":
-                tail_steps += 1
-                tail_usage = tail_usage + (record.message.usage or Usage())
-        elif isinstance(record, TurnStartRecord):
+            message = record.message  # type: ignore[union-attr]
+            if message.role == "assistant":
+                tail.append(message.usage)
+        elif kind is TurnStartRecord:
             turns += 1
-        elif isinstance(record, TurnEndRecord):
-            tail_steps, tail_usage, total_cost = 0, Usage(), record.cost_usd
+        elif kind is TurnEndRecord:
+            tail, total_cost = [], record.cost_usd  # type: ignore[union-attr]
+    tail_steps = len(tail)
+    used = [usage for usage in tail if usage is not None]  # summed once, not a model per step
+    tail_usage = Usage(input_tokens=sum(u.input_tokens for u in used),
+                       output_tokens=sum(u.output_tokens for u in used),
+                       cache_read_tokens=sum(u.cache_read_tokens for u in used),
+                       cache_write_tokens=sum(u.cache_write_tokens for u in used))
     meta.turns, meta.messages = max(meta.turns, turns), max(meta.messages, messages)
     if tail_steps:  # their cost was never written: priced as the budget prices (one function)
         saved = Spent(usage=meta.usage, cost=total_cost or 0.0, cost_known=total_cost is not None)
@@ -356,7 +479,7 @@ def pair_tool_results(messages: list[Message], fill: Callable[[ToolCall], Messag
     open call of the assistant message before them has their id). One pass, linear.
     """
     out: list[Message] = []
-    added: list[Message] = []
+    holes: list[tuple[int, ToolCall]] = []
     dropped: list[Message] = []
     pending: dict[str, ToolCall] = {}
     keep = out.append
@@ -369,23 +492,14 @@ def pair_tool_results(messages: list[Message], fill: Callable[[ToolCall], Messag
                 keep(message)
             continue
         if pending:
-            _close(pending, fill, out, added)
+            holes.extend([(len(out), call) for call in pending.values()])
+            pending = {}
         keep(message)
         if role == "assistant" and message.tool_calls:
             pending = {call.id: call for call in message.tool_calls}
-    _close(pending, fill, out, added)
-    return out, added, dropped
-
-
-def _close(pending: dict[str, ToolCall], fill: Callable[[ToolCall], Message | None],
-           out: list[Message], added: list[Message]) -> None:
-    """Answer the calls still open, in the order the model made them."""
-    for call in pending.values():
-        result = fill(call)
-        if result is not None:
-            out.append(result)
-            added.append(result)
-    pending.clear()
+    holes.extend([(len(out), call) for call in pending.values()])
+    paired, added, _ = _filled(out, holes, fill)
+    return paired, added, dropped
 
 
 def repair_orphans(messages: list[Message]) -> tuple[list[Message], list[Message]]:
@@ -396,6 +510,9 @@ def repair_orphans(messages: list[Message]) -> tuple[list[Message], list[Message
     def synthetic(call: ToolCall) -> Message:
         return Message.tool_result(call, INTERRUPTED_RESULT, is_error=True)
 
+    if type(messages) is _Paired and messages.intact():  # as load_session left it: no new pass
+        repaired, added, _ = _filled(messages, messages.orphans, synthetic)
+        return (list(repaired) if repaired is messages else repaired), added
     repaired, added, _ = pair_tool_results(messages, synthetic)
     return repaired, added
 
