@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import SessionStateError
 
 
 class StatePart(BaseModel):
-    """A feature's part of the session state."""
+    """A feature's part of the session state (its model is built when first used)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     key: ClassVar[str]  # its field in meta.json `state`
 

@@ -12,8 +12,9 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,17 +45,38 @@ class CheckpointObserver:
         self._warned = False
         self._skips_shown: set[str] = set()
         self._before: dict[int, str] = {}  # turn → its "before" commit
+        self._pending: Callable[[], Awaitable[None]] | None = None  # reports a "before" being taken
 
     async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
-        await self._take(runtime, turn, "before")
+        """The turn's "before" snapshot. It overlaps the turn's first model call when nothing
+        but the model runs before the first tool call (no prompt hooks): the model does not touch
+        the workspace, and everything that could (a tool call, a background job, the "after"
+        snapshot) or reads the snapshots (the checkpoint tools) waits for it first (`_settle`),
+        and its `checkpoint` event is sent then, between the model's reply and what follows."""
+        await self._settle()
+        cp = self.checkpointer
+        if cp is None or runtime.prompt_filters:
+            await self._take(runtime, turn, "before")
+            return
+        taking = asyncio.ensure_future(asyncio.to_thread(self._snapshot, cp, turn, "before"))
+        taking.add_done_callback(_retrieved)
+        self._pending = functools.partial(self._take, runtime, turn, "before", time.monotonic(), taking)
 
     async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
+        await self._settle()
         await self._take(runtime, turn, "after")
+
+    async def _settle(self) -> None:
+        """Wait for the "before" snapshot still being taken, if any, and report it."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            await pending()
 
     @contextlib.asynccontextmanager
     async def around_tool(self, runtime: RuntimeCore, turn: int, call: ToolCall,
                           tool: Tool) -> AsyncIterator[None]:
         """A window around one tool call: what it changes is the session's own."""
+        await self._settle()  # every tool: the checkpoint tools read the snapshots
         if self.checkpointer is None or not is_watched(tool):
             yield
             return
@@ -74,6 +96,7 @@ class CheckpointObserver:
                       paths: list[str] | None) -> AsyncIterator[None]:
         cp = self.checkpointer
         assert cp is not None
+        await self._settle()
         # A window that changes nothing is mostly done here at once (no git, no thread: see
         # open_quietly); anything else runs in a thread.
         window = _quietly(lambda: cp.open_quietly(turn, label))
@@ -98,14 +121,17 @@ class CheckpointObserver:
                             "the run goes on")
             return None
 
-    async def _take(self, runtime: RuntimeCore, turn: int, phase: Phase) -> None:
+    async def _take(self, runtime: RuntimeCore, turn: int, phase: Phase, started: float | None = None,
+                    taking: Awaitable[Snapshot] | None = None) -> None:
+        """Take a snapshot (or wait for `taking`, one begun at `started`) and report it."""
         if self.checkpointer is None:
             self._warn_once(runtime, CheckpointFailed(enabled=False, error="git not found"),
                             "warning: git is not installed: running without checkpoints")
             return
-        started = time.monotonic()
+        started = time.monotonic() if started is None else started
         try:
-            snap = await asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase)
+            snap = await (taking if taking is not None
+                          else asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase))
         except Exception as exc:  # a snapshot must never end the run
             self._warn_once(runtime, CheckpointFailed(turn=turn, phase=phase, error=str(exc)),
                             f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
@@ -141,6 +167,13 @@ class CheckpointObserver:
             lines.append(f"checkpoint: turn {turn} changed {_files(snap.files_changed)} "
                          f"(undo: recursive checkpoints restore {session_id} --turn {turn})")
         return "\n".join(lines)
+
+
+def _retrieved(future: asyncio.Future[Snapshot]) -> None:
+    """Mark a snapshot's failure as seen: a run that ends before reporting it (an error
+    elsewhere) leaves no "exception was never retrieved" behind."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _quietly(work: Callable[[], T]) -> T | None:
@@ -193,9 +226,10 @@ def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None 
     observer = CheckpointObserver(checkpointer)
     runtime.add_turn_observer(observer)
     runtime.add_tool_observer(observer)
-    from ..loop.control import LoopControl
+    if "recursive_cli.features.loop.control" in sys.modules:  # else no loop can be attached
+        from ..loop.control import LoopControl
 
-    loop = runtime.feature(LoopControl)
-    if loop is not None and loop.jobs is not None:
-        loop.jobs.around_job = functools.partial(observer.around_job, runtime)
+        loop = runtime.feature(LoopControl)
+        if loop is not None and loop.jobs is not None:
+            loop.jobs.around_job = functools.partial(observer.around_job, runtime)
     return checkpointer

@@ -21,6 +21,7 @@ Errors raised by the sessions package:
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 from typing import Annotated, Any, Literal, Union, cast
 
@@ -88,6 +89,8 @@ class TurnEndRecord(BaseModel):
 class RepairRecord(BaseModel):
     """A synthetic result given on resume to a tool call that never got one."""
 
+    model_config = ConfigDict(defer_build=True)  # built when first made (resume)
+
     type: Literal["repair"] = "repair"
     turn: int
     tool_call_id: str
@@ -98,7 +101,7 @@ class RepairRecord(BaseModel):
 class ExtraRecord(BaseModel):
     """A record of any other type, kept with all its fields; ignored for the conversation."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built when first made
 
     type: str
 
@@ -114,7 +117,14 @@ KnownRecord = Annotated[
 TranscriptRecord = Union[SessionHeader, MessageRecord, TurnStartRecord, TurnEndRecord,
                          RepairRecord, ExtraRecord]
 
-_KNOWN: TypeAdapter[Any] = TypeAdapter(KnownRecord)
+
+
+@functools.cache
+def _known() -> TypeAdapter[Any]:
+    """The known records' adapter, made when a transcript is first read (a new run writes only)."""
+    return TypeAdapter(KnownRecord)
+
+
 _BY_TYPE: dict[str, type[BaseModel]] = {
     "session": SessionHeader, "message": MessageRecord, "turn_start": TurnStartRecord,
     "turn_end": TurnEndRecord, "repair": RepairRecord,
@@ -134,7 +144,7 @@ def dump_record(record: BaseModel) -> bytes:
 def parse_record(line: bytes | str) -> TranscriptRecord:
     """The record on one line; raises ValueError when it is not a valid record."""
     try:
-        return cast(TranscriptRecord, _KNOWN.validate_json(line))
+        return cast(TranscriptRecord, _known().validate_json(line))
     except ValidationError:
         pass
     data = json.loads(line)  # slow path: escaped surrogates, or a type this version does not know
