@@ -19,7 +19,6 @@ changed `.gitignore`) makes the next scan a walk. New or moved folders, a change
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import struct
 import subprocess
@@ -53,11 +52,19 @@ class WatchUnavailable(Exception):
 
 
 class _Inotify:
-    """A non-blocking inotify descriptor (through libc, as the standard library has none)."""
+    """A non-blocking inotify descriptor (through libc, as the standard library has none).
+
+    `ctypes` is imported here, when a watch starts (from a process's third walk of a
+    workspace), not with this module: a one-step run walks twice and never loads it (its
+    modules, `_ctypes` and libffi are some 0.4 MB of a short run's memory).
+    """
 
     def __init__(self) -> None:
         if not sys.platform.startswith("linux"):
             raise WatchUnavailable("inotify is Linux only")
+        import ctypes
+
+        self._ctypes = ctypes
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             self._add_watch = libc.inotify_add_watch
@@ -70,7 +77,7 @@ class _Inotify:
 
     def add(self, folder: bytes) -> None:
         if self._add_watch(self.fd, folder, WATCH_MASK) < 0:
-            raise WatchUnavailable(f"cannot watch {os.fsdecode(folder)}: {os.strerror(ctypes.get_errno())}")
+            raise WatchUnavailable(f"cannot watch {os.fsdecode(folder)}: {os.strerror(self._ctypes.get_errno())}")
 
     def events(self) -> Iterable[tuple[int, bytes]]:
         """The (mask, name) of every event queued so far; none when nothing happened."""

@@ -1,18 +1,26 @@
-"""The `recursive` command: typer definitions only; each command imports its work lazily."""
+"""The `recursive` command: typer definitions only; each command imports its work lazily.
 
+The commands defined in other modules (`LAZY_COMMANDS`) are registered only when needed: all
+of them, in that order, for the whole tree (`app`, which this module gives on first access:
+`--help`, docgen, the tests); for a process whose first word names one of them, that one only
+(`app_for`), so a `recursive run` never imports the typer definitions of `chat`, `fleet`,
+`mcp`, `hooks`, `loop`, `goal` or `checkpoints`.
+"""
+
+import copy
 import enum
+import importlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from ... import __version__
-from ..fleet import fleet_cmd
-from . import chat_cmd, checkpoints_app, goal_app, hooks_cmd, loop_app, mcp_cmd
 from .options import CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options, with_run_options
 from .usage import RecursiveGroup
 
-app = typer.Typer(
+_root = typer.Typer(
     cls=RecursiveGroup,  # one `error:` line for a bad command line; value names in --help
     name="recursive",
     help="A coding agent for the shell: runs an LLM through tool calls in your workspace.",
@@ -35,15 +43,15 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def _root(
+@_root.callback()
+def _root_callback(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                     help="Print the version and exit.")] = False,
 ) -> None:
     """A coding agent for the shell: runs an LLM through tool calls in your workspace."""
 
 
-@app.command(epilog="""[b]Examples[/b]
+@_root.command(epilog="""[b]Examples[/b]
 
   recursive run "add a docstring to utils.py"
 
@@ -69,7 +77,7 @@ def run(
     raise typer.Exit(run_command(common, prompt or [], run_options))
 
 
-@app.command(epilog="""[b]Examples[/b]
+@_root.command(epilog="""[b]Examples[/b]
 
   recursive resume parser-1 "now add tests"
 
@@ -95,7 +103,7 @@ def resume(
 
 
 sessions_app = typer.Typer(help="Inspect and manage saved sessions.", no_args_is_help=True)
-app.add_typer(sessions_app, name="sessions")
+_root.add_typer(sessions_app, name="sessions")
 
 
 @sessions_app.command("list", epilog="""[b]Examples[/b]
@@ -199,7 +207,7 @@ def sessions_gc(
     raise typer.Exit(gc_command(older_than, dry_run, yes, all_workspaces, workspace))
 
 
-@app.command(epilog="""[b]Examples[/b]
+@_root.command(epilog="""[b]Examples[/b]
 
   recursive tools
 
@@ -220,7 +228,7 @@ def tools(
 
 
 config_app = typer.Typer(help="Show the effective settings and the config files.", no_args_is_help=True)
-app.add_typer(config_app, name="config")
+_root.add_typer(config_app, name="config")
 
 
 @config_app.command("show", epilog="""[b]Examples[/b]
@@ -264,8 +272,64 @@ def config_path(
     raise typer.Exit(path_command(_Common(workspace=workspace)))
 
 
-for _module in (loop_app, goal_app, checkpoints_app, mcp_cmd, hooks_cmd, chat_cmd, fleet_cmd):
-    _module.register(app)
+# Top-level name → the module whose `register(app)` adds it, in the whole tree's order
+# (tests/test_startup_rss.py checks that each module adds exactly the name listed here).
+LAZY_COMMANDS: dict[str, str] = {
+    "loop": "recursive_cli.surfaces.cli.loop_app",
+    "goal": "recursive_cli.surfaces.cli.goal_app",
+    "checkpoints": "recursive_cli.surfaces.cli.checkpoints_app",
+    "mcp": "recursive_cli.surfaces.cli.mcp_cmd",
+    "hooks": "recursive_cli.surfaces.cli.hooks_cmd",
+    "chat": "recursive_cli.surfaces.cli.chat_cmd",
+    "fleet": "recursive_cli.surfaces.fleet.fleet_cmd",
+}
+_whole: list[typer.Typer] = []
+
+
+def whole_app() -> typer.Typer:
+    """The whole command tree: this module's commands, then every lazy one (built once)."""
+    if not _whole:
+        whole = _blank_copy(_root, keep=True)
+        for module in LAZY_COMMANDS.values():
+            importlib.import_module(module).register(whole)
+        _whole.append(whole)
+    return _whole[0]
+
+
+def _blank_copy(source: typer.Typer, keep: bool) -> typer.Typer:
+    """`source` with its own command lists (a copy of them, or empty)."""
+    fresh = copy.copy(source)  # the same info, callback and settings
+    fresh.registered_commands = list(source.registered_commands) if keep else []
+    fresh.registered_groups = list(source.registered_groups) if keep else []
+    return fresh
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """The tree a process with these arguments runs: the root and the command its first word
+    names, registered alone when it is a lazy one; the whole tree when no word names one."""
+    from .narrow import narrowed
+
+    module = LAZY_COMMANDS.get(args[0]) if args and not args[0].startswith("-") else None
+    if module is None:
+        base = _root if args and command_in(_root, args[0]) else whole_app()
+        return narrowed(base, args)
+    only = _blank_copy(_root, keep=False)
+    importlib.import_module(module).register(only)
+    return narrowed(only, args)
+
+
+def command_in(tree: typer.Typer, word: str) -> bool:
+    """Whether `word` is one of the plain top-level names of `tree`."""
+    from .narrow import command_names
+
+    names = command_names(tree)
+    return names is not None and word in names
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole tree, for whoever imports it (docgen, the tests)
+        return whole_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _opens_chat(args: list[str]) -> bool:
@@ -276,6 +340,9 @@ def _opens_chat(args: list[str]) -> bool:
 
 def main() -> None:
     """Console-script entry point."""
+    from . import light_metadata
+
+    light_metadata.install()  # httpx2's and pydantic's questions without importing email, zipfile…
     from ..headless.entry import maybe_headless  # `recursive -p …`: Claude Code's headless mode
     if (code := maybe_headless()) is not None:
         from .errors import exit_now
@@ -288,7 +355,6 @@ def main() -> None:
         sys.argv.insert(1, "chat")  # `recursive [OPTIONS]`, at a terminal: the interactive session
     from . import lazy_markdown
     from .errors import run_app
-    from .narrow import narrowed
 
     lazy_markdown.install()
-    run_app(narrowed(app, sys.argv[1:]))  # typer builds the click objects of the command run only
+    run_app(app_for(sys.argv[1:]))  # typer builds the click objects of the command run only
