@@ -7,6 +7,9 @@ from pathlib import Path
 
 from clitools import invoke, json_lines, write_script
 
+from recursive_cli.features.checkpoints.refs import SPARES
+from recursive_cli.features.checkpoints.repo import shadow_folder
+
 from .conftest import Agent, shell, stream
 
 
@@ -63,9 +66,14 @@ def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspa
     assert removed.refs() and kept.refs()
     assert invoke("sessions", "rm", "removed").returncode == 0
     assert removed.refs()  # rm leaves them: gc is what frees space
+    spares = shadow_folder(isolated_home, workspace) / "repo" / SPARES / "refs" / "recursive"
+    for session in ("kept", "removed"):  # as a quiet call's head move leaves them (refs.py)
+        (spares / session).mkdir(parents=True, exist_ok=True)
+        (spares / session / "head").touch()
     gc = invoke("sessions", "gc", "--older-than", "30d")
     assert gc.returncode == 0, gc.stderr
     assert removed.refs() == {} and set(kept.refs()) == {"head", "turns/1/before", "turns/1/after"}
+    assert not (spares / "removed").exists() and (spares / "kept" / "head").is_file()
     assert kept.checkpoints("restore", "--turn", "1").returncode == 0
     assert not (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
 
