@@ -257,7 +257,7 @@ class AgentKernel:
         """Run one call and append its result; an interrupt still leaves the call answered."""
         outcome.tool_calls += 1
         tool = ctx.tools.get(call.name)
-        subject = tool.subject(_safe_args(call)) if tool else ""
+        subject = tool.subject(call.arguments_or_empty()) if tool else ""
         ctx.sink.emit(ToolStarted(call=call, subject=subject))
         started = time.monotonic()
         try:
@@ -336,10 +336,3 @@ def _excerpt(text: str, limit: int = 200) -> str:
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
-
-def _safe_args(call: ToolCall) -> dict:
-    try:
-        value = call.parsed_arguments()
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

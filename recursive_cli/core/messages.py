@@ -41,6 +41,14 @@ class ToolCall(BaseModel):
         """The arguments decoded from JSON; raises ValueError when they are not valid JSON."""
         return json.loads(self.arguments or "{}")
 
+    def arguments_or_empty(self) -> dict[str, Any]:
+        """The arguments as an object; {} when they are not valid JSON or not an object."""
+        try:
+            value = self.parsed_arguments()
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
 
 class Message(BaseModel):
     """One message of the conversation, in a provider-neutral shape.

@@ -16,7 +16,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ...core.events import CheckpointFailed, CheckpointTaken, SkippedPath
 from .calls import is_watched, written_paths
@@ -80,7 +80,7 @@ class CheckpointObserver:
         if self.checkpointer is None or not is_watched(tool):
             yield
             return
-        paths = written_paths(tool.name, _arguments(call), runtime.tool_context.sandbox)
+        paths = written_paths(tool.name, call.arguments_or_empty(), runtime.tool_context.sandbox)
         async with self._window(runtime, turn, tool.name, paths):
             yield
 
@@ -183,13 +183,6 @@ def _quietly(work: Callable[[], T]) -> T | None:
     except Exception:
         return None
 
-
-def _arguments(call: ToolCall) -> dict[str, Any]:
-    try:
-        value = call.parsed_arguments()
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _taken(turn: int, phase: Phase, snap: Snapshot, shown: str) -> CheckpointTaken:

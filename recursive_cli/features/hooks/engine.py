@@ -97,7 +97,7 @@ class HookEngine:
         after = self._after if self.config.for_event("PostToolUse", tool) else None
         if call is None or not self.config.for_event("PreToolUse", tool):
             return Decision(True, after=after)
-        arguments = _arguments(call)
+        arguments = call.arguments_or_empty()
         name, shown = self.present(tool, arguments)
         outcomes = await self.fire("PreToolUse", {"tool_name": name, "tool_input": shown,
                                                   "tool_use_id": call.id}, tool=tool)
@@ -126,7 +126,7 @@ class HookEngine:
         return Decision(True, arguments=new, after=after, approved=decision == "allow")
 
     async def _after(self, call: ToolCall, result: ToolResult) -> ToolResult:
-        name, shown = self.present(call.name, _arguments(call))
+        name, shown = self.present(call.name, call.arguments_or_empty())
         outcomes = await self.fire("PostToolUse", {
             "tool_name": name, "tool_input": shown, "tool_use_id": call.id,
             "tool_response": {"content": result.content, "is_error": result.is_error}}, tool=call.name)
@@ -222,10 +222,3 @@ def attach_hooks(runtime: RuntimeCore, config: HookConfig, *, home: Path,
         hook_compaction(runtime.compactor, engine)
     return engine
 
-
-def _arguments(call: ToolCall) -> dict[str, Any]:
-    try:
-        value = call.parsed_arguments()
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
