@@ -5,9 +5,12 @@ flag, taken from a JSON template), posts the growing message list to the server,
 reply (SSE or whole JSON) and appends the assistant message plus a fake tool result, until the
 server answers with text. Each message is JSON-encoded once and the body is a join of the
 cached pieces, so its per-step cost grows only with the bytes sent. `--shell` also spawns
-`bash -c true` per step the way a real tool call would, to split process-spawn cost from ours.
+`bash -c true` per step the way a real tool call would, to split process-spawn cost from ours:
+through asyncio's subprocess (on Python 3.10–3.11 a watcher thread per child), or with
+`--pidfd` as `run_shell` does where Linux allows (Popen, its end heard on the loop through a
+pidfd: no thread), the least a spawn can cost from an asyncio loop.
 
-    python bench/raw_loop.py --base-url http://127.0.0.1:PORT/v1 --template first.json [--shell]
+    python bench/raw_loop.py --base-url http://127.0.0.1:PORT/v1 --template first.json [--shell [--pidfd]]
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import subprocess
 from typing import Any
 
 import httpx2 as httpx
@@ -50,7 +55,26 @@ async def read_reply(response: httpx.Response, streaming: bool) -> dict[str, Any
     return message
 
 
-async def run(base_url: str, template: dict[str, Any], shell: bool) -> int:
+async def spawn_shell(pidfd: bool) -> None:
+    """`bash -c true` in a new session, waited for."""
+    if not pidfd:
+        proc = await asyncio.create_subprocess_exec("bash", "-c", "true", start_new_session=True)
+        await proc.wait()
+        return
+    loop = asyncio.get_running_loop()
+    popen = subprocess.Popen(["bash", "-c", "true"], start_new_session=True)
+    fd = os.pidfd_open(popen.pid)
+    exited = loop.create_future()
+    loop.add_reader(fd, exited.set_result, None)
+    try:
+        await exited
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+    popen.wait()
+
+
+async def run(base_url: str, template: dict[str, Any], shell: bool, pidfd: bool = False) -> int:
     """Loop until the server stops asking for tools; returns the number of requests made."""
     streaming = bool(template.get("stream"))
     encoded = [_encode(m) for m in template.pop("messages")]
@@ -68,8 +92,7 @@ async def run(base_url: str, template: dict[str, Any], shell: bool) -> int:
                 return steps
             for call in message["tool_calls"]:
                 if shell:
-                    proc = await asyncio.create_subprocess_exec("bash", "-c", "true", start_new_session=True)
-                    await proc.wait()
+                    await spawn_shell(pidfd)
                 encoded.append(_encode({"role": "tool", "tool_call_id": call["id"], "content": TOOL_OUTPUT}))
 
 
@@ -78,10 +101,11 @@ def main() -> None:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--template", required=True, help="JSON file: a request body to replay")
     parser.add_argument("--shell", action="store_true", help="spawn `bash -c true` per tool call")
+    parser.add_argument("--pidfd", action="store_true", help="with --shell: heard through a pidfd, no thread")
     args = parser.parse_args()
     with open(args.template, encoding="utf-8") as f:
         template = json.load(f)
-    asyncio.run(run(args.base_url, template, args.shell))
+    asyncio.run(run(args.base_url, template, args.shell, args.pidfd))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ one httpx client posting the same JSON; and the same loop also spawning `bash -c
 step) each run `--steps` steps and once with 1 step, so:
 
     wall/step = (last request − first request) / (steps − 1), from the server's clock
+    process wall/step = (wall time of the N-step run − that of the 1-step run) / (N − 1)
+                (issue 16's definition: start-up and exit cancel out, one-off costs of a
+                first tool call do not)
     CPU/step  = (CPU of the N-step run − CPU of the 1-step run) / (N − 1)   (user+sys, children included)
     overhead  = ours − raw, per step;  peak RSS = max RSS of the N-step run
 
@@ -22,11 +25,11 @@ checkpoint window has a real tree to look at; `--provider anthropic` runs the CL
 on the Anthropic wire; `--configs` picks configurations by label (`default,--no-checkpoints`;
 `--no-checkpoints` is the default configuration with checkpoints off, sessions on);
 `--compare DIR` runs each configuration twice, "before" with DIR first on PYTHONPATH (a copy of
-another revision: `git archive REV recursive_cli | tar -x -C DIR`) and "after" as installed,
-interleaved.
+another revision: `git archive REV recursive_cli | tar -x -C DIR`) and "after" as installed
+(or `--after DIR2`, another such copy), interleaved.
 
     python bench/step_overhead.py [--steps 500] [--repeats 3] [--files N] [--provider P]
-                                  [--configs L1,L2] [--compare DIR] [--json FILE]
+                                  [--configs L1,L2] [--compare DIR [--after DIR2]] [--json FILE]
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ CONFIGS = {"default": [], "--no-session": ["--no-session"],
            "--no-session --no-checkpoints": ["--no-session", "--no-checkpoints"],
            "--no-checkpoints": ["--no-checkpoints"]}
 DEFAULT_CONFIGS = ("default", "--no-session", "--no-session --no-checkpoints")
-RAW = {"raw (httpx only)": [], "raw + bash -c true": ["--shell"]}
+RAW = {"raw (httpx only)": [], "raw + bash -c true": ["--shell"], "raw + bash, pidfd": ["--shell", "--pidfd"]}
 LIMITS_MS = {"default": 5.0, "--no-session": 5.0, "--no-session --no-checkpoints": 2.0}
 
 
@@ -75,8 +78,8 @@ def measure_once(argv: list[str], steps: int, env: dict[str, str] | None = None)
     """Wall and CPU ms per step, whole-run seconds and peak RSS of one N-step run (and its 1-step twin)."""
     one, _ = timed(argv, 1, env)
     run, wall = timed(argv, steps, env)
-    return {"wall_ms": wall * 1000, "cpu_ms": (run.cpu - one.cpu) / (steps - 1) * 1000, "run_s": run.wall,
-            "rss_mb": run.maxrss_mb}
+    return {"wall_ms": wall * 1000, "proc_wall_ms": (run.wall - one.wall) / (steps - 1) * 1000,
+            "cpu_ms": (run.cpu - one.cpu) / (steps - 1) * 1000, "run_s": run.wall, "rss_mb": run.maxrss_mb}
 
 
 def summarise(samples: list[dict[str, float]]) -> dict[str, float]:
@@ -93,6 +96,7 @@ def add_overheads(results: dict[str, dict[str, float]]) -> dict[str, dict[str, f
         if label in RAW:
             continue
         r["over_raw_wall_ms"] = r["wall_ms"] - raw["wall_ms"]
+        r["over_shell_proc_wall_ms"] = r["proc_wall_ms"] - raw_shell["proc_wall_ms"]
         r["over_raw_cpu_ms"] = r["cpu_ms"] - raw["cpu_ms"]
         r["over_shell_wall_ms"] = r["wall_ms"] - raw_shell["wall_ms"]
         r["over_shell_cpu_ms"] = r["cpu_ms"] - raw_shell["cpu_ms"]
@@ -101,10 +105,10 @@ def add_overheads(results: dict[str, dict[str, float]]) -> dict[str, dict[str, f
 
 def report(results: dict[str, dict[str, float]]) -> None:
     """Print the table and the verdict on each target."""
-    keys = ["wall_ms", "cpu_ms", "over_raw_wall_ms", "over_raw_cpu_ms", "over_shell_wall_ms", "over_shell_cpu_ms",
-            "run_s", "rss_mb"]
-    print(table(["run", "wall ms/step", "CPU ms/step", "− raw wall", "− raw CPU", "− raw+sh wall",
-                 "− raw+sh CPU", "run s", "peak RSS MB"],
+    keys = ["wall_ms", "proc_wall_ms", "cpu_ms", "over_raw_wall_ms", "over_raw_cpu_ms", "over_shell_wall_ms",
+            "over_shell_proc_wall_ms", "over_shell_cpu_ms", "run_s", "rss_mb"]
+    print(table(["run", "wall ms/step", "process wall ms/step", "CPU ms/step", "− raw wall", "− raw CPU",
+                 "− raw+sh wall", "− raw+sh process wall", "− raw+sh CPU", "run s", "peak RSS MB"],
                 [[label, *(r.get(key, "") for key in keys)] for label, r in results.items()]))
     for label, r in results.items():
         config = label.removeprefix("before ").removeprefix("after ")
@@ -135,6 +139,7 @@ def main() -> None:
     parser.add_argument("--provider", choices=("openai", "anthropic"), default="openai")
     parser.add_argument("--configs", help="comma-separated configuration labels (default: the first three)")
     parser.add_argument("--compare", help="a second source tree, measured beside the installed one")
+    parser.add_argument("--after", help="with --compare: this tree as \"after\" instead of the installed one")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -149,7 +154,8 @@ def main() -> None:
                      *flags], None) for label, flags in RAW.items()}
     variants = {"": env}
     if args.compare:
-        variants = {"before ": {**env, "PYTHONPATH": args.compare}, "after ": env}
+        variants = {"before ": {**env, "PYTHONPATH": args.compare},
+                    "after ": {**env, "PYTHONPATH": args.after} if args.after else env}
     for label in configs:
         for prefix, variant_env in variants.items():
             runs[prefix + label] = (cli_argv(args.provider, args.steps + 10, workspace, CONFIGS[label]), variant_env)

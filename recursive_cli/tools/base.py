@@ -199,15 +199,6 @@ def proc_entries() -> list[tuple[int, int]]:
         return []
 
 
-def start_time(pid: int) -> int:
-    """When process `pid` started, in clock ticks since boot; 0 when unknown."""
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[19]) if fields is not None else 0
-    except (IndexError, ValueError):
-        return 0
-
-
 def signal_each(pids: Iterable[int], sig: int) -> None:
     """Send `sig` to each of `pids`; one already gone (or not ours) is skipped."""
     for pid in pids:

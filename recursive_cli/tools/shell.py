@@ -17,15 +17,17 @@ import shutil
 import signal
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .base import MARKER_VARIABLE, BaseTool, ToolContext, ToolError, ToolResult, live_processes, signal_each, start_time
+from .base import MARKER_VARIABLE, BaseTool, ToolContext, ToolError, ToolResult, live_processes, signal_each
+from .shell_child import Child, PipeReader, last_pid, spawn
 
-READ_CHUNK = 64 * 1024
 KILL_GRACE_SECONDS = 2.0
 KILL_ROUNDS = 3  # SIGKILL sweeps: a process may fork between a scan and the kill
 DRAIN_SECONDS = 1.0
+QUICK_SECONDS = 0.1  # a command this quick after which no pid was given out left nothing behind
 RESULT_RESERVE = 300  # characters kept free for the status lines after the output
 # Pagers would wait for a terminal that is not there; the run's own API key stays private.
 ENV_OVERRIDES = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
@@ -115,7 +117,7 @@ class CommandProcesses:
 
     pgid: int
     marker: str
-    since: int = 0  # the shell's start time (clock ticks since boot); nothing of it is older
+    since: int = 0  # just before the shell started (clock ticks since boot); nothing of it is older
 
     def alive(self) -> set[int]:
         """The command's live processes, zombies left out.
@@ -126,6 +128,14 @@ class CommandProcesses:
         if not os.path.isdir("/proc/self"):
             return {-self.pgid} if group_alive(self.pgid) else set()
         return live_processes(self.marker, self.pgid, self.since)
+
+    def none_left(self, elapsed: float) -> bool:
+        """Whether the command is known to have left nothing, without a search: the shell has
+        been reaped, its group is empty, and no process (or thread) at all was created in this
+        pid namespace since the shell was — the last pid given out is still the shell's. Only
+        for a command that took less than QUICK_SECONDS: pids are reused in a cycle, and a
+        long command could in principle have gone round it."""
+        return elapsed < QUICK_SECONDS and last_pid() == self.pgid and not group_alive(self.pgid)
 
     def kill_now(self) -> None:
         """SIGKILL the group and every process carrying the marker, without waiting."""
@@ -140,38 +150,41 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
     Whatever the command leaves running is stopped when the shell exits. The group is
     registered in `ctx.processes` until then, so an interrupt stops it at once; cancelling the
     caller kills it too. OSError when the shell cannot be started.
+
+    The shell is started from this thread, and its end and its output are heard by the event
+    loop itself (shell_child.py: a pidfd and reader callbacks, no thread, no extra task).
     """
     started = time.monotonic()
-    before = boot_ticks()  # no process of the command can have started earlier
+    since = boot_ticks()  # no process of the command can have started earlier
     marker = ctx.processes.new_marker()
+    loop = asyncio.get_running_loop()
     read_fd, write_fd = os.pipe()
-    spawn = asyncio.ensure_future(start_shell(command, ctx, write_fd, marker))
     try:
-        proc = await asyncio.shield(spawn)
-    except asyncio.CancelledError:  # interrupted while starting: let it start, then stop it
-        os.close(read_fd)
-        with contextlib.suppress(Exception):
-            started_proc = await spawn
-            CommandProcesses(started_proc.pid, marker).kill_now()
-            await reap(started_proc)
-        raise
+        reader = PipeReader(loop, read_fd, buffer)  # (it owns our end from here on)
     except BaseException:
         os.close(read_fd)
+        os.close(write_fd)
+        raise
+    try:
+        child = start_shell(command, ctx, write_fd, marker, loop)
+    except BaseException:
+        reader.close()
         raise
     finally:
         os.close(write_fd)
-    ctx.processes.groups.add(proc.pid)
-    # (a quick shell may be gone already: then its start time is unknown, and `before` serves)
-    procs = CommandProcesses(proc.pid, marker, start_time(proc.pid) or before)
+    ctx.processes.groups.add(child.pid)
+    procs = CommandProcesses(child.pid, marker, since)
     try:
-        timed_out, stopped, lingering = await supervise(proc, procs, read_fd, buffer, timeout)
+        timed_out, stopped, lingering = await supervise(child, procs, reader, timeout, started)
     except asyncio.CancelledError:
         procs.kill_now()
-        await reap(proc)
+        await reap(child)
         raise
     finally:
-        ctx.processes.groups.discard(proc.pid)
-    return CommandRun(proc.returncode, timed_out, lingering, time.monotonic() - started,
+        ctx.processes.groups.discard(child.pid)
+        reader.close()
+        child.close()
+    return CommandRun(child.returncode, timed_out, lingering, time.monotonic() - started,
                       () if timed_out else stopped)
 
 
@@ -184,60 +197,75 @@ def boot_ticks() -> int:
         return 0
 
 
-async def start_shell(command: str, ctx: ToolContext, output_fd: int,
-                      marker: str) -> asyncio.subprocess.Process:
+def start_shell(command: str, ctx: ToolContext, output_fd: int, marker: str,
+                loop: asyncio.AbstractEventLoop) -> Child:
     """Start `command` under bash (or sh) as the leader of a new session, output to `output_fd`,
     `marker` in its environment."""
-    shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
-    env = ({k: v for k, v in os.environ.items() if k not in ENV_HIDDEN} | ENV_OVERRIDES
-           | {MARKER_VARIABLE: marker})
-    return await asyncio.create_subprocess_exec(
-        shell, "-c", command, cwd=str(ctx.workspace), env=env,
-        stdin=asyncio.subprocess.DEVNULL, stdout=output_fd, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True)
+    shell = shell_path()
+    try:
+        return spawn((shell, "-c", command), str(ctx.workspace), shell_environment(marker), output_fd, loop)
+    except OSError:
+        _SHELL.clear()  # (gone from where it was found? the next command looks again)
+        raise
 
 
-async def supervise(proc: asyncio.subprocess.Process, procs: CommandProcesses, read_fd: int,
-                    buffer: HeadTailBuffer, timeout: float) -> tuple[bool, tuple[str, ...], bool]:
+_SHELL: dict[str | None, str] = {}  # PATH → the shell found on it
+_HIDDEN = tuple(os.fsencode(name) for name in ENV_HIDDEN)
+_OVERRIDES = {os.fsencode(key): os.fsencode(value) for key, value in ENV_OVERRIDES.items()}
+_MARKER = os.fsencode(MARKER_VARIABLE)
+
+
+def shell_path() -> str:
+    """bash on PATH, else sh, else /bin/sh (looked up once per PATH)."""
+    path = os.environ.get("PATH")
+    found = _SHELL.get(path)
+    if found is None:
+        found = _SHELL[path] = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+    return found
+
+
+def shell_environment(marker: str) -> dict[bytes, bytes]:
+    """Our environment without the API keys, with ENV_OVERRIDES and the command's `marker`."""
+    data = getattr(os.environ, "_data", None)  # (POSIX: the bytes the environment is kept as)
+    if isinstance(data, dict) and os.supports_bytes_environ:
+        env = dict(data)
+    else:  # (os.environ replaced by a plain mapping)
+        env = {os.fsencode(key): os.fsencode(value) for key, value in os.environ.items()}
+    for name in _HIDDEN:
+        env.pop(name, None)
+    env.update(_OVERRIDES)
+    env[_MARKER] = os.fsencode(marker)
+    return env
+
+
+async def supervise(child: Child, procs: CommandProcesses, reader: PipeReader, timeout: float,
+                    started: float) -> tuple[bool, tuple[str, ...], bool]:
     """Wait for the shell (at most `timeout`), then stop every process of the command still
     alive; returns (timed_out, the names of the processes stopped, lingering).
 
     Only the shell is waited for, not the end of the output: a background child holding the
     pipe is stopped with the rest, and the output then ends. `lingering` means something still
     held it open after that; our end is closed regardless, so it never blocks on a full pipe.
+    `started`: when the shell was about to be started (time.monotonic).
     """
-    loop = asyncio.get_running_loop()
-    stream = asyncio.StreamReader()
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0))
-    reader = asyncio.ensure_future(pump(stream, buffer))
-    timed_out = False
-    try:
-        try:
-            await asyncio.wait_for(proc.wait(), timeout)
-        except asyncio.TimeoutError:
-            timed_out = True
-        stopped = await stop_processes(procs)
-        await proc.wait()
-        done, _ = await asyncio.wait({reader}, timeout=DRAIN_SECONDS)
-        return timed_out, stopped, not done
-    finally:
-        reader.cancel()
-        transport.close()
+    timed_out = not await _within(child.exited, timeout)
+    nothing = not timed_out and procs.none_left(time.monotonic() - started)
+    stopped = () if nothing else await stop_processes(procs)
+    await child.wait()
+    return timed_out, stopped, not await _within(reader.ended, DRAIN_SECONDS)
 
 
-async def reap(proc: asyncio.subprocess.Process) -> None:
+async def _within(future: asyncio.Future[Any], timeout: float) -> bool:
+    """Whether `future` is done within `timeout` seconds (it is never cancelled here)."""
+    if not future.done():
+        await asyncio.wait((future,), timeout=timeout)
+    return future.done()
+
+
+async def reap(child: Child) -> None:
     """Collect a killed shell's exit status, briefly, even while being cancelled."""
-    try:
-        await asyncio.wait_for(proc.wait(), KILL_GRACE_SECONDS)
-    except (asyncio.TimeoutError, asyncio.CancelledError):
-        pass  # the caller re-raises its own cancellation next
-
-
-async def pump(stream: asyncio.StreamReader, buffer: HeadTailBuffer) -> None:
-    """Copy the stream into the buffer until end of file."""
-    while chunk := await stream.read(READ_CHUNK):
-        buffer.write(chunk)
+    with contextlib.suppress(asyncio.CancelledError):  # the caller re-raises its own cancellation next
+        await _within(child.exited, KILL_GRACE_SECONDS)
 
 
 async def stop_processes(procs: CommandProcesses) -> tuple[str, ...]:

@@ -22,7 +22,8 @@ from typing import Any, Literal, Protocol
 
 from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
-from .git import ShadowGit, require_git
+from .git import IDENTITY, ShadowGit, require_git
+from .objects import write_commit
 from .refs import files_backend, has_loose_object, movable, move_ref
 from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
@@ -32,6 +33,9 @@ Phase = Literal["before", "after"]
 # the next call that opens on the same head and tree (well within git gc's prune grace of an
 # hour, since nothing refers to it between the two calls).
 REUSE_SECONDS = 600.0
+# Who writes the snapshots, as `git commit-tree` takes it from the environment (git.py).
+AUTHOR = f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}>"
+COMMITTER = f"{IDENTITY['GIT_COMMITTER_NAME']} <{IDENTITY['GIT_COMMITTER_EMAIL']}>"
 
 
 @dataclass(frozen=True)
@@ -258,10 +262,12 @@ class GitCheckpointer:
         `event` goes into the message for attribution.py to read."""
         with self._lock:
             previous = self.head()
-            parents = ["-p", previous[0]] if previous else []
+            parents = [previous[0]] if previous else []
             message = attribution.event_message(subject, {**event, "by": self.process})
-            commit = self.git.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message,
-                                  date=int(time.time())).decode().strip()
+            date = int(time.time())
+            commit = write_commit(self.git.git_dir, tree, parents, message, AUTHOR, COMMITTER, date) \
+                or self.git.run("commit-tree", "--no-gpg-sign", tree, *(arg for p in parents for arg in ("-p", p)),
+                                "-m", message, date=date).decode().strip()
             self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)}, known=True)
             self._head = (commit, tree)
         return commit

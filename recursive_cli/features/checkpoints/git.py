@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import shutil
 import subprocess
@@ -93,7 +94,7 @@ class ShadowGit:
         The kernel drops the lock when its holder dies, so while we hold it a leftover
         `index.lock` can only come from a snapshot that was killed, and is removed.
         """
-        mutex = self.index.with_name("index.mutex")
+        mutex, stale = self._lock_names
         try:
             fd = os.open(mutex, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except FileNotFoundError:
@@ -105,10 +106,17 @@ class ShadowGit:
             except BlockingIOError:
                 yield False
                 return
-            self.index.with_name(self.index.name + ".lock").unlink(missing_ok=True)
+            if wait:  # (a quick look, without waiting, runs no git: a stale lock is in no one's way)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(stale)
             yield True
         finally:
             os.close(fd)
+
+    @functools.cached_property
+    def _lock_names(self) -> tuple[str, str]:
+        """The index mutex's file name and that of git's own lock on the index."""
+        return str(self.index.with_name("index.mutex")), str(self.index.with_name(self.index.name + ".lock"))
 
 
 def _first_error(stderr: bytes) -> str:

@@ -116,6 +116,9 @@ def _known_for(git: ShadowGit) -> _Known:
     """This process's knowledge of `git`'s workspace; the watches of the workspaces scanned
     longest ago are dropped beyond MAX_WATCHED, and what is known of them beyond MAX_KNOWN."""
     with _known_lock:
+        last = next(reversed(_known), None)
+        if last is git:  # the one scanned last (the same object): nothing to reorder or drop
+            return _known[last]
         known = _known.pop(git, None) or _Known()
         _known[git] = known
         watching = [k for k in _known.values() if k.watch is not None and k is not known]
