@@ -76,16 +76,61 @@ def invoke_strict(*args: str, cwd: Path | None = None, input: str | None = None,
                      result.stderr_bytes.decode().replace("\r\n", "\n"))
 
 
+_commands: dict[int, tuple[tuple[Any, ...], Any]] = {}
+
+
+def _shape(tree: Any) -> tuple[Any, ...]:
+    """What typer builds the click tree of `tree` from: its callback and command and group
+    lists, below it too (a test that registered another command gets a tree built anew)."""
+    groups = tuple((id(group), _shape(group.typer_instance)) for group in tree.registered_groups)
+    return (id(tree.registered_callback), tuple(map(id, tree.registered_commands)), groups)
+
+
+def _click_command(tree: Any) -> Any:
+    """`tree` as typer's click objects, built once per process: building the whole tree costs
+    tens of milliseconds (type hints and signatures of every command), more than most
+    commands take to run, and the objects keep nothing from one invocation to the next (each
+    `main` gets its own context), as the tests of a click program reuse one command."""
+    import typer.main
+
+    shape = _shape(tree)
+    known = _commands.get(id(tree))
+    if known is None or known[0] != shape:
+        known = _commands[id(tree)] = (shape, typer.main.get_command(tree))
+    return known[1]
+
+
 def _run_in_process(args: tuple[str, ...], cwd: Path | None, input: str | None,
                     env: Mapping[str, str | None] | None) -> Any:
-    from typer.testing import CliRunner
+    """What typer's `CliRunner.invoke(app, …, catch_exceptions=False)` does, on click objects
+    built once (`_click_command`) rather than on every call."""
+    from typer.testing import CliRunner, Result
 
     from recursive_cli.surfaces.cli.app import app
 
     runner = CliRunner()
-    with _cwd(cwd), _process_state():
-        return runner.invoke(app, list(args), input=input or "", env=dict(env or {}),
-                             catch_exceptions=False)
+    command = _click_command(app)
+    with _cwd(cwd), _process_state(), \
+            runner.isolation(input=input or "", env=dict(env or {})) as (stdout, stderr, output):
+        code: Any = 0
+        return_value: Any = None
+        exception: BaseException | None = None
+        exc_info: Any = None
+        try:
+            return_value = command.main(args=list(args), prog_name=runner.get_default_prog_name(command))
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code
+            if code != 0:
+                exception, exc_info = exc, sys.exc_info()
+            if not isinstance(code, int):
+                sys.stdout.write(f"{code}\n")
+                code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return Result(runner=runner, stdout_bytes=stdout.getvalue(), stderr_bytes=stderr.getvalue(),
+                      output_bytes=output.getvalue(), return_value=return_value, exit_code=code,
+                      exception=exception, exc_info=exc_info)
 
 
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None,

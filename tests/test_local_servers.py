@@ -325,17 +325,25 @@ def test_a_long_key_is_masked_even_inside_other_text(workspace: Path) -> None:
 # -- packaging: declared dependencies are exactly the imported ones -------------------------------------
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body` and in the blocks nested in it (an import is a statement, so
+    no expression needs a look), leaving out the bodies of `except ImportError:` handlers."""
+    for node in body:
+        yield node
+        for block in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(node, block, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            if not (isinstance(handler.type, ast.Name) and handler.type.id == "ImportError"):
+                yield from _statements(handler.body)
+        for case in getattr(node, "cases", None) or []:
+            yield from _statements(case.body)
+
+
 def _third_party_imports() -> set[str]:
     """Top-level modules the package imports, leaving out `except ImportError:` fallbacks."""
     names: set[str] = set()
     for path in Path(recursive_cli.__file__).parent.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        fallbacks = {id(node) for handler in ast.walk(tree) if isinstance(handler, ast.ExceptHandler)
-                     and isinstance(handler.type, ast.Name) and handler.type.id == "ImportError"
-                     for node in ast.walk(handler)}
-        for node in ast.walk(tree):
-            if id(node) in fallbacks:
-                continue
+        for node in _statements(ast.parse(path.read_text(encoding="utf-8")).body):
             if isinstance(node, ast.Import):
                 names.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

@@ -158,6 +158,7 @@ def test_openai_bodies_grown_step_by_step_are_the_bodies_built_from_scratch(seed
         assert provider.request_body(grown, TOOLS) == fresh.request_body(list(grown), TOOLS)
 
 
+@pytest.mark.xdist_group("openai-anthropic-sdks")  # (see tests/providers/test_wire_oracle.py)
 def test_the_anthropic_sdk_sends_what_we_send() -> None:
     """The official SDK's `messages.create`, given the params our body holds, sends the same
     JSON (its own key order aside) to the server that our request sends."""
@@ -179,6 +180,7 @@ def test_the_anthropic_sdk_sends_what_we_send() -> None:
     assert srv.requests[0].body == ours
 
 
+@pytest.mark.xdist_group("openai-anthropic-sdks")  # (see tests/providers/test_wire_oracle.py)
 def test_the_openai_sdk_sends_what_we_send() -> None:
     from openai import AsyncOpenAI
 

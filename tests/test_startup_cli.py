@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import json_lines, write_script
+from clitools import invoke, json_lines, write_script
 from typer.testing import CliRunner
 
 from recursive_cli.surfaces.cli.app import app
@@ -54,11 +54,10 @@ def test_the_narrowed_tree_answers_every_command_line_as_the_whole_one(args: lis
         assert narrow is not app and len(narrow.registered_commands) + len(narrow.registered_groups) == 1
     else:
         assert narrow is app  # no command word (or an unknown one): the whole tree, its list and its hints
-    runner = CliRunner()
-    whole = runner.invoke(app, args, catch_exceptions=False)
-    narrowed_result = runner.invoke(narrow, args, catch_exceptions=False)
+    whole = invoke(*args)  # the whole tree (built once for the session: see clitools)
+    narrowed_result = CliRunner().invoke(narrow, args, catch_exceptions=False)
     assert (narrowed_result.exit_code, narrowed_result.stdout, narrowed_result.stderr) == (
-        whole.exit_code, whole.stdout, whole.stderr)
+        whole.returncode, whole.stdout, whole.stderr)
 
 
 def test_the_command_tree_is_the_whole_one_without_a_command_word() -> None:
@@ -117,10 +116,21 @@ def script(tmp_path: Path) -> Path:
     return write_script(tmp_path / "script.json", [{"text": "all done"}])
 
 
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    """`recursive run --provider scripted --script S -C WS "say done"` in a fresh interpreter,
+    observed once for the two tests that read what it built and imported."""
+    root = tmp_path_factory.mktemp("plain-run")
+    workspace = root / "ws"
+    workspace.mkdir()
+    script = write_script(root / "script.json", [{"text": "all done"}])
+    return observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
+                    "say done"], workspace, root / "home")
+
+
 def test_a_run_builds_its_own_command_only_and_adapters_for_the_values_given(
-        tmp_path: Path, workspace: Path, script: Path) -> None:
-    seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
-                          "say done"], workspace, tmp_path / "home")
+        plain_run: tuple[dict[str, Any], subprocess.CompletedProcess[str]]) -> None:
+    seen, proc = plain_run
     assert seen["code"] == 0 and proc.stdout == "all done\n"
     assert seen["built"] == ["run"]  # not the other 20 commands of the tree
     # --provider, --script, -C and the prompt: 4 of the 22 parameters of `run` have values
@@ -128,14 +138,14 @@ def test_a_run_builds_its_own_command_only_and_adapters_for_the_values_given(
 
 
 def test_a_text_run_imports_no_loop_feature_no_stream_json_sink_and_no_toml_parser(
-        tmp_path: Path, workspace: Path, script: Path) -> None:
+        tmp_path: Path, workspace: Path, script: Path,
+        plain_run: tuple[dict[str, Any], subprocess.CompletedProcess[str]]) -> None:
     seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
                           "--no-checkpoints", "say done"], workspace, tmp_path / "home")
     assert seen["code"] == 0 and proc.stdout == "all done\n"
     assert seen["modules"] == []
     # (with checkpoints on, their observer still imports the loop's control to look for a loop)
-    seen, proc = observe(["run", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
-                          "say done"], workspace, tmp_path / "home")
+    seen, proc = plain_run
     assert seen["code"] == 0 and proc.stdout == "all done\n"
     assert [m for m in seen["modules"] if not m.startswith("recursive_cli.features.loop")] == []
 

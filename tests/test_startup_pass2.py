@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import runprobe
 from clitools import invoke, json_lines
 from fakeserver import FakeLLMServer, RecordedRequest
 
@@ -97,24 +96,10 @@ def test_a_tool_call_waits_for_the_snapshot_and_its_changes_are_the_turns(tmp_pa
     assert (workspace / "old.txt").read_text() == "old\n"
 
 
-def test_a_run_with_checkpoints_does_not_import_the_loop_feature(tmp_path: Path, workspace: Path) -> None:
-    report = tmp_path / "modules.txt"
-    program = textwrap.dedent(f"""\
-        import atexit, sys
-        def report():
-            with open({str(report)!r}, "w") as out:
-                out.write("\\n".join(sorted(sys.modules)))
-        atexit.register(report)
-        sys.argv = ["recursive", *sys.argv[1:]]
-        from recursive_cli.surfaces.cli.app import main
-        main()
-        """)
-    with FakeLLMServer([{"text": "done"}]) as server:
-        proc = subprocess.run([sys.executable, "-c", program, "run", "go", "-C", str(workspace),
-                               "--provider", "openai", "--api-base", server.openai_base_url],
-                              env={**os.environ, "RECURSIVE_API_KEY": API_KEY}, capture_output=True,
-                              text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    modules = report.read_text().split()
+@runprobe.ONE_WORKER  # (the run is shared with tests/providers/test_own_client.py and test_startup_rss.py)
+def test_a_run_with_checkpoints_does_not_import_the_loop_feature(tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = runprobe.observed_run("openai", True, tmp_path_factory)  # a fresh interpreter's `recursive run`
+    assert run.returncode == 0, run.stderr
+    modules = run.modules
     assert "recursive_cli.features.checkpoints.observer" in modules  # checkpoints were on
     assert not [m for m in modules if m.startswith("recursive_cli.features.loop")]

@@ -18,28 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer
+import runprobe
+from clitools import invoke
 from typer.testing import CliRunner
 
 from recursive_cli.surfaces.cli import app as app_module
 
 PYTHON = sys.executable
-
-OBSERVE_RUN = """
-    import atexit, json, sys
-
-    def report():
-        import httpx2, httpcore2
-        metadata = sys.modules.get("importlib.metadata")
-        seen = {"modules": sorted(sys.modules), "httpx2": httpx2.__version__, "httpcore2": httpcore2.__version__,
-                "metadata": type(metadata).__name__ if metadata is not None else None}
-        sys.__stderr__.write("OBSERVED " + json.dumps(seen) + "\\n")
-
-    atexit.register(report)  # (the CLI ends this program with the atexit handlers run)
-    from recursive_cli.surfaces.cli.app import main
-    sys.argv = ["recursive", *json.loads(sys.argv[1])]
-    main()
-"""
 
 LAZY_MODULES = ("recursive_cli.surfaces.cli.chat_cmd", "recursive_cli.surfaces.fleet.fleet_cmd",
                 "recursive_cli.surfaces.cli.mcp_cmd", "recursive_cli.surfaces.cli.loop_app",
@@ -57,25 +42,21 @@ def python(code: str, *args: str, env: dict[str, str] | None = None) -> subproce
                           timeout=120, stdin=subprocess.DEVNULL, env=env, check=False)
 
 
+@runprobe.ONE_WORKER  # (the runs are shared with tests/providers/test_own_client.py and test_startup_pass2.py)
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_one_step_run_loads_neither_importlib_metadata_nor_the_other_commands(
-        provider: str, tmp_path: Path, workspace: Path) -> None:
+        provider: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     import importlib.metadata
 
-    with FakeLLMServer([{"text": "all done"}]) as server:
-        base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-        args = ["run", "--provider", provider, "--api-base", base, "-m", "fake-model", "-C", str(workspace), "say done"]
-        proc = python(OBSERVE_RUN, json.dumps(args), env=_env(tmp_path / "home"))
-        requests = list(server.requests)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "all done\n" and len(requests) == 1
-    line = next(line for line in proc.stderr.splitlines() if line.startswith("OBSERVED "))
-    seen: dict[str, Any] = json.loads(line.removeprefix("OBSERVED "))
+    run = runprobe.observed_run(provider, True, tmp_path_factory)  # a fresh interpreter's `recursive run`
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == f"{runprobe.ANSWER}\n" and run.requests == 1
     # the versions httpx2 and httpcore2 asked for are the installed ones
-    assert seen["httpx2"] == importlib.metadata.version("httpx2")
-    assert seen["httpcore2"] == importlib.metadata.version("httpcore2")
-    assert seen["metadata"] == "_StandIn"  # the real module was never needed
-    modules = set(seen["modules"])
+    versions = dict(run.versions)
+    assert versions["httpx2"] == importlib.metadata.version("httpx2")
+    assert versions["httpcore2"] == importlib.metadata.version("httpcore2")
+    assert run.metadata == "_StandIn"  # the real module was never needed
+    modules = run.modules
     assert not modules & {"zipfile", "csv", "importlib.metadata._adapters"}
     assert not modules & set(LAZY_MODULES)
 
@@ -135,10 +116,9 @@ def test_the_tree_a_process_runs_answers_as_the_whole_one(args: list[str], works
     tree = app_module.app_for(args)
     if args[0] in app_module.LAZY_COMMANDS:
         assert len(tree.registered_commands) + len(tree.registered_groups) == 1
-    runner = CliRunner()
-    whole = runner.invoke(app_module.app, args, catch_exceptions=False)
-    alone = runner.invoke(tree, args, catch_exceptions=False)
-    assert (alone.exit_code, alone.stdout, alone.stderr) == (whole.exit_code, whole.stdout, whole.stderr)
+    whole = invoke(*args)  # the whole tree (built once for the session: see clitools)
+    alone = CliRunner().invoke(tree, args, catch_exceptions=False)
+    assert (alone.exit_code, alone.stdout, alone.stderr) == (whole.returncode, whole.stdout, whole.stderr)
 
 
 def test_a_lazy_command_registered_alone_leaves_the_whole_tree_as_it_was() -> None:

@@ -7,6 +7,7 @@ reads from the shadow repository, and what a restore does after a kill -9.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -114,11 +115,13 @@ def test_a_call_killed_after_quiet_calls_owns_what_it_did(tmp_path: Path, worksp
     outside.mkdir()
     script = write_script(tmp_path / "killed.json", [
         shell("true"), shell("true"), shell(f"touch {outside}/quiet-done"),
-        {**shell("echo half > half.txt; echo $$ > shell.pid; sleep 30"), "delay": 2.0}])
+        {**shell("echo half > half.txt; echo $$ > shell.pid; sleep 30"), "delay": 1.5}])
     agent = start_run(workspace, script)
     try:
-        wait_for(lambda: (outside / "quiet-done").exists(), agent)
-        time.sleep(0.5)  # the third call has ended; the model "thinks" for 2 s
+        # The third call has ended once its result is in the transcript (a call's window
+        # closes before its result is recorded); the model then "thinks" for 1.5 s.
+        wait_for(lambda: recorded_results(isolated_home / "sessions" / "s1") == 3, agent)
+        assert (outside / "quiet-done").exists()
         (workspace / "theirs.txt").write_text("made while the model thought\n")
         wait_for(lambda: (workspace / "shell.pid").read_text().strip() != "", agent)
     finally:
@@ -132,6 +135,18 @@ def test_a_call_killed_after_quiet_calls_owns_what_it_did(tmp_path: Path, worksp
     assert restore.returncode == 0, restore.stderr
     assert {p.name: p.read_text() for p in workspace.iterdir()} == {
         "keep.txt": "keep\n", "theirs.txt": "made while the model thought\n"}
+
+
+def recorded_results(session: Path) -> int:
+    """How many tool results the session's transcript holds (a torn last line aside)."""
+    count = 0
+    for line in (session / "transcript.jsonl").read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        count += record.get("type") == "message" and record["message"].get("role") == "tool"
+    return count
 
 
 def test_a_quick_shell_reads_no_older_process_environment(monkeypatch: pytest.MonkeyPatch,

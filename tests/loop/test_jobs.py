@@ -14,6 +14,20 @@ from recursive_cli.features.loop.jobs import MARKER_VARIABLE, BackgroundJobManag
 from .conftest import alive, wait_gone
 
 
+def wait_marked(pid: int, marker: str, program: str = "sleep", timeout: float = 10) -> None:
+    """Wait until process `pid` runs `program` and shows `marker` in /proc: until its exec is
+    complete. Popen returns (and a shell's `$!` is written) while the exec is still under way;
+    until the kernel has set up the new program's environment, /proc/PID/environ reads empty and
+    the process cannot be recognised yet, unlike the long-running orphans the tests stand for."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    proc = Path(f"/proc/{pid}")
+    deadline = time.monotonic() + timeout
+    while (proc / "comm").read_text().strip() != program or \
+            needle not in (proc / "environ").read_bytes().split(b"\0"):
+        assert time.monotonic() < deadline, f"process {pid} never showed its marker"
+        time.sleep(0.005)
+
+
 def test_a_job_writes_to_a_file_and_its_end_wakes_the_waiter(tmp_path: Path, workspace: Path) -> None:
     jobs = BackgroundJobManager(tmp_path / "session")
     ended: list[str] = []
@@ -73,6 +87,7 @@ def test_shutdown_marks_running_jobs_and_kills_finished_jobs_leftovers(workspace
         done = await jobs.start("(sleep 300 & echo $! > leftover.pid)", workspace)
         running = await jobs.start("exec sleep 300", workspace)
         await asyncio.wait_for(jobs.changed().wait(), 10)
+        wait_marked(int((workspace / "leftover.pid").read_text()), done.marker)
         await jobs.shutdown("lost", grace=False)
         return done, running
 
@@ -103,6 +118,7 @@ def test_restore_kills_recognised_orphans_and_marks_them_lost(tmp_path: Path) ->
                               env={**os.environ, MARKER_VARIABLE: marker})
     stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
+        wait_marked(orphan.pid, marker)
         records = [
             JobRecord(id="job-1", command="sleep 60", output=str(tmp_path / "1.log"), pgid=orphan.pid,
                       marker=marker, started=time.time()),

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import run_cli
-from fakeserver import FakeLLMServer
+import runprobe
 
 from recursive_cli.core.messages import Message
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
@@ -25,20 +22,16 @@ from .wireserver import Answer, WireServer
 SDKS = ("openai", "anthropic")
 
 
+@runprobe.ONE_WORKER  # (the runs are shared with tests/test_startup_rss.py and test_startup_pass2.py)
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
-def test_a_real_run_imports_no_sdk(provider: str, stream: bool, workspace: Path) -> None:
-    with FakeLLMServer([{"text": "done and dusted"}]) as server:
-        base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-        proc = run_cli("run", "say done", "-C", str(workspace), "--provider", provider, "--api-base", base,
-                       "-m", "fake-model", *([] if stream else ["--no-stream"]),
-                       env={"RECURSIVE_API_KEY": "sk-x", "PYTHONPROFILEIMPORTTIME": "1"})
-        assert len(server.requests) == 1
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout == "done and dusted\n"
-    imported = {match.group(1) for match in re.finditer(r"^import time:\s+\d+ \|\s+\d+ \|\s+([\w.]+)$",
-                                                        proc.stderr, re.MULTILINE)}
-    assert "httpx2" in imported and "recursive_cli.providers.http_client" in imported  # (the profile is there)
+def test_a_real_run_imports_no_sdk(provider: str, stream: bool, tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = runprobe.observed_run(provider, stream, tmp_path_factory)  # a fresh interpreter's `recursive run`
+    assert run.requests == 1
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout == f"{runprobe.ANSWER}\n"
+    imported = run.modules  # everything the process had loaded when it ended
+    assert "httpx2" in imported and "recursive_cli.providers.http_client" in imported  # (the report is whole)
     assert not {name for name in imported if name.split(".")[0] in SDKS}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import httpx2
@@ -18,6 +19,10 @@ from recursive_cli.providers import retry
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
 from recursive_cli.providers.base import ProviderError, RetryNotice
 from recursive_cli.providers.openai_provider import OpenAIProvider
+
+# The openai and anthropic SDKs cost ≈ 1.5 s of CPU to import: under pytest-xdist, every module
+# that imports them in this process runs on one worker (`xdist_group`), so only that one pays.
+pytestmark = pytest.mark.xdist_group("openai-anthropic-sdks")
 
 NOW = 1_780_000_000.0
 RULES = {"openai": retry.OPENAI_RULES, "anthropic": retry.ANTHROPIC_RULES}
@@ -74,14 +79,29 @@ def fixed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(anthropic._base_client, "random", lambda: 0.0)
 
 
+_CLIENTS: dict[str, Any] = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _close_clients() -> Iterator[None]:
+    yield
+    while _CLIENTS:
+        _CLIENTS.popitem()[1].close()
+
+
 def sdk_client(kind: str) -> Any:
-    if kind == "openai":
-        from openai import OpenAI
+    """The SDK's client (one per kind for the module: the rules asked of it read nothing but
+    its settings, and building one costs ≈ 25 ms of loading CA certificates)."""
+    if kind not in _CLIENTS:
+        if kind == "openai":
+            from openai import OpenAI
 
-        return OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=retry.MAX_RETRIES)
-    from anthropic import Anthropic
+            _CLIENTS[kind] = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=retry.MAX_RETRIES)
+        else:
+            from anthropic import Anthropic
 
-    return Anthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=retry.MAX_RETRIES)
+            _CLIENTS[kind] = Anthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=retry.MAX_RETRIES)
+    return _CLIENTS[kind]
 
 
 def sdk_timeout(kind: str, retries_taken: int, headers: dict[str, str]) -> float | None:
@@ -89,14 +109,11 @@ def sdk_timeout(kind: str, retries_taken: int, headers: dict[str, str]) -> float
     year 9999: its request would fail; ours backs off)."""
     models = __import__(f"{kind}._models", fromlist=["FinalRequestOptions"])
     options = models.FinalRequestOptions(method="post", url="/x", max_retries=retry.MAX_RETRIES)
-    client = sdk_client(kind)
     try:
-        return float(client._calculate_retry_timeout(retry.MAX_RETRIES - retries_taken, options,
-                                                     httpx2.Headers(headers)))
+        return float(sdk_client(kind)._calculate_retry_timeout(retry.MAX_RETRIES - retries_taken, options,
+                                                               httpx2.Headers(headers)))
     except (ValueError, OverflowError):
         return None
-    finally:
-        client.close()
 
 
 @pytest.mark.usefixtures("fixed")
@@ -131,13 +148,10 @@ SHOULD_RETRY = [(status, flag, wait)
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_which_answers_are_retried(kind: str) -> None:
     client = sdk_client(kind)
-    try:
-        for status, flag, wait in SHOULD_RETRY:
-            headers = {name: value for name, value in (("x-should-retry", flag), ("retry-after", wait)) if value}
-            expected = client._should_retry(httpx2.Response(status, headers=headers))
-            assert retry.should_retry(status, httpx2.Headers(headers), RULES[kind]) == expected, (status, headers)
-    finally:
-        client.close()
+    for status, flag, wait in SHOULD_RETRY:
+        headers = {name: value for name, value in (("x-should-retry", flag), ("retry-after", wait)) if value}
+        expected = client._should_retry(httpx2.Response(status, headers=headers))
+        assert retry.should_retry(status, httpx2.Headers(headers), RULES[kind]) == expected, (status, headers)
     assert retry.should_retry(501, {}, RULES[kind]) and not retry.should_retry(413, {}, RULES[kind])
 
 

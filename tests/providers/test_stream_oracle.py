@@ -17,6 +17,10 @@ import pytest
 
 from . import oracle, streams
 
+# The openai and anthropic SDKs cost ≈ 1.5 s of CPU to import: under pytest-xdist, every module
+# that imports them in this process runs on one worker (`xdist_group`), so only that one pays.
+pytestmark = pytest.mark.xdist_group("openai-anthropic-sdks")
+
 FIXTURES_ENV = "RECURSIVE_SDK_FIXTURES"
 CASES = [pytest.param(kind, name, id=f"{kind}-{name}")
          for kind, table in (("anthropic", streams.ANTHROPIC), ("openai", streams.OPENAI)) for name in table]

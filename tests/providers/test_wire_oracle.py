@@ -17,7 +17,12 @@ from recursive_cli.providers.base import NullHooks
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from .conversations import KEY, TOOLS, conversation
+from .oracle import sdk_http_client
 from .wireserver import Answer, Received, WireServer
+
+# The openai and anthropic SDKs cost ≈ 1.5 s of CPU to import: under pytest-xdist, every module
+# that imports them in this process runs on one worker (`xdist_group`), so only that one pays.
+pytestmark = pytest.mark.xdist_group("openai-anthropic-sdks")
 
 # Answers the clients can read (the tests look at the requests only).
 ANTHROPIC_OK = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
@@ -69,12 +74,14 @@ def through_sdk(kind: str, base: str, params: dict[str, Any]) -> None:
         if kind == "anthropic":
             from anthropic import AsyncAnthropic
 
-            client: Any = AsyncAnthropic(api_key=KEY, base_url=base, max_retries=0, timeout=30.0)
+            client: Any = AsyncAnthropic(api_key=KEY, base_url=base, max_retries=0, timeout=30.0,
+                                         http_client=sdk_http_client(kind))
             create = client.messages.create
         else:
             from openai import AsyncOpenAI
 
-            client = AsyncOpenAI(api_key=KEY, base_url=base + "/v1", max_retries=0, timeout=30.0)
+            client = AsyncOpenAI(api_key=KEY, base_url=base + "/v1", max_retries=0, timeout=30.0,
+                                 http_client=sdk_http_client(kind))
             create = client.chat.completions.create
         try:
             result = await create(**params)

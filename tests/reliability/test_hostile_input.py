@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,7 +198,21 @@ def check_effects(seen: HostileRun) -> None:
     assert transcript.startswith(b'{"type":"session"')  # the edit would have made it "hacked"
     assert not (workspace / "s.txt").exists()
     second = server.requests[1].body
-    assert "bad\ufffdname.txt" in str(second), "a file name that is not UTF-8 reaches the model as U+FFFD"
+    assert any("bad\ufffdname.txt" in text for text in strings(second)), \
+        "a file name that is not UTF-8 reaches the model as U+FFFD"
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys too (rather than the repr of a body of 40 MB)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
 
 
 def test_two_hundred_calls_in_one_response(workspace: Path, isolated_home: Path) -> None:

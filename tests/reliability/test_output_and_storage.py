@@ -140,7 +140,8 @@ def test_home_read_only(tmp_path: Path, workspace: Path) -> None:
     args = ["-C", str(workspace), *scripted_args(tmp_path / "s.json", [{"text": "a"}])]
     with tmpfs(tmp_path / "ro-home", "64k") as home:
         remount(home, "ro")  # root ignores permissions, not a read-only mount
-        run = agent("run", "x", *args, "--session-id", "ro", env={"RECURSIVE_HOME": str(home)})
+        # (in this process: the first write fails at once, nothing waits for the exit to surface)
+        run = agent("run", "x", *args, "--session-id", "ro", env={"RECURSIVE_HOME": str(home)}, in_process=True)
         assert run.code == 1, run.stderr
         run.assert_clear(errors=1)
         assert "Read-only file system" in run.error_lines()[0]

@@ -20,7 +20,7 @@ def plant_lock(folder, pid: int, host: str | None = None) -> None:
 
 
 def dead_pid() -> int:
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child = subprocess.Popen(["true"])  # (any program that ends at once; no interpreter needed)
     child.wait()
     return child.pid
 
