@@ -35,7 +35,8 @@ it in that endpoint's format, as server-sent events when the request body says
                           finish chunk, usage chunk or `[DONE]`; no `message_delta` or
                           `message_stop`); a whole body says `null`
     "usage": {"input_tokens": n, "output_tokens": n, "cache_read_tokens": n},
-    "delay": seconds before answering
+    "delay": seconds before answering,
+    "hold": a threading.Event: answer once the test sets it (at most 60 s), not before
 
 `usage.input_tokens` counts the whole prompt, cached tokens included (as OpenAI reports it);
 for Anthropic the server reports the uncached part in `input_tokens` and the rest in
@@ -205,6 +206,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.get("delay"):
             time.sleep(float(reply["delay"]))
+        if reply.get("hold") is not None:
+            reply["hold"].wait(60)
         self._answer(reply, streaming=isinstance(body, dict) and body.get("stream") is True)
 
     # -- dispatch ----------------------------------------------------------------------------

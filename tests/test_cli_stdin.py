@@ -99,7 +99,9 @@ def test_no_note_when_stdin_comes_at_once_or_is_not_read(tmp_path: Path, workspa
     with subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "hi", "--no-stdin",
                            "-C", str(workspace), "--no-session", *args], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as silent:
-        out, err = silent.communicate(timeout=60)  # (communicate closes stdin only at the end)
+        assert silent.stdout is not None and silent.stderr is not None
+        silent.wait(timeout=60)  # stdin open and silent all along (communicate would close it first)
+        out, err = silent.stdout.read(), silent.stderr.read()
     assert silent.returncode == 0 and out == "ok\n"
     assert "waiting for stdin" not in err
 

@@ -7,6 +7,7 @@ cat` does with stdout.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clitools import write_script
+from clitools import wait_until, write_script
 
 _ESCAPE = re.compile(r"\x1b\[([?0-9;]*)([A-Za-z])")
 
@@ -92,8 +93,9 @@ def on_terminal(args: list[str], *, cwd: Path, stdout_piped: bool = False, stdin
                 answers: list[tuple[str, str]] | None = None, columns: int = 100,
                 env: dict[str, str] | None = None, then: Any = None, timeout: float = 30) -> Seen:
     """Run `recursive ARGS` with the pty as its terminal. `answers`: (marker, keys) pairs, each
-    typed once the marker has appeared on the screen; `then(proc, raw_so_far)` is called each
-    time output arrives (a test's own action, e.g. a signal)."""
+    typed once the marker has appeared on the screen (a question drops what was typed before it
+    showed, not after); `then(proc, raw_so_far)` is called each time output arrives (a test's
+    own action, e.g. a signal)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen(
@@ -121,7 +123,6 @@ def on_terminal(args: list[str], *, cwd: Path, stdout_piped: bool = False, stdin
                 while pending and pending[0][0] in text[answered:]:
                     marker, keys = pending.pop(0)
                     answered = text.index(marker, answered) + len(marker)
-                    time.sleep(0.2)  # let it start reading: keys typed earlier are dropped on purpose
                     os.write(master, keys.encode())
                 if then is not None:
                     then(proc, text)
@@ -138,6 +139,15 @@ def on_terminal(args: list[str], *, cwd: Path, stdout_piped: bool = False, stdin
     return Seen(proc.returncode, screen(raw, columns), raw, stdout)
 
 
+def waiting_for_input(pid: int) -> bool:
+    """Whether process `pid` is asleep in its event loop's wait (epoll: nothing to do but wait
+    for input)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text().strip() in ("do_epoll_wait", "ep_poll")
+    except OSError:
+        return False
+
+
 def run_args(workspace: Path, script: Path, *extra: str) -> list[str]:
     return ["run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script), *extra]
 
@@ -150,7 +160,8 @@ def shown(seen: Seen, text: str) -> int:
 # ── markup ─────────────────────────────────────────────────────────────────────────────
 
 SED = "echo a/b | sed 's/[/]/_/g'"
-GREP = "grep -c '[a-z]' /dev/null; sleep 0.5"
+GREP = "grep -c '[a-z]' /dev/null; sh wait.sh"  # wait.sh: till its spinner has been seen
+WAIT = "until [ -e shown ]; do sleep 0.01; done\n"
 MARKUP_REPLIES = [
     {"text": "Fixing [a-z] and [bold]this[/bold] :thumbs_up:",
      "tool_calls": [{"name": "run_shell", "arguments": {"command": SED}}]},
@@ -163,14 +174,20 @@ MARKUP_REPLIES = [
 
 def test_markup_in_tool_arguments_and_model_text_is_shown_as_it_is(tmp_path: Path, workspace: Path) -> None:
     script = write_script(tmp_path / "s.json", MARKUP_REPLIES)
-    seen = on_terminal(run_args(workspace, script), cwd=workspace)
+    (workspace / "wait.sh").write_text(WAIT)
+
+    def spinner_seen(proc: subprocess.Popen[bytes], text: str) -> None:
+        if f"run_shell {GREP} · " in text:
+            (workspace / "shown").touch()
+
+    seen = on_terminal(run_args(workspace, script), cwd=workspace, then=spinner_seen)
     assert seen.returncode == 0, seen.raw
     assert "MarkupError" not in seen.raw
     assert "Fixing [a-z] and [bold]this[/bold] :thumbs_up:" in seen.text
     assert f"✓ run_shell {SED} (exit 0" in seen.text
     assert "[~] parse [/] and [red]" in seen.text  # the todo panel
     assert "Done [/] for [a-z]." in seen.text
-    assert "run_shell grep -c '[a-z]' /dev/null; sleep 0.5 · " in seen.raw  # the spinner's label
+    assert f"run_shell {GREP} · " in seen.raw  # the spinner's label
 
 
 def test_markup_in_the_subject_of_an_ask_question(tmp_path: Path, workspace: Path) -> None:
@@ -258,7 +275,8 @@ def test_ctrl_c_while_asking_ends_the_run_at_once(tmp_path: Path, workspace: Pat
 
     def interrupt(proc: subprocess.Popen[bytes], text: str) -> None:
         if "for this tool: " in text and not sent:
-            time.sleep(0.3)
+            with contextlib.suppress(AssertionError):  # (a kernel that does not say where: at once)
+                wait_until(lambda: waiting_for_input(proc.pid), timeout=5, proc=proc)  # for the answer
             proc.send_signal(signal.SIGINT)
             sent.append(True)
 

@@ -25,7 +25,7 @@ class SseDecoder:
     """Turns the bytes of an event stream into events, piece by piece."""
 
     def __init__(self) -> None:
-        self._pending = b""  # the start of a line whose end has not arrived
+        self._pending: list[bytes] = []  # the pieces of a line whose end has not arrived
         self._event: str | None = None
         self._data: list[str] = []
         self._retry: int | None = None
@@ -40,12 +40,16 @@ class SseDecoder:
         if not chunk:
             return []
         self._cr = chunk[-1:] == b"\r"
-        text = self._pending + chunk if self._pending else chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            self._pending.append(chunk)  # (joined once its line ends: a long line stays linear)
+            return []
+        text = b"".join((*self._pending, chunk)) if self._pending else chunk
         if b"\r" in text:
             lines = _LINE_END.split(text)
         else:
             lines = text.split(b"\n")
-        self._pending = lines.pop()  # after the last line end: b"" or an unfinished line
+        rest = lines.pop()  # after the last line end: b"" or an unfinished line
+        self._pending = [rest] if rest else []
         events: list[Event] = []
         for line in lines:
             if line:

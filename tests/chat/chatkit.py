@@ -2,7 +2,9 @@
 (pexpect), against the loopback fake model server.
 
 The terminal answers prompt_toolkit's cursor-position requests, as a real one does, so the
-input line is drawn as it is on a screen. Every wait is for text on the screen, never a sleep.
+input line is drawn as it is on a screen. Every wait is for text on the screen, never a sleep:
+keys are typed once the screen shows the session is reading them (the input line, a question,
+a turn's status line), so pexpect's pause before each send and after closing are turned off.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from clitools import require
+from clitools import require, wait_until
 
 TIMEOUT = 20  # seconds for any one thing to appear (a loaded 2-core machine)
 CPR_REQUEST = "\x1b[6n"
@@ -39,6 +41,7 @@ class Chat:
             sys.executable, ["-m", "recursive_cli", *args], cwd=str(cwd), encoding="utf-8",
             codec_errors="replace", timeout=TIMEOUT, dimensions=(30, 100),
             env={**os.environ, "TERM": "xterm-256color", **(env or {})})
+        self.child.delaybeforesend = None  # (pexpect's default: 0.05 s before every send)
         self.seen = ""  # everything the terminal received, for failure messages
         if os.environ.get("CHATKIT_LOG"):  # (debugging: the raw terminal output, appended to a file)
             self.child.logfile_read = open(os.environ["CHATKIT_LOG"], "a", encoding="utf-8", newline="")  # noqa: SIM115
@@ -82,6 +85,12 @@ class Chat:
     def wait(self) -> int:
         """Wait for the process to end; its exit code."""
         self.expect_pattern(self.pexpect.EOF)  # type: ignore[arg-type]
+        try:  # (the terminal is closed; the exit follows)
+            wait_until(lambda: not self.child.isalive(), timeout=TIMEOUT)
+        except AssertionError:
+            raise AssertionError(f"the terminal closed but the process is still running; its last "
+                                 f"output:\n{self.seen[-3000:]!r}") from None
+        self.child.ptyproc.delayafterclose = 0  # (pexpect's default: 0.1 s, for a child still exiting)
         self.child.close()
         status = self.child.exitstatus
         return status if status is not None else 128 + (self.child.signalstatus or 0)

@@ -89,6 +89,7 @@ def test_ctrl_c_on_an_empty_line_asks_again_before_leaving(open_chat: Open) -> N
         chat.send(CTRL_C)  # clears the line
         chat.send(CTRL_C)
         chat.expect("press Ctrl-C again to exit")
+        chat.prompt()  # (asked again: the next Ctrl-C is a key of the new input line)
         chat.send(CTRL_C)
         assert chat.wait() == 0
 
@@ -279,7 +280,8 @@ def test_ctrl_c_while_the_model_is_asked_stops_at_once_and_gives_back_the_queued
         chat.expect("thinking")
         chat.say("and this after")
         chat.expect("+1 queued")
-        chat.send(CTRL_C)  # the model is being asked: no step to wait for
+        wait_until(lambda: len(server.replies) == 1)  # the server took the request: the model is being asked
+        chat.send(CTRL_C)  # no step to wait for
         chat.expect("interrupted")
         chat.expect("back in the input line")
         chat.prompt()
@@ -354,8 +356,8 @@ def test_history_is_kept_per_workspace_and_at_paths_complete(open_chat: Open, wo
         chat = open_chat("chat", *server_args(server))
         chat.prompt()
         chat.send("look at @no")
-        chat.send("\t")
-        chat.expect("notes.txt")
+        chat.expect("notes.txt")  # the completion menu, as it is typed
+        chat.send("\t")  # takes it
         chat.say(" please")
         chat.expect("read it")
         chat.prompt()

@@ -1,5 +1,5 @@
-"""`recursive fleet` on a real local Ray (`ray.init(num_cpus=2)`, started once for the module)
-with the scripted provider (issue 19): six tasks in run and goal mode, in folders and in
+"""`recursive fleet` on a real local Ray (`ray.init(num_cpus=2)` in this process: the package's
+`local_ray`) with the scripted provider (issue 19): six tasks in run and goal mode, in folders and in
 clones of a git URL at a ref; results, bundles and sessions complete; a task whose process is
 SIGKILLed mid-run is retried and resumes its session; the fleet's --max-cost stops new tasks;
 `fleet resume` runs again only what did not succeed."""
@@ -13,36 +13,17 @@ import signal
 import tarfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import invoke, json_lines, require
+from clitools import invoke, json_lines
 
 from .fleettools import bare_repo, by_id, git, results, say, script, shell, tasks_file, tool_calls, transcript
 
-# The module-scoped fixture is costly: with the suite spread over cores (pytest-xdist), keep
-# this module on one worker so it is built once.
-pytestmark = pytest.mark.xdist_group("ray")
-
-SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RECURSIVE_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL",
-            "RECURSIVE_API_BASE", "RECURSIVE_MODEL", "RECURSIVE_PROVIDER", "RECURSIVE_WORKSPACE",
-            "RECURSIVE_SCRIPT", "RECURSIVE_MAX_STEPS", "RECURSIVE_HOME", "RAY_ADDRESS")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray() -> Iterator[Any]:
-    """One local Ray for the module (its workers get the environment it starts with: no keys,
-    no RECURSIVE_HOME — the fleet gives each task its home)."""
-    ray = require("ray")
-    saved = {name: os.environ.pop(name) for name in SCRUBBED if name in os.environ}
-    try:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, address="local")
-    finally:
-        os.environ.update(saved)
-    yield ray
-    ray.shutdown()
+# The Ray of tests/fleet/conftest.py, started once: under pytest-xdist every module that uses it
+# sits on the one worker that starts it.
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.usefixtures("local_ray")]
 
 
 def fleet(tmp_path: Path, *args: str) -> Any:

@@ -6,15 +6,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcphelpers import serve
+from mcphelpers import serve, zygote
+
+
+@pytest.fixture(scope="session")
+def demo_zygote() -> Iterator[str]:
+    """This worker's demo zygote (started for the first test that asks for `demo_dir`)."""
+    yield from zygote()
 
 
 @pytest.fixture
-def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the demo servers write their pids and files ($DEMO_DIR, inherited by them)."""
+def demo_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_zygote: str) -> Path:
+    """Where the demo servers write their pids and files ($DEMO_DIR, inherited by them); and
+    $DEMO_ZYGOTE, so that they are forked from the zygote."""
     folder = tmp_path / "demo"
     folder.mkdir()
     monkeypatch.setenv("DEMO_DIR", str(folder))
+    monkeypatch.setenv("DEMO_ZYGOTE", demo_zygote)
     return folder
 
 

@@ -2,17 +2,25 @@
 
     python demo_server.py [stdio | http PORT | sse PORT] [--delay SECONDS]
 
+With `--delay` it waits that long before it serves, deaf to its stdin meanwhile (to be stopped,
+it must be killed).
+
 Tools: `weather` (structured output, read-only), `fail` (an error result), `slow` (sleeps;
 writes `slow-started` in $DEMO_DIR first), `crash` (the process dies mid-call), `picture`
 (text and an image), `touch` (writes a file: not read-only), `env` (a variable's value).
 Resource: `notes://today`. At start it writes its pid to `$DEMO_DIR/pid-<n>` (n counts starts),
-so a test can check that the process is gone after each way `recursive` exits.
+so a test can check that the process is gone after each way `recursive` exits. On SIGUSR1 it
+writes `$DEMO_DIR/got-SIGUSR1` (and goes on).
+
+The tests mostly start it through demo_launch.py, which has a forked copy of it (demo_zygote.py)
+serve its stdio: the same server, without paying `import mcp` on every start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -82,20 +90,29 @@ def today() -> str:
 
 
 def _record_pid() -> None:
+    """`pid-<n>` for the first n free: written aside, then linked in (servers started together
+    each get their own n, and no reader sees a file half written)."""
     folder = _dir()
+    aside = folder / f".pid-{os.getpid()}"
+    aside.write_text(str(os.getpid()))
     n = 1
-    while (folder / f"pid-{n}").exists():
-        n += 1
-    (folder / f"pid-{n}").write_text(str(os.getpid()))
+    while True:
+        try:
+            os.link(aside, folder / f"pid-{n}")
+            break
+        except FileExistsError:
+            n += 1
+    aside.unlink()
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
+def main(args: list[str]) -> None:
+    """Run the server as the command line `args` says (see the module's docstring)."""
     delay = 0.0
     if "--delay" in args:
         at = args.index("--delay")
         delay = float(args[at + 1])
         del args[at:at + 2]
+    signal.signal(signal.SIGUSR1, lambda *_: (_dir() / "got-SIGUSR1").write_text(str(os.getpid())))
     _record_pid()
     if delay:
         time.sleep(delay)
@@ -106,3 +123,7 @@ if __name__ == "__main__":
         app.run("streamable-http", port=int(args[1]))
     else:
         app.run("sse", port=int(args[1]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

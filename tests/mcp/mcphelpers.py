@@ -1,6 +1,10 @@
 """Helpers of the MCP tests: the demo server (demo_server.py beside this file) as a stdio entry
-or running over HTTP, its pid files, and `.mcp.json` text. (No __init__.py in this folder: a
-package named `mcp` would hide the SDK.)"""
+or running over HTTP, its pid files, `.mcp.json` text, and the demo zygote that makes starting
+a demo server cheap. (No __init__.py in this folder: a package named `mcp` would hide the SDK.)
+
+A demo entry runs demo_launch.py, a small process that, when $DEMO_ZYGOTE names a running
+zygote (the `demo_dir` fixture sees to it), has a server forked from it serve its own stdio, and
+otherwise execs demo_server.py. `demo_entry(direct=True)` spawns demo_server.py itself."""
 
 from __future__ import annotations
 
@@ -9,17 +13,41 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 SERVER = Path(__file__).with_name("demo_server.py")
+LAUNCHER = Path(__file__).with_name("demo_launch.py")
+ZYGOTE = Path(__file__).with_name("demo_zygote.py")
 
 
-def demo_entry(*extra: str) -> dict[str, Any]:
-    """The `.mcp.json` entry that runs the demo server over stdio."""
-    return {"command": sys.executable, "args": [str(SERVER), *extra]}
+def demo_entry(*extra: str, direct: bool = False) -> dict[str, Any]:
+    """The `.mcp.json` entry that runs the demo server over stdio: through the launcher, or with
+    `direct`, as `python demo_server.py` (the SDK imported in that very process)."""
+    if direct:
+        return {"command": sys.executable, "args": [str(SERVER), *extra]}
+    return {"command": sys.executable, "args": ["-S", "-I", str(LAUNCHER), *extra]}
+
+
+def zygote() -> Iterator[str]:
+    """Run a demo zygote; yield the path of its socket (for $DEMO_ZYGOTE)."""
+    folder = Path(tempfile.mkdtemp(prefix="demo-zygote-"))  # (short: a socket path has 107 bytes at most)
+    path = folder / "socket"
+    proc = subprocess.Popen([sys.executable, str(ZYGOTE), str(path)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline() != "ready\n":
+            raise AssertionError(f"the demo zygote did not start (exit code {proc.wait(timeout=10)})")
+        yield str(path)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        path.unlink(missing_ok=True)
+        folder.rmdir()
 
 
 def servers_json(**servers: dict[str, Any]) -> str:
@@ -41,7 +69,8 @@ def free_port() -> int:
 def serve(demo_dir: Path, transport: str) -> Iterator[str]:
     """Run the demo server over `transport` (http or sse); yield its URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), transport, str(port)], env={**os.environ},
+    entry = demo_entry(transport, str(port))
+    proc = subprocess.Popen([entry["command"], *entry["args"]], env={**os.environ},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while True:

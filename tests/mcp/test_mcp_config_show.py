@@ -5,6 +5,7 @@ bad values) and that the servers are given that long to start, in `run` and `mcp
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -195,9 +196,10 @@ def test_a_bad_mcp_timeout_in_the_environment_names_the_variable(workspace: Path
 
 
 def late_servers(workspace: Path) -> None:
-    """A server that takes 30 s to start; `mcp-timeout = "2s"` in the project config."""
+    """A server that takes 30 s to start, deaf to its stdin meanwhile (it must be killed);
+    `mcp-timeout = "1s"` in the project config."""
     (workspace / ".mcp.json").write_text(servers_json(late=demo_entry("--delay", "30")))
-    project_config(workspace, 'mcp-timeout = "2s"\n')
+    project_config(workspace, 'mcp-timeout = "1s"\n')
 
 
 def assert_stopped(demo_dir: Path) -> None:
@@ -211,7 +213,7 @@ def test_run_gives_servers_the_configured_time_to_start(workspace: Path, demo_di
     result = invoke("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
                     "-o", "stream-json", env={"MCP_TIMEOUT": "600000"})
     assert result.returncode == 0, result.stderr
-    assert "warning: MCP server 'late' failed to start: did not start within 2 s" in result.stderr
+    assert "warning: MCP server 'late' failed to start: did not start within 1 s" in result.stderr
     init = json.loads(result.stdout.splitlines()[0])
     assert init["mcp_servers"] == [{"name": "late", "status": "failed"}]
     assert_stopped(demo_dir)
@@ -222,5 +224,26 @@ def test_mcp_list_gives_servers_the_configured_time_to_start(workspace: Path, de
     result = invoke("mcp", "list", "--json", "-C", str(workspace), env={"MCP_TIMEOUT": "600000"})
     assert result.returncode == 1
     (late,) = json.loads(result.stdout)
-    assert late["status"] == "failed" and "did not start within 2 s" in late["error"]
+    assert late["status"] == "failed" and "did not start within 1 s" in late["error"]
     assert_stopped(demo_dir)
+
+
+def test_the_start_up_time_does_not_count_loading_the_sdk(workspace: Path, demo_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading the MCP SDK is `recursive`'s own cost (seconds on a loaded machine): a server
+    given 1 s to start is not failed because the SDK took 1.5 s to load before it."""
+    from recursive_cli.features.mcp import client
+
+    real = client.import_sdk
+
+    def slow_import(spec: Any) -> None:
+        time.sleep(1.5)
+        real(spec)
+
+    monkeypatch.setattr(client, "import_sdk", slow_import)
+    (workspace / ".mcp.json").write_text(servers_json(demo=demo_entry()))
+    project_config(workspace, 'mcp-timeout = "1s"\n')
+    result = invoke("mcp", "list", "--json", "-C", str(workspace))
+    assert result.returncode == 0, result.stderr
+    (demo,) = json.loads(result.stdout)
+    assert demo["status"] == "connected", demo

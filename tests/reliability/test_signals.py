@@ -38,8 +38,12 @@ EXPECTED_EXIT = {signal.SIGKILL: -signal.SIGKILL, signal.SIGTERM: 143, signal.SI
 SEES = {signal.SIGKILL: "nothing: the process is gone"}
 
 
-def steps_script() -> list[dict]:
-    steps = [{"delay": 0.02, "tool_calls": [call("run_shell", {"command": f"sleep 0.02; echo step {i}"})]}
+def steps_script(paced: bool = True) -> list[dict]:
+    """The run's replies; `paced`: each step takes STEP_SECONDS, for a signal to land in (the
+    resume that finishes the run needs no time to land in: the same steps, unpaced)."""
+    pause = {"delay": 0.02} if paced else {}
+    sleep = "sleep 0.02; " if paced else ""
+    steps = [{**pause, "tool_calls": [call("run_shell", {"command": f"{sleep}echo step {i}"})]}
              for i in range(STEPS)]
     return [*steps, {"text": "finished"}]
 
@@ -93,7 +97,7 @@ def check_trial(tmp_path: Path, home: Path, name: str, trial: Trial) -> str:
         assert [line for line in trial.stderr.splitlines() if line.startswith("error:")] == \
             ["error: interrupted"], (where, trial.stderr)
     status = inspect_session(home, name).status  # `sessions show` loads what the signal left
-    args = ["-C", str(tmp_path / name), *scripted_args(tmp_path / f"{name}.json", steps_script())]
+    args = ["-C", str(tmp_path / name), *scripted_args(tmp_path / f"{name}-resume.json", steps_script(paced=False))]
     resumed = invoke("resume", name, *args, env=BASE_ENV)
     session = inspect_session(home, name)
     assert resumed.returncode == 0 and resumed.stdout == "finished\n", (where, resumed.stderr)

@@ -284,7 +284,8 @@ def test_client_two_prompts_and_an_interrupt(agent_cli: AgentCli) -> None:
 
 
 def test_client_interrupts_a_running_tool(agent_cli: AgentCli) -> None:
-    agent_cli.server.add({"tool_calls": [call("run_shell", command="sleep 30")]}, {"text": "after"})
+    agent_cli.server.add({"tool_calls": [call("run_shell", command="touch running && sleep 30")]}, {"text": "after"})
+    running = agent_cli.workspace / "running"
 
     async def conversation(client: ClaudeSDKClient) -> tuple[list[Any], float]:
         await client.query("sleep")
@@ -292,7 +293,8 @@ def test_client_interrupts_a_running_tool(agent_cli: AgentCli) -> None:
         async for message in client.receive_messages():
             seen.append(message)
             if isinstance(message, AssistantMessage) and any(isinstance(b, ToolUseBlock) for b in message.content):
-                await asyncio.sleep(0.3)
+                while not running.exists():  # the shell command is under way
+                    await asyncio.sleep(0.01)
                 started = time.monotonic()
                 await client.interrupt()
             if isinstance(message, ResultMessage):

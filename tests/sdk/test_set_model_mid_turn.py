@@ -7,6 +7,7 @@ test releases it."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,8 @@ def test_set_model_while_a_tool_runs_switches_the_next_call(agent_cli: AgentCli)
 
 def test_set_model_during_a_model_call_takes_the_next_call_at_the_new_price(agent_cli: AgentCli) -> None:
     server = agent_cli.server
-    server.add({"tool_calls": [call("run_shell", command="echo hi")], "usage": MILLION, "delay": 2},
+    first_answer = threading.Event()  # the first call is answered only once the model was changed
+    server.add({"tool_calls": [call("run_shell", command="echo hi")], "usage": MILLION, "hold": first_answer},
                {"text": "done", "usage": MILLION})
 
     async def conversation(client: ClaudeSDKClient) -> tuple[list[Any], ResultMessage]:
@@ -115,7 +117,8 @@ def test_set_model_during_a_model_call_takes_the_next_call_at_the_new_price(agen
         await client.query("go")
         while not server.requests:  # the first call is under way, on gpt-4.1-mini
             await asyncio.sleep(0.02)
-        await client.set_model("gpt-4o")
+        await client.set_model("gpt-4o")  # answered while that call still waits
+        first_answer.set()
         return seen, await rest_of_turn(client, seen)
 
     seen, result = client_run(agent_cli, conversation, allowed_tools=["Bash"])

@@ -1,16 +1,22 @@
 """Claude's TypeScript Agent SDK (`@anthropic-ai/claude-agent-sdk`, from npm without its optional
 native binary) runs on `recursive` through `pathToClaudeCodeExecutable`.
 
-The package is installed once per test session into a temporary folder; without node and npm,
-or without the registry, these tests are skipped (say why with `-rs`).
+The package is installed once per machine, into a cache folder of this user's named by its
+version ($XDG_CACHE_HOME, else ~/.cache, then recursive-tests/typescript-sdk/VERSION), and
+used from there while every file the install wrote is still there at its size; otherwise it
+is installed again. Without node and npm, or without the registry when it must install, these
+tests are skipped (say why with `-rs`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +24,89 @@ import pytest
 
 from .conftest import AgentCli, system_text
 
-# The module-scoped fixture is costly: with the suite spread over cores (pytest-xdist), keep
-# this module on one worker so it is built once.
-pytestmark = pytest.mark.xdist_group("typescript-sdk")
-
 SCRIPT = Path(__file__).with_name("ts_query.mjs")
 PACKAGE = "@anthropic-ai/claude-agent-sdk"
+VERSION = "0.3.333"  # the release these tests run against: a new one gets a folder of its own
+MANIFEST = "installed.json"  # written last: what was installed, and every file of node_modules
+
+
+def cache_folder() -> Path:
+    """Where PACKAGE@VERSION is (to be) installed."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "recursive-tests" / "typescript-sdk" / VERSION
+
+
+def files_of(folder: Path) -> dict[str, int]:
+    """Every file under `folder/node_modules`, by path, with its size."""
+    root = folder / "node_modules"
+    return {str(path.relative_to(root)): path.stat().st_size for path in root.rglob("*") if path.is_file()}
+
+
+def complete(folder: Path) -> bool:
+    """Whether `folder` holds the whole install of PACKAGE@VERSION that its manifest lists."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        own = json.loads((folder / "node_modules" / PACKAGE / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if (manifest.get("package"), manifest.get("version"), own.get("version")) != (PACKAGE, VERSION, VERSION):
+        return False
+    files: dict[str, int] = manifest.get("files") or {}
+    root = folder / "node_modules"
+    for name, size in files.items():
+        try:
+            if (root / name).stat().st_size != size:
+                return False
+        except OSError:
+            return False
+    return bool(files)
+
+
+def install(folder: Path) -> None:
+    """Install PACKAGE@VERSION into a fresh folder beside `folder`, then put it in its place
+    (what stood there, an incomplete install, is removed)."""
+    fresh = folder.with_name(f".{folder.name}.{os.getpid()}.new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    fresh.mkdir(parents=True)
+    try:
+        (fresh / "package.json").write_text('{"name": "recursive-sdk-test", "private": true, "type": "module"}')
+        subprocess.run(["npm", "install", "--omit=optional", "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
+                       cwd=fresh, check=True, capture_output=True, text=True, timeout=300)
+        manifest = {"package": PACKAGE, "version": VERSION, "files": files_of(fresh)}
+        (fresh / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+        if folder.exists():
+            stale = folder.with_name(f".{folder.name}.{os.getpid()}.old")
+            folder.rename(stale)
+            shutil.rmtree(stale, ignore_errors=True)
+        fresh.rename(folder)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the cache's lock (another test process may be installing the same version)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(f"{folder.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")
 def ts_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with the TypeScript SDK installed and the test's driver script beside it."""
+    """A folder with the test's driver script and the cached install's node_modules beside it."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are needed for the TypeScript SDK")
+    cached = cache_folder()
+    with locked(cached):
+        if not complete(cached):
+            try:
+                install(cached)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                pytest.skip(f"npm could not install {PACKAGE}@{VERSION}: {(getattr(exc, 'stderr', '') or '')[-500:]}")
     folder = tmp_path_factory.mktemp("ts-sdk")
-    (folder / "package.json").write_text('{"name": "recursive-sdk-test", "private": true, "type": "module"}')
-    try:
-        subprocess.run(["npm", "install", "--omit=optional", "--no-audit", "--no-fund", PACKAGE], cwd=folder,
-                       check=True, capture_output=True, text=True, timeout=300)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"npm could not install {PACKAGE}: {getattr(exc, 'stderr', '')[-500:]}")
-    shutil.copy(SCRIPT, folder / SCRIPT.name)  # ESM finds packages next to the script
+    (folder / "node_modules").symlink_to(cached / "node_modules")  # ESM finds packages next to the script
+    shutil.copy(SCRIPT, folder / SCRIPT.name)
     return folder
 
 
@@ -50,6 +118,27 @@ def ts_query(folder: Path, cli: AgentCli, prompt: str, options: dict[str, Any] |
                           env={**os.environ, **cli.env()}, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout)
+
+
+def test_a_cached_install_is_used_only_while_complete(tmp_path: Path) -> None:
+    """(The cache itself: a folder counts only while every file of its manifest is there at its size;
+    `ts_sdk` installs again into one that does not.)"""
+    folder = tmp_path / VERSION
+    own = folder / "node_modules" / PACKAGE
+    own.mkdir(parents=True)
+    (own / "package.json").write_text(json.dumps({"name": PACKAGE, "version": VERSION}))
+    (own / "sdk.mjs").write_text("export const query = 1;\n")
+    assert not complete(folder)  # no manifest: npm did not finish
+    (folder / MANIFEST).write_text(json.dumps({"package": PACKAGE, "version": VERSION, "files": files_of(folder)}))
+    assert complete(folder)
+    (own / "sdk.mjs").write_text("export const query = 12;\n")
+    assert not complete(folder)  # a file of another size
+    (own / "sdk.mjs").unlink()
+    assert not complete(folder)  # a file gone
+    (own / "sdk.mjs").write_text("export const query = 1;\n")
+    assert complete(folder)
+    (folder / MANIFEST).write_text(json.dumps({"package": PACKAGE, "version": "0.0.1", "files": files_of(folder)}))
+    assert not complete(folder)  # another version's install in the folder of this one
 
 
 def test_typescript_query(ts_sdk: Path, agent_cli: AgentCli) -> None:

@@ -308,10 +308,8 @@ class ChatSession:
         self._asking = True
         try:
             with progress_paused():
-                sys.stdout.write(question)
-                sys.stdout.flush()
                 try:
-                    key = await self._typeahead.answer("yna", on_end="n")
+                    key = await self._typeahead.answer(question, sys.stdout, "yna", on_end="n")
                 except asyncio.CancelledError:
                     sys.stdout.write("\n")
                     raise

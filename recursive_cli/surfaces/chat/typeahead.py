@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import termios
 from collections.abc import Callable, Iterator
+from typing import TextIO
 
 _ENTER = ("\r", "\n")
 _ERASE = ("\x7f", "\b")
@@ -58,13 +60,16 @@ class TypeAhead:
         text, self.text = self.text, ""
         return text
 
-    async def answer(self, choices: str, on_end: str) -> str:
-        """The next key among `choices` (lower case); keys typed before the question are dropped.
-        Ctrl-D or the end of input answers `on_end`."""
+    async def answer(self, question: str, out: TextIO, choices: str, on_end: str) -> str:
+        """`question` written to `out`, then the next key among `choices` (lower case). Keys typed
+        before the question appeared are dropped, so they cannot answer it unseen; a key typed as
+        soon as it shows is kept. Ctrl-D or the end of input answers `on_end`."""
         with contextlib.suppress(termios.error, OSError):
             termios.tcflush(self.fd, termios.TCIFLUSH)
         self._choices, self._on_end = choices, on_end
         self._answer = asyncio.get_running_loop().create_future()
+        out.write(question)
+        out.flush()
         try:
             return await self._answer
         finally:
@@ -72,8 +77,10 @@ class TypeAhead:
 
     def _readable(self) -> None:
         try:
+            if not select.select([self.fd], [], [], 0)[0]:
+                return  # (woken for keys a question has dropped since: a read would block the loop)
             data = os.read(self.fd, 4096)
-        except OSError:
+        except (OSError, ValueError):
             data = b""
         if not data:  # the terminal went away: stop listening, answer "no"
             asyncio.get_running_loop().remove_reader(self.fd)
