@@ -161,7 +161,8 @@ def shown(seen: Seen, text: str) -> int:
 
 SED = "echo a/b | sed 's/[/]/_/g'"
 GREP = "grep -c '[a-z]' /dev/null; sh wait.sh"  # wait.sh: till its spinner has been seen
-WAIT = "until [ -e shown ]; do sleep 0.01; done\n"
+# (bounded: should the test fail and its `recursive` be killed, the loop must not run on for ever)
+WAIT = "i=0; until [ -e shown ] || [ $i -ge 1000 ]; do sleep 0.01; i=$((i+1)); done\n"
 MARKUP_REPLIES = [
     {"text": "Fixing [a-z] and [bold]this[/bold] :thumbs_up:",
      "tool_calls": [{"name": "run_shell", "arguments": {"command": SED}}]},

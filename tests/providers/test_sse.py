@@ -12,6 +12,8 @@ from recursive_cli.providers.sse import SseDecoder
 
 from . import streams
 
+pytestmark = pytest.mark.xdist_group("openai-anthropic-sdks")  # (see test_wire_oracle.py)
+
 STREAMS = {
     "lf": b"event: a\ndata: one\n\ndata: two\ndata: lines\n\n",
     "crlf": b"event: a\r\ndata: one\r\n\r\ndata: two\r\ndata: lines\r\n\r\n",
