@@ -247,9 +247,20 @@ def kill_orphans(records: list[JobRecord]) -> list[str]:
     return killed
 
 
+EXEC_WAIT_SECONDS = 0.05  # how long an empty environment is read again (a process mid-exec)
+
+
 def _carries(entry: Path, marker: str) -> bool:
-    """Whether the process at /proc/<pid> has the job marker `marker` in its environment."""
-    return f"{MARKER_VARIABLE}={marker}".encode() in (entry / "environ").read_bytes().split(b"\0")
+    """Whether the process at /proc/<pid> has the job marker `marker` in its environment.
+
+    A process the kernel is still setting up (between fork and the end of exec) shows an empty
+    environment for a moment: that is read again for up to EXEC_WAIT_SECONDS before the
+    process is taken for someone else's (zombies and kernel threads stay empty)."""
+    wanted = f"{MARKER_VARIABLE}={marker}".encode()
+    deadline = time.monotonic() + EXEC_WAIT_SECONDS
+    while not (data := (entry / "environ").read_bytes()) and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return wanted in data.split(b"\0")
 
 
 def _proc_entries() -> list[Path]:
