@@ -91,9 +91,10 @@ class ServerProcess:
         self._proc.wait()
 
 
-# Byte-compiled modules are cached here, outside the work tree: a real install has its .pyc
+# Byte-compiled modules are cached here, beside no source file: a real install has its .pyc
 # files, so a child must not pay for compiling (PYTHONDONTWRITEBYTECODE may be set around us).
-PYCACHE = Path(tempfile.gettempdir()) / "recursive-bench-pycache"
+# In the checkout's git-ignored build/ folder, not a shared temp folder another user could fill.
+PYCACHE = Path(__file__).resolve().parent.parent / "build" / "bench-pycache"
 
 
 def child_env(**extra: str) -> dict[str, str]:
