@@ -81,11 +81,7 @@ class Child:
 
     def _close_pidfd(self) -> None:
         fd, self._pidfd = self._pidfd, None
-        if fd is not None:
-            with contextlib.suppress(Exception):
-                self._loop.remove_reader(fd)
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        _unwatch(self._loop, fd)
 
     def _wait_in_thread(self) -> None:
         code = self._popen.wait()
@@ -139,11 +135,16 @@ class PipeReader:
 
     def close(self) -> None:
         fd, self._fd = self._fd, None
-        if fd is not None:
-            with contextlib.suppress(Exception):
-                self._loop.remove_reader(fd)
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        _unwatch(self._loop, fd)
+
+
+def _unwatch(loop: asyncio.AbstractEventLoop, fd: int | None) -> None:
+    """Stop watching `fd` on `loop` and close it (None: nothing to do)."""
+    if fd is not None:
+        with contextlib.suppress(Exception):
+            loop.remove_reader(fd)
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def last_pid() -> int | None:

@@ -30,6 +30,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from .refs import has_loose_object
+
 _SHA1 = re.compile(r"[0-9a-f]{40}")
 _PLAIN_CONFIG: dict[str, bool] = {}  # git dir → whether its config leaves commits plain
 _UNUSUAL = re.compile(rb"objectformat|commitencoding|compatobjectformat", re.IGNORECASE)
@@ -42,7 +44,7 @@ def write_commit(git_dir: Path, tree: str, parents: Sequence[str], message: str,
     objects; None (nothing written) when git must do it."""
     objects = f"{git_dir}/objects"
     if not _plain(git_dir) or not message.endswith("\n") or "\0" in message \
-            or not all(_SHA1.fullmatch(oid) and _loose(objects, oid) for oid in (tree, *parents)):
+            or not all(_SHA1.fullmatch(oid) and has_loose_object(git_dir, oid) for oid in (tree, *parents)):
         return None
     text = "".join([f"tree {tree}\n", *(f"parent {p}\n" for p in parents), f"author {author} {date} +0000\n",
                     f"committer {committer} {date} +0000\n", "\n", message])
@@ -66,10 +68,6 @@ def _plain(git_dir: Path) -> bool:
             return False  # (not cached: it may be there next time)
         known = _PLAIN_CONFIG[key] = not _UNUSUAL.search(config)
     return known
-
-
-def _loose(objects: str, oid: str) -> bool:
-    return os.path.isfile(f"{objects}/{oid[:2]}/{oid[2:]}")
 
 
 def _deflate(data: bytes) -> bytes:
