@@ -20,13 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 from urllib.parse import urlsplit
 
-import httpx2
-
 from ..core import utf8
 from ..core.diagnostics import log_cause, redact
 from ..core.messages import Message
 from ..core.settings import key_variables
 from .base import Completion, ProviderError, ProviderHooks, ToolSpec
+from .http1 import InvalidURL, RequestTimeout, TransportError
 from .http_client import USER_AGENT, ApiClient, EventStream, HttpStatusError
 from .local import is_local_host
 from .retry import BriefRetryError, RetryRules, call_with_retries, one_line
@@ -64,7 +63,7 @@ class HttpProvider:
         self._api_key = api_key or None
         self._client = ApiClient(base_url or self.default_base_url, merged_headers(BASE_HEADERS, headers), timeout)
         self._endpoint = self._client.url(self.path)
-        self._url = str(self._client.base_url).rstrip("/")
+        self._url = self._client.base_url.rstrip("/")
         self._reached = False  # the server has answered once: its address is right
         self._tool_specs: tuple[ToolSpec, ...] = ()
         self._tools_json = b"[]"
@@ -114,8 +113,7 @@ class HttpProvider:
         except ProviderError as err:
             log_cause(err.reason, err, self._api_key)
             raise self._redacted(err) from None
-        except (HttpStatusError, httpx2.HTTPError, httpx2.InvalidURL, httpx2.StreamError, json.JSONDecodeError,
-                UnicodeDecodeError) as err:
+        except (HttpStatusError, TransportError, json.JSONDecodeError, UnicodeDecodeError) as err:
             error = self._redacted(self._provider_error(err))  # a server's message may echo the key
             log_cause(error.reason, err, self._api_key)  # the cause, shown with -v
             raise error from None
@@ -131,7 +129,7 @@ class HttpProvider:
         if isinstance(err, HttpStatusError):
             self._reached = True
             return self._status_error(err)
-        if isinstance(err, httpx2.TimeoutException):
+        if isinstance(err, RequestTimeout):
             return ProviderError(f"request to {self._url} timed out", retryable=True)
         if isinstance(err, json.JSONDecodeError):
             return malformed(self._url, f"invalid JSON ({err.msg})")
@@ -150,7 +148,7 @@ class HttpProvider:
     def _connection_error(self, err: Exception) -> ProviderError:
         """One line for a request that reached no server; fast failures for a wrong address."""
         detail = one_line(str(err)) or type(err).__name__
-        if isinstance(err, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):
+        if isinstance(err, InvalidURL):
             return ProviderError(f"invalid base URL {self._url}: {detail}")
         parts = urlsplit(self._url)
         if not self._reached and _in_chain(err, lambda e: isinstance(e, socket.gaierror)

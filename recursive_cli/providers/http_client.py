@@ -1,5 +1,5 @@
-"""Our own HTTP client for the two model APIs, on httpx2: one POST of a body we encoded, answered
-as one JSON document or as a stream of server-sent events.
+"""Our own HTTP client for the two model APIs: one POST of a body we encoded, answered as one
+JSON document or as a stream of server-sent events.
 
 It does what the official SDK clients did for the providers, in the same way (the SDKs stay
 as the tests' oracle, tests/providers): the base URL joined with the endpoint's path, the
@@ -7,8 +7,13 @@ same `Accept`/`Content-Type` headers and credential header, redirects followed, 
 for connect, read, write and pool, a keep-alive pool; an answer of status 400 or more is
 read whole and raised as `HttpStatusError` with its body (JSON when it parses, else its
 text); a whole answer whose content type is not JSON is handed back as its text. Transport
-failures are httpx2's own exceptions (`httpx2.TimeoutException`, `httpx2.HTTPError`),
-mapped to one-line errors by `http_base.py`. No retries here: `retry.py` decides.
+failures are `http1.TransportError`s (`RequestTimeout`, `ConnectError`, `InvalidURL`…),
+chained to their cause and mapped to one-line errors by `http_base.py`. No retries here:
+`retry.py` decides.
+
+The requests go through `http1.py`, our HTTP/1.1 client on asyncio, except when the
+environment names a proxy: then through httpx2 (imported only then), which reads the proxy
+variables and `NO_PROXY` as the SDKs' clients do; its errors are turned into ours.
 
 Without an API key no credential header is sent at all.
 """
@@ -22,16 +27,17 @@ import os
 import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import httpx2
-
+from . import http1
+from .http1 import InvalidURL, RequestTimeout, TransportError
 from .sse import Event, SseDecoder
 
 # The SDKs' pool: this many connections, this many kept alive.
 MAX_CONNECTIONS = 1000
 MAX_KEEPALIVE = 100
-# With one of these set, a plain-http request may still go through a TLS proxy.
+# With one of these set, a request may go through a proxy: httpx2 sends it.
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 # How long the rest of a stream is read, after its last event mattered, to keep the connection.
 DRAIN_SECONDS = 0.1
@@ -41,7 +47,7 @@ USER_AGENT = "recursive-cli"
 class HttpStatusError(Exception):
     """An answer with status 400 or more; `body` is its JSON (or its text, stripped), `text` the text."""
 
-    def __init__(self, status: int, headers: httpx2.Headers, body: object, text: str) -> None:
+    def __init__(self, status: int, headers: Mapping[str, str], body: object, text: str) -> None:
         super().__init__(f"HTTP {status}: {text[:300]}" if text else f"HTTP {status}")
         self.status = status
         self.headers = headers
@@ -49,34 +55,70 @@ class HttpStatusError(Exception):
         self.text = text
 
 
+class Answer(Protocol):
+    """What both clients hand back: an answer whose head has been read."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def http_version(self) -> str: ...
+
+    @property
+    def is_closed(self) -> bool: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def content(self) -> bytes: ...
+
+    async def aread(self) -> bytes: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Sender(Protocol):
+    async def post(self, url: str, body: bytes) -> Answer: ...
+
+    async def aclose(self) -> None: ...
+
+
 class ApiClient:
     """POSTs to one base URL with fixed headers; `aclose` when done."""
 
     def __init__(self, base_url: str, headers: Mapping[str, str], timeout: float) -> None:
-        self.base_url = _with_trailing_slash(httpx2.URL(base_url))
-        self._http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout), follow_redirects=True,
-                                        limits=httpx2.Limits(max_connections=MAX_CONNECTIONS,
-                                                             max_keepalive_connections=MAX_KEEPALIVE),
-                                        verify=tls_context(base_url))
+        self.base_url = base_url if base_url.endswith("/") else base_url + "/"
+        self._http: Sender = (_Proxied(headers, timeout, tls_context(base_url)) if proxied()
+                              else http1.Client(headers, timeout, _plain_tls(base_url), keep=MAX_KEEPALIVE))
 
-    def url(self, path: str) -> httpx2.URL:
+    def url(self, path: str) -> str:
         """`path` under the base URL, as the SDKs join them (`…/v1/` + `chat/completions`)."""
-        return self.base_url.copy_with(raw_path=self.base_url.raw_path + path.lstrip("/").encode("ascii"))
+        return self.base_url + path.lstrip("/")
 
-    async def post_json(self, url: httpx2.URL, body: bytes) -> object:
+    async def post_json(self, url: str, body: bytes) -> object:
         """The parsed JSON answer (or its text, when it says it is not JSON)."""
-        response = await self._http.post(url, content=body)
+        response = await self._http.post(url, body)
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
         if response.status_code >= 400:
             raise status_error(response)
         content_type = response.headers.get("content-type", "*").split(";")[0]
         if not content_type.endswith("json"):
             return response.text
-        return response.json()
+        return json.loads(response.content)
 
     @contextlib.asynccontextmanager
-    async def post_events(self, url: httpx2.URL, body: bytes) -> AsyncIterator[EventStream]:
+    async def post_events(self, url: str, body: bytes) -> AsyncIterator[EventStream]:
         """The answer's events, read as they arrive; the response is closed on leaving."""
-        response = await self._http.send(self._http.build_request("POST", url, content=body), stream=True)
+        response = await self._http.post(url, body)
         try:
             if response.status_code >= 400:
                 await response.aread()
@@ -93,7 +135,7 @@ class ApiClient:
 class EventStream:
     """The server-sent events of one streamed answer, an async iterator of `(event, data)`."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: Answer) -> None:
         self.response = response
         self._chunks = response.aiter_bytes()
         self._decoder = SseDecoder()
@@ -116,7 +158,7 @@ class EventStream:
         used again; a failure here is none (the answer is whole already)."""
         if self.response.is_closed or self.response.http_version != "HTTP/1.1":
             return
-        with contextlib.suppress(httpx2.HTTPError, httpx2.StreamError, asyncio.TimeoutError):
+        with contextlib.suppress(TransportError, asyncio.TimeoutError):
             if sys.version_info >= (3, 11):
                 async with asyncio.timeout(DRAIN_SECONDS):  # (no task, unlike wait_for)
                     await self._read_rest()
@@ -128,7 +170,7 @@ class EventStream:
             pass
 
 
-def status_error(response: httpx2.Response) -> HttpStatusError:
+def status_error(response: Answer) -> HttpStatusError:
     """The error for an answer read whole with status 400 or more."""
     text = response.text.strip()
     body: object = text
@@ -137,16 +179,92 @@ def status_error(response: httpx2.Response) -> HttpStatusError:
     return HttpStatusError(response.status_code, response.headers, body, text)
 
 
+def proxied() -> bool:
+    """Whether the environment names a proxy (then httpx2 decides, per URL, whether to use it)."""
+    return any(map(os.environ.get, PROXY_VARIABLES))
+
+
 def tls_context(base_url: str) -> ssl.SSLContext | bool:
     """For a plain-http base URL (a local server) and no proxy: a TLS context that loads no CA
     certificates, since no request will use TLS (loading the system's costs 20–25 ms of
     start-up); a redirect to https then fails to verify, never connects unverified. True (the
     usual verification) otherwise."""
-    if urlsplit(base_url).scheme.lower() != "http" or any(map(os.environ.get, PROXY_VARIABLES)):
+    if urlsplit(base_url).scheme.lower() != "http" or proxied():
         return True
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
-def _with_trailing_slash(url: httpx2.URL) -> httpx2.URL:
-    return url if url.raw_path.endswith(b"/") else url.copy_with(raw_path=url.raw_path + b"/")
+def _plain_tls(base_url: str) -> ssl.SSLContext | None:
+    """Our client's TLS context: none yet (the system's, loaded on the first https request)."""
+    context = tls_context(base_url)
+    return context if isinstance(context, ssl.SSLContext) else None
 
+
+class _Proxied:
+    """The same POSTs through httpx2, which applies the environment's proxies."""
+
+    def __init__(self, headers: Mapping[str, str], timeout: float, verify: ssl.SSLContext | bool) -> None:
+        import httpx2
+
+        self._httpx2 = httpx2
+        self._http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout), follow_redirects=True,
+                                        limits=httpx2.Limits(max_connections=MAX_CONNECTIONS,
+                                                             max_keepalive_connections=MAX_KEEPALIVE),
+                                        verify=verify)
+
+    async def post(self, url: str, body: bytes) -> Answer:
+        with _ours(self._httpx2):
+            response = await self._http.send(self._http.build_request("POST", url, content=body), stream=True)
+        return _ProxiedAnswer(response, self._httpx2)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+class _ProxiedAnswer:
+    """An httpx2 response whose reading raises our errors."""
+
+    def __init__(self, response: Any, httpx2: Any) -> None:
+        self._response, self._httpx2 = response, httpx2
+        self.status_code: int = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+        self.http_version: str = response.http_version
+
+    @property
+    def is_closed(self) -> bool:
+        return bool(self._response.is_closed)
+
+    @property
+    def text(self) -> str:
+        return str(self._response.text)
+
+    @property
+    def content(self) -> bytes:
+        return bytes(self._response.content)
+
+    async def aread(self) -> bytes:
+        with _ours(self._httpx2):
+            return bytes(await self._response.aread())
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        with _ours(self._httpx2):
+            async for piece in self._response.aiter_bytes():
+                yield piece
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+@contextlib.contextmanager
+def _ours(httpx2: Any) -> Any:
+    """httpx2's failures as ours, chained to theirs."""
+    try:
+        yield
+    except httpx2.TimeoutException as exc:
+        raise RequestTimeout(str(exc) or "timed out") from exc
+    except (httpx2.UnsupportedProtocol, httpx2.InvalidURL) as exc:
+        raise InvalidURL(str(exc)) from exc
+    except httpx2.ConnectError as exc:
+        raise http1.ConnectError(str(exc)) from exc
+    except (httpx2.HTTPError, httpx2.StreamError) as exc:
+        raise TransportError(str(exc)) from exc
