@@ -18,7 +18,7 @@ from clitools import json_lines, run_cli, write_script
 
 from recursive_cli.features.sessions.lock import LOCK_FILE
 from recursive_cli.features.sessions.reader import load_session
-from recursive_cli.providers.http_client import tls_context
+from recursive_cli.providers.http_client import ApiClient
 
 PYTHON = sys.executable
 
@@ -29,16 +29,30 @@ def python(code: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
                           check=False, **kwargs)  # type: ignore[call-overload]
 
 
-def test_a_plain_http_base_url_gets_a_client_without_the_system_certificates(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ssl
+def test_a_client_loads_the_system_certificates_only_for_its_first_https_request(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading them costs 20–25 ms of start-up, and a local server's run never needs them."""
+    import asyncio
+
+    from recursive_cli.providers import http1
 
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    context = tls_context("http://127.0.0.1:8080/v1")
-    assert isinstance(context, ssl.SSLContext) and context.cert_store_stats()["x509_ca"] == 0
-    assert tls_context("https://api.openai.com/v1") is True
-    monkeypatch.setenv("HTTPS_PROXY", "https://proxy.example:3128")  # the proxy may need TLS: as usual
-    assert tls_context("http://127.0.0.1:8080/v1") is True
+    loaded: list[str] = []
+    real = http1.default_tls_context
+    monkeypatch.setattr(http1, "default_tls_context", lambda: loaded.append("system") or real())
+    client = ApiClient("http://127.0.0.1:8080/v1", {}, 5.0)
+    assert isinstance(client._http, http1.Client) and loaded == []
+
+    async def connect_tls() -> None:  # (nothing listens on port 9 of loopback: refused after the TLS set-up)
+        try:
+            await client._http.post("https://127.0.0.1:9/v1/x", b"{}")
+        except http1.ConnectError:
+            pass
+        await client.aclose()
+
+    asyncio.run(connect_tls())
+    assert loaded == ["system"]
 
 
 # -- the lazy core tools ---------------------------------------------------------------------------

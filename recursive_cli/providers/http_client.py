@@ -24,11 +24,9 @@ import asyncio
 import contextlib
 import json
 import os
-import ssl
 import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from . import http1
 from .http1 import InvalidURL, RequestTimeout, TransportError
@@ -94,8 +92,8 @@ class ApiClient:
 
     def __init__(self, base_url: str, headers: Mapping[str, str], timeout: float) -> None:
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
-        self._http: Sender = (_Proxied(headers, timeout, tls_context(base_url)) if proxied()
-                              else http1.Client(headers, timeout, _plain_tls(base_url), keep=MAX_KEEPALIVE))
+        self._http: Sender = (_Proxied(headers, timeout) if proxied()
+                              else http1.Client(headers, timeout, keep=MAX_KEEPALIVE))  # (TLS set up on first use)
 
     def url(self, path: str) -> str:
         """`path` under the base URL, as the SDKs join them (`…/v1/` + `chat/completions`)."""
@@ -184,33 +182,17 @@ def proxied() -> bool:
     return any(map(os.environ.get, PROXY_VARIABLES))
 
 
-def tls_context(base_url: str) -> ssl.SSLContext | bool:
-    """For a plain-http base URL (a local server) and no proxy: a TLS context that loads no CA
-    certificates, since no request will use TLS (loading the system's costs 20–25 ms of
-    start-up); a redirect to https then fails to verify, never connects unverified. True (the
-    usual verification) otherwise."""
-    if urlsplit(base_url).scheme.lower() != "http" or proxied():
-        return True
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def _plain_tls(base_url: str) -> ssl.SSLContext | None:
-    """Our client's TLS context: none yet (the system's, loaded on the first https request)."""
-    context = tls_context(base_url)
-    return context if isinstance(context, ssl.SSLContext) else None
-
-
 class _Proxied:
     """The same POSTs through httpx2, which applies the environment's proxies."""
 
-    def __init__(self, headers: Mapping[str, str], timeout: float, verify: ssl.SSLContext | bool) -> None:
+    def __init__(self, headers: Mapping[str, str], timeout: float) -> None:
         import httpx2
 
         self._httpx2 = httpx2
         self._http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout), follow_redirects=True,
                                         limits=httpx2.Limits(max_connections=MAX_CONNECTIONS,
                                                              max_keepalive_connections=MAX_KEEPALIVE),
-                                        verify=verify)
+                                        verify=True)
 
     async def post(self, url: str, body: bytes) -> Answer:
         with _ours(self._httpx2):

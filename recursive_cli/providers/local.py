@@ -12,7 +12,6 @@ Standard library only (sockets, threads and `http.client`), so asking costs no S
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import json
 import socket
@@ -76,6 +75,8 @@ def find_local_servers(ports: tuple[tuple[int, str], ...] | None = None, host: s
 
 def probe(host: str, port: int, name: str, timeout: float = CONNECT_TIMEOUT) -> LocalServer | None:
     """The server at `host:port` if it answers `/v1/models` as an OpenAI-compatible server does."""
+    import http.client  # (only when no model is configured: not on a run's path)
+
     base_url = f"http://{host}:{port}/v1"
     connection = http.client.HTTPConnection(host, port, timeout=timeout)
     try:

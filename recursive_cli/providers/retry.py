@@ -25,7 +25,6 @@ ProviderError both HTTP providers raise.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import math
 import os
 import random
@@ -106,8 +105,12 @@ def parse_retry_after(headers: Mapping[str, str], rules: RetryRules) -> float | 
             return rules.overflow  # a number too large, not the word: an excessive wait
         return delay / divisor
     raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    import email.utils  # (an HTTP date: rare, and 2 ms of start-up for every run otherwise)
+
     try:
-        parsed = email.utils.parsedate_tz(raw)  # type: ignore[arg-type]  # (None reads as None)
+        parsed = email.utils.parsedate_tz(raw)
         if parsed is None:
             return None
         when = email.utils.mktime_tz(parsed)
