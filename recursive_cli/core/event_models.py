@@ -5,11 +5,12 @@ These are core models (nothing above `events.py` is imported), so the goal drive
 reaching up into `drivers/`. The drivers import them back from here.
 """
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
+# annotation from its text when the models are made at import; issue 16.)
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_serializer
+from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 
 GoalStatus = Literal["running", "met", "not_met"]
 _NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}}  # tails are in the goal_evaluation events
@@ -60,7 +61,7 @@ class Evaluation(BaseModel):
 
     turn: int
     achieved: bool
-    checks: list[CheckResult] = Field(default_factory=list)
+    checks: list[CheckResult] = []  # (copied per model; `default_factory=list` costs a signature parse)
     judge: JudgeVerdict | None = None
 
     def reason(self) -> str:
@@ -72,7 +73,7 @@ class Evaluation(BaseModel):
             return f"judge: {self.judge.reason}"
         return f"all {len(self.checks)} checks passed" if self.checks else "nothing to check"
 
-    def compact(self) -> Evaluation:
+    def compact(self) -> "Evaluation":
         """The same verdict without output tails, as kept in the state and the result line."""
         checks = [check.model_copy(update={"output_tail": ""}) for check in self.checks]
         return self.model_copy(update={"checks": checks})

@@ -6,7 +6,8 @@ says whether the session records it and what the terminal shows, and `notice_fie
 one serialisation both the stream-json line and the session record are made from.
 """
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
+# annotation from its text when the models are made at import; issue 16.)
 
 import enum
 from typing import Any, ClassVar, Literal, Protocol
@@ -375,7 +376,7 @@ class RunFinished(EventModel):
     structured_output: Any = None  # the answer parsed as JSON, when --output-schema asked for it
     # This command's requests per model (judge and compaction included): the result line's
     # `usage` is their sum, its `modelUsage` is this.
-    model_usage: dict[str, Usage] = Field(default_factory=dict)
+    model_usage: dict[str, Usage] = {}  # (copied per event, as `default_factory=dict` but cheaper to build)
 
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled

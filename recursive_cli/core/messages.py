@@ -1,6 +1,7 @@
 """Typed conversation records: messages, tool calls and token usage."""
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
+# annotation from its text when the models are made at import; issue 16.)
 
 import json
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ class Usage(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
-    def __add__(self, other: Usage) -> Usage:
+    def __add__(self, other: "Usage") -> "Usage":
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -83,15 +84,15 @@ class Message(BaseModel):
         return cached
 
     @classmethod
-    def system(cls, text: str) -> Message:
+    def system(cls, text: str) -> "Message":
         return cls(role="system", content=text)
 
     @classmethod
-    def user(cls, text: str) -> Message:
+    def user(cls, text: str) -> "Message":
         return cls(role="user", content=text)
 
     @classmethod
-    def tool_result(cls, call: ToolCall, content: str, is_error: bool = False) -> Message:
+    def tool_result(cls, call: ToolCall, content: str, is_error: bool = False) -> "Message":
         return cls(
             role="tool",
             content=content,

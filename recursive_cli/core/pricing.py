@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 from .messages import Usage
+from .slotted import FrozenSlotted, init_fields, replace
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # (a dataclass, not slotted: Settings has pydantic validate config tables into it)
 class ModelPrice:
     """USD per million tokens; `None` cache prices mean "billed as plain input"."""
 
@@ -137,14 +138,20 @@ def cost_usd(model: str, usage: Usage, configured: PriceTable | None = None) -> 
     return None if price is None else price.cost(usage)
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(FrozenSlotted):
     """The price of one model, called on a Usage: its USD cost, or None when `model` is
     unknown or has no price. `configured` holds the user's own prices, which come first.
     `Price()` prices nothing (a runtime built without a model)."""
 
-    model: str | None = None
-    configured: PriceTable = field(default_factory=dict, hash=False)
+    __slots__ = ("model", "configured")
+    model: str | None
+    configured: PriceTable
+
+    def __init__(self, model: str | None = None, configured: PriceTable | None = None) -> None:
+        init_fields(self, model=model, configured={} if configured is None else configured)
+
+    def __hash__(self) -> int:  # (by model only: the tables are mappings)
+        return hash((self.model,))
 
     def __call__(self, usage: Usage) -> float | None:
         rate = self.rate

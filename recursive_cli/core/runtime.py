@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -30,6 +29,7 @@ from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
 from .pricing import Price
+from .slotted import replace
 from .state import SessionState
 
 F = TypeVar("F")

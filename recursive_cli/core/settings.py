@@ -3,13 +3,13 @@
 Each value remembers where it came from, for `recursive config show` and for error messages.
 """
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
+# annotation from its text when the models are made at import; issue 16.)
 
 import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
@@ -30,6 +30,7 @@ from .choices import (  # noqa: F401 (re-exported)
 )
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
+from .slotted import Slotted
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
                                            "scripted": "scripted"}
@@ -99,14 +100,23 @@ class Settings(BaseModel):
 CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key"}
 
 
-@dataclass
-class LoadedSettings:
-    """The merged settings and, per key, where its value came from."""
+class LoadedSettings(Slotted):
+    """The merged settings and, per key, where its value came from; the home folder, and the
+    environment they were loaded from (`os.environ` by default)."""
 
+    __slots__ = ("settings", "sources", "home", "env")
+    unshown = frozenset({"env"})
     settings: Settings
-    sources: dict[str, str] = field(default_factory=dict)
-    home: Path = Path()
-    env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+    sources: dict[str, str]
+    home: Path
+    env: Mapping[str, str]
+
+    def __init__(self, settings: Settings, sources: dict[str, str] | None = None, home: Path = Path(),
+                 env: Mapping[str, str] | None = None) -> None:
+        self.settings = settings
+        self.sources = {} if sources is None else sources
+        self.home = home
+        self.env = os.environ if env is None else env
 
     def api_key_for(self, provider: str) -> str | None:
         """The API key for `provider` from the environment these settings were loaded from."""

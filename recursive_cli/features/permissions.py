@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from ..core.choices import PermissionMode
@@ -17,6 +16,7 @@ from ..core.errors import ConfigError
 from ..core.guards import Decision
 from ..core.messages import ToolCall
 from ..core.settings import PERMISSION_RULE
+from ..core.slotted import FrozenSlotted, init_fields
 from ..core.wording import RULE, got
 
 Verdict = Literal["allow", "deny", "ask"]
@@ -26,12 +26,15 @@ READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff"
                               "schedule_wakeup", "stop_loop"})
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(FrozenSlotted):
     """`tool` or `tool(pattern)`."""
 
+    __slots__ = ("tool", "pattern")
     tool: str
     pattern: str | None
+
+    def __init__(self, tool: str, pattern: str | None) -> None:
+        init_fields(self, tool=tool, pattern=pattern)
 
     @classmethod
     def parse(cls, text: str) -> Rule:

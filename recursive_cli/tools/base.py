@@ -7,7 +7,6 @@ import os
 import secrets
 import signal
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
@@ -15,19 +14,23 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.errors import ToolError
 from ..core.messages import ToolCall
+from ..core.slotted import FrozenSlotted, Slotted, init_fields
 from ..providers.base import ToolSpec
 
 ToolKind = Literal["read", "edit", "shell", "other"]
 A = TypeVar("A", bound=BaseModel)
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(FrozenSlotted):
     """What a tool returns to the model (`content`) and shows the user (`summary`, one short phrase)."""
 
+    __slots__ = ("content", "is_error", "summary")
     content: str
-    is_error: bool = False
-    summary: str = ""
+    is_error: bool
+    summary: str
+
+    def __init__(self, content: str, is_error: bool = False, summary: str = "") -> None:
+        init_fields(self, content=content, is_error=is_error, summary=summary)
 
 
 class Sandbox(Protocol):
@@ -47,20 +50,26 @@ class Sandbox(Protocol):
 MARKER_VARIABLE = "RECURSIVE_TOOL_COMMAND"
 
 
-@dataclass
-class ProcessTracker:
+class ProcessTracker(Slotted):
     """The tool commands of one run, so an interrupt can stop them and all they started.
 
     `groups` are the process groups of the commands running now. Each command also gets a
     marker in its environment (`new_marker`), which every process it starts inherits, even one
     that leaves the group with `setsid` or `nohup`: `kill_all` finds those through /proc. The
-    run's own marker extends the one it inherited, so when `recursive` itself runs inside a
-    tool command, the outer run's sweep reaches the inner run's commands too.
+    run's own marker extends the one it inherited (the default), so when `recursive` itself runs
+    inside a tool command, the outer run's sweep reaches the inner run's commands too.
     """
 
-    groups: set[int] = field(default_factory=set)
-    run_marker: str = field(default_factory=lambda: child_marker(os.environ.get(MARKER_VARIABLE)))
-    _count: int = field(default=0, init=False, repr=False)
+    __slots__ = ("groups", "run_marker", "_count")
+    unshown = frozenset({"_count"})
+    groups: set[int]
+    run_marker: str
+    _count: int
+
+    def __init__(self, groups: set[int] | None = None, run_marker: str | None = None) -> None:
+        self.groups = set() if groups is None else groups
+        self.run_marker = child_marker(os.environ.get(MARKER_VARIABLE)) if run_marker is None else run_marker
+        self._count = 0
 
     def new_marker(self) -> str:
         """A marker for one more command, under this run's marker."""
@@ -208,23 +217,39 @@ def signal_each(pids: Iterable[int], sig: int) -> None:
             pass
 
 
-@dataclass
-class TodoItem:
+class TodoItem(Slotted):
+    __slots__ = ("content", "status")
     content: str
-    status: Literal["pending", "in_progress", "completed"] = "pending"
+    status: Literal["pending", "in_progress", "completed"]
+
+    def __init__(self, content: str, status: Literal["pending", "in_progress", "completed"] = "pending") -> None:
+        self.content = content
+        self.status = status
 
 
-@dataclass
-class ToolContext:
+class ToolContext(Slotted):
     """Everything a tool may use: the sandbox, limits, per-run state and per-workspace storage."""
 
+    __slots__ = ("sandbox", "home", "shell_timeout", "output_limit", "allow_private_network", "processes",
+                 "todos")
     sandbox: Sandbox
     home: Path
-    shell_timeout: float = 120.0
-    output_limit: int = 30_000
-    allow_private_network: bool = False
-    processes: ProcessTracker = field(default_factory=ProcessTracker)
-    todos: list[TodoItem] = field(default_factory=list)
+    shell_timeout: float
+    output_limit: int
+    allow_private_network: bool
+    processes: ProcessTracker
+    todos: list[TodoItem]
+
+    def __init__(self, sandbox: Sandbox, home: Path, shell_timeout: float = 120.0, output_limit: int = 30_000,
+                 allow_private_network: bool = False, processes: ProcessTracker | None = None,
+                 todos: list[TodoItem] | None = None) -> None:
+        self.sandbox = sandbox
+        self.home = home
+        self.shell_timeout = shell_timeout
+        self.output_limit = output_limit
+        self.allow_private_network = allow_private_network
+        self.processes = ProcessTracker() if processes is None else processes
+        self.todos = [] if todos is None else todos
 
     @property
     def workspace(self) -> Path:

@@ -15,7 +15,6 @@ imported at once, so a new tool works before the file is regenerated.
 from __future__ import annotations
 
 import importlib
-import pprint
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -99,6 +98,8 @@ def live_specs() -> dict[str, dict[str, Any]]:
 
 def specs_source(table: dict[str, dict[str, Any]]) -> str:
     """The text of `core_specs.py` for `table`."""
+    import pprint  # (for the generator only: a run reads the table)
+
     return (
         '"""The core tools\' names, kinds, descriptions and argument schemas, for `catalog.py`.\n\n'
         "Generated from the tool classes by `python -m recursive_cli.tools.catalog`: do not edit.\n"

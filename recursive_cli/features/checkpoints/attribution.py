@@ -22,10 +22,10 @@ import json
 import os
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core.slotted import FrozenSlotted, Slotted, init_fields
 from . import GitCommandError
 from .git import ShadowGit
 
@@ -35,22 +35,28 @@ NO_MODE = "000000"
 STILL_OPEN = 2**62  # the end position of a window that ends at the workspace now
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(FrozenSlotted):
     """A path as git stores it: its mode (100644, 100755, 120000 for a symlink) and its blob."""
 
+    __slots__ = ("mode", "blob")
     mode: str
     blob: str
 
+    def __init__(self, mode: str, blob: str) -> None:
+        init_fields(self, mode=mode, blob=blob)
 
-@dataclass(frozen=True)
-class OwnChange:
+
+class OwnChange(FrozenSlotted):
     """A path the session changed: as it was before the session's first change to it, and
     as the session left it (None: no such path)."""
 
+    __slots__ = ("path", "before", "after")
     path: str
     before: Entry | None
     after: Entry | None
+
+    def __init__(self, path: str, before: Entry | None, after: Entry | None) -> None:
+        init_fields(self, path=path, before=before, after=after)
 
     @property
     def status(self) -> str:
@@ -62,25 +68,39 @@ class OwnChange:
         return "T" if _is_link(self.before) != _is_link(self.after) else "M"
 
 
-@dataclass
-class Window:
+class Window(Slotted):
     """One watched tool call or job: the trees at its start and end, and what it may claim."""
 
+    __slots__ = ("turn", "tool", "pre", "by", "start", "post", "end", "paths")
     turn: int
     tool: str
     pre: str
     by: str
     start: int  # position in the chain, oldest first
-    post: str | None = None  # None while it is open
-    end: int = -1
-    paths: frozenset[str] | None = None  # only these count (a file tool's); None: every path
+    post: str | None  # None while it is open
+    end: int
+    paths: frozenset[str] | None  # only these count (a file tool's); None: every path
+
+    def __init__(self, turn: int, tool: str, pre: str, by: str, start: int, post: str | None = None,
+                 end: int = -1, paths: frozenset[str] | None = None) -> None:
+        self.turn = turn
+        self.tool = tool
+        self.pre = pre
+        self.by = by
+        self.start = start
+        self.post = post
+        self.end = end
+        self.paths = paths
 
 
-@dataclass(frozen=True)
-class _RawChange:
+class _RawChange(FrozenSlotted):
+    __slots__ = ("path", "old", "new")
     path: str
     old: Entry | None
     new: Entry | None
+
+    def __init__(self, path: str, old: Entry | None, new: Entry | None) -> None:
+        init_fields(self, path=path, old=old, new=new)
 
 
 def event_message(subject: str, event: dict[str, Any]) -> str:

@@ -10,16 +10,15 @@ from everyone else's (attribution.py).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ...core.slotted import FrozenSlotted, init_fields, replace
 from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
@@ -38,54 +37,73 @@ AUTHOR = f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}>"
 COMMITTER = f"{IDENTITY['GIT_COMMITTER_NAME']} <{IDENTITY['GIT_COMMITTER_EMAIL']}>"
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(FrozenSlotted):
     """One snapshot: its commit and tree, how many files differ from the session's previous
     snapshot (None for its first), and the paths it left out."""
 
+    __slots__ = ("commit", "tree", "files_changed", "skipped")
     commit: str
     tree: str
-    files_changed: int | None = None
-    skipped: list[Skipped] = field(default_factory=list)
+    files_changed: int | None
+    skipped: list[Skipped]
+
+    def __init__(self, commit: str, tree: str, files_changed: int | None = None,
+                 skipped: list[Skipped] | None = None) -> None:
+        init_fields(self, commit=commit, tree=tree, files_changed=files_changed,
+                    skipped=[] if skipped is None else skipped)
 
 
-@dataclass(frozen=True)
-class TurnCheckpoints:
+class TurnCheckpoints(FrozenSlotted):
     """The snapshots around one turn; `rewound` when a restore undid the turn."""
 
+    __slots__ = ("turn", "before", "after", "rewound", "time")
     turn: int
-    before: str | None = None
-    after: str | None = None
-    rewound: bool = False
-    time: int | None = None  # when the before snapshot was taken (seconds since the epoch)
+    before: str | None
+    after: str | None
+    rewound: bool
+    time: int | None  # when the before snapshot was taken (seconds since the epoch)
+
+    def __init__(self, turn: int, before: str | None = None, after: str | None = None, rewound: bool = False,
+                 time: int | None = None) -> None:
+        init_fields(self, turn=turn, before=before, after=after, rewound=rewound, time=time)
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(FrozenSlotted):
     """A path that differs between two snapshots: A added, D deleted, M modified, T type changed."""
 
+    __slots__ = ("status", "path")
     status: str
     path: str
 
+    def __init__(self, status: str, path: str) -> None:
+        init_fields(self, status=status, path=path)
 
-@dataclass(frozen=True)
-class Capture:
+
+class Capture(FrozenSlotted):
     """The workspace as a tree in the shadow repository, and the scan that staged it."""
 
+    __slots__ = ("tree", "scan")
     tree: str
     scan: Scan
 
+    def __init__(self, tree: str, scan: Scan) -> None:
+        init_fields(self, tree=tree, scan=scan)
 
-@dataclass(frozen=True)
-class OpenWindow:
+
+class OpenWindow(FrozenSlotted):
     """A tool call or job being watched: its `open` snapshot, and the head before it."""
 
+    __slots__ = ("turn", "label", "commit", "tree", "previous", "made")
     turn: int
     label: str
     commit: str
     tree: str
     previous: tuple[str, str] | None
-    made: float = 0.0  # when its commit was written (time.monotonic)
+    made: float  # when its commit was written (time.monotonic)
+
+    def __init__(self, turn: int, label: str, commit: str, tree: str, previous: tuple[str, str] | None,
+                 made: float = 0.0) -> None:
+        init_fields(self, turn=turn, label=label, commit=commit, tree=tree, previous=previous, made=made)
 
 
 class Checkpointer(Protocol):
@@ -298,8 +316,8 @@ class GitCheckpointer:
                 continue
             number = int(parts[1])
             entry = found.get(number) or TurnCheckpoints(number, rewound=parts[0] == "rewound")
-            found[number] = (dataclasses.replace(entry, before=commit, time=int(when))
-                             if parts[2] == "before" else dataclasses.replace(entry, after=commit))
+            found[number] = (replace(entry, before=commit, time=int(when))
+                             if parts[2] == "before" else replace(entry, after=commit))
         return [found[number] for number in sorted(found)]
 
     def changes(self, old: str, new: str) -> list[FileChange]:

@@ -16,9 +16,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from ...core.slotted import FrozenSlotted, init_fields
 from . import GitCommandError, GitMissingError
 
 IDENTITY = {"GIT_AUTHOR_NAME": "recursive", "GIT_AUTHOR_EMAIL": "checkpoints@recursive.invalid",
@@ -38,14 +38,17 @@ def require_git() -> str:
     return git
 
 
-@dataclass(frozen=True)
-class ShadowGit:
+class ShadowGit(FrozenSlotted):
     """One shadow repository (`git_dir`) whose work tree is a workspace, with its own index."""
 
+    __slots__ = ("executable", "git_dir", "work_tree", "index")
     executable: str
     git_dir: Path
     work_tree: Path
     index: Path
+
+    def __init__(self, executable: str, git_dir: Path, work_tree: Path, index: Path) -> None:
+        init_fields(self, executable=executable, git_dir=git_dir, work_tree=work_tree, index=index)
 
     def env(self, index: Path | None = None, date: int | None = None,
             bare: bool = False) -> dict[str, str]:
@@ -94,7 +97,7 @@ class ShadowGit:
         The kernel drops the lock when its holder dies, so while we hold it a leftover
         `index.lock` can only come from a snapshot that was killed, and is removed.
         """
-        mutex, stale = self._lock_names
+        mutex, stale = _lock_names(self.index)
         try:
             fd = os.open(mutex, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except FileNotFoundError:
@@ -113,10 +116,11 @@ class ShadowGit:
         finally:
             os.close(fd)
 
-    @functools.cached_property
-    def _lock_names(self) -> tuple[str, str]:
-        """The index mutex's file name and that of git's own lock on the index."""
-        return str(self.index.with_name("index.mutex")), str(self.index.with_name(self.index.name + ".lock"))
+
+@functools.lru_cache(maxsize=64)
+def _lock_names(index: Path) -> tuple[str, str]:
+    """The mutex's file name of the index `index` and that of git's own lock on it."""
+    return str(index.with_name("index.mutex")), str(index.with_name(index.name + ".lock"))
 
 
 def _first_error(stderr: bytes) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import functools
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ...core.events import CheckpointFailed, CheckpointTaken, SkippedPath
+from ...core.slotted import replace
 from .calls import is_watched, written_paths
 from .checkpointer import GitCheckpointer, Phase, Snapshot
 from .git import find_git
@@ -150,7 +150,7 @@ class CheckpointObserver:
             self._before[turn] = snap.commit
             return snap
         own = cp.history(since=self._before.pop(turn, None), now=snap.tree).own({turn})
-        return dataclasses.replace(snap, files_changed=len(own))
+        return replace(snap, files_changed=len(own))
 
     def _warn_once(self, runtime: RuntimeCore, failed: CheckpointFailed, text: str) -> None:
         runtime.emit(failed.model_copy(update={"shown": "" if self._warned else text}))

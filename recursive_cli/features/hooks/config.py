@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...core.errors import ConfigError
-from ...tools.claude_names import matcher_names
+from ...core.slotted import FrozenSlotted, Slotted, init_fields
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact",
           "SessionEnd")
@@ -32,32 +31,41 @@ class HookConfigError(ConfigError):
     """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`."""
 
 
-@dataclass(frozen=True)
-class HookCommand:
+class HookCommand(FrozenSlotted):
     """One command hook: what runs, for how long at most, and where it was configured."""
 
+    __slots__ = ("event", "matcher", "command", "timeout", "source")
     event: str
     matcher: str | None
     command: str
     timeout: float
     source: str
 
+    def __init__(self, event: str, matcher: str | None, command: str, timeout: float, source: str) -> None:
+        init_fields(self, event=event, matcher=matcher, command=command, timeout=timeout, source=source)
+
     def matches(self, tool: str | None) -> bool:
         """Whether this hook fires for our tool `tool` (None: an event without a tool; the
         matcher is then compared with the event's own word, e.g. `startup`, `auto`)."""
         if self.matcher in (None, "", "*"):
             return True
+        from ...tools.claude_names import matcher_names  # (hooks with a matcher only: not for a run without)
+
         pattern = self.matcher or ""
         names = matcher_names(tool) if tool is not None and self.event in TOOL_EVENTS else (tool or "",)
         return any(re.fullmatch(pattern, name) for name in names)
 
 
-@dataclass
-class HookConfig:
+class HookConfig(Slotted):
     """Every hook in force, in the order its sources were read."""
 
-    hooks: list[HookCommand] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)  # the files and flags read
+    __slots__ = ("hooks", "sources")
+    hooks: list[HookCommand]
+    sources: list[str]  # the files and flags read
+
+    def __init__(self, hooks: list[HookCommand] | None = None, sources: list[str] | None = None) -> None:
+        self.hooks = [] if hooks is None else hooks
+        self.sources = [] if sources is None else sources
 
     def for_event(self, event: str, tool: str | None = None) -> list[HookCommand]:
         return [hook for hook in self.hooks if hook.event == event and hook.matches(tool)]

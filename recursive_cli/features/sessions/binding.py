@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core.budget import Spent
 from ...core.runtime import RuntimeCore
 from ...core.settings import Settings
+from ...core.slotted import Slotted
 from ...core.state import SessionState, SideReplies
 from ...providers.base import Replaying
 from .lock import SessionLock, acquire_lock
 from .meta import FirstPrompt, SessionBudgets, SessionMeta, make_title
-from .reader import LoadedSession, repair_orphans, repair_record
 from .writer import JsonlSessionWriter
 
+if TYPE_CHECKING:
+    from .reader import LoadedSession
 
-@dataclass
-class SessionBinding:
+
+class SessionBinding(Slotted):
     """The open session of this process: its writer (an event sink) and its lock."""
 
+    __slots__ = ("writer", "lock")
     writer: JsonlSessionWriter
     lock: SessionLock
+
+    def __init__(self, writer: JsonlSessionWriter, lock: SessionLock) -> None:
+        self.writer = writer
+        self.lock = lock
 
     def close(self) -> None:
         """fsync, close and give the lock back; safe to call twice."""
@@ -62,6 +69,8 @@ def reopen_session(loaded: LoadedSession, lock: SessionLock, runtime: RuntimeCor
 
     Tool calls left unanswered by a crash get a synthetic error result, recorded as `repair`.
     """
+    from .reader import repair_orphans, repair_record  # (a new session reads nothing: not imported for it)
+
     writer = JsonlSessionWriter.reopen(loaded.folder, loaded.meta)
     messages, synthetic = repair_orphans(loaded.messages)
     for message in synthetic:

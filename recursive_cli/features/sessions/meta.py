@@ -1,6 +1,7 @@
 """`meta.json`: a session's settings, status and totals, rewritten atomically after every turn."""
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
+# annotation from its text when the models are made at import; issue 16.)
 
 import contextlib
 import json
@@ -52,11 +53,13 @@ class SessionMeta(BaseModel):
     cost_usd: float | None = None
     budgets: SessionBudgets = Field(default_factory=SessionBudgets)
     permission_mode: str = "auto"
-    allow: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    # Literal [] and {}: pydantic copies them for each model, while `default_factory=list`
+    # has it parse `list`'s signature with the tokenizer when the model is built (issue 16).
+    allow: list[str] = []
+    deny: list[str] = []
     title: str = ""
     finish_reason: str | None = None
-    state: dict[str, Any] = Field(default_factory=dict)
+    state: dict[str, Any] = {}
 
 
 class FirstPrompt(RootModel[str]):

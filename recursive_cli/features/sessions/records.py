@@ -18,7 +18,8 @@ Errors raised by the sessions package:
      └── AmbiguousSessionError   an id prefix matches several sessions
 """
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
+# annotation from its text when the models are made at import; issue 16.)
 
 import datetime
 import functools

@@ -4,11 +4,11 @@ the next one when `/clear` or `/resume ID` ends it."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import sys
 from typing import TYPE_CHECKING
 
 from ...core import utf8
+from ...core.slotted import replace
 from ..cli.errors import EXIT_USAGE, fail
 from ..cli.launch import Launch, fresh_launch, launch, mcp_flags
 from ..cli.options import CommonOptions, RunOptions
@@ -93,7 +93,7 @@ def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, pr
             return code
         prompt = ""
         if chat.then == "":
-            spec = new_chat_launch(dataclasses.replace(common, session_id=None))  # (that id is taken now)
+            spec = new_chat_launch(replace(common, session_id=None))  # (that id is taken now)
         else:
             from ..cli.resume_cmd import open_session
 

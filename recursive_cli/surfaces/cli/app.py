@@ -343,14 +343,16 @@ def main() -> None:
     from . import light_metadata
 
     light_metadata.install()  # httpx2's and pydantic's questions without importing email, zipfile…
-    from ..headless.entry import maybe_headless  # `recursive -p …`: Claude Code's headless mode
-    if (code := maybe_headless()) is not None:
-        from .errors import exit_now
-
-        exit_now(code)  # flushed and closed: skip the interpreter's teardown (returns if it cannot)
-        raise SystemExit(code)
     import sys
 
+    from ..headless.entry import is_headless, maybe_headless  # `recursive -p …`: Claude Code's headless mode
+    from .errors import end_startup, exit_now
+
+    if is_headless(sys.argv[1:]):
+        end_startup()  # (a session of its own: the collector paused at import is back on for it)
+    if (code := maybe_headless()) is not None:
+        exit_now(code)  # flushed and closed: skip the interpreter's teardown (returns if it cannot)
+        raise SystemExit(code)
     if _opens_chat(sys.argv[1:]) and sys.stdin.isatty() and sys.stdout.isatty():
         sys.argv.insert(1, "chat")  # `recursive [OPTIONS]`, at a terminal: the interactive session
     from . import lazy_markdown

@@ -1,10 +1,12 @@
 """Top-level error handling: one clear line on stderr and a meaningful exit code, never a traceback.
 
-The garbage collector is off while a command starts (`run_app`): start-up builds hundreds of
-thousands of objects (modules, classes, pydantic schemas) and almost no garbage, yet their
-allocations trigger a hundred collections, 35–70 ms of a one-step run. A command that runs
-an agent turns it back on once its runtime is built (`end_startup`), with what start-up
-built frozen out of later collections; any other command is over before it matters.
+The garbage collector is off while a command starts: start-up builds hundreds of thousands
+of objects (modules, classes, pydantic schemas) and almost no garbage, yet their allocations
+trigger a hundred collections, 35–70 ms of a one-step run. The CLI's own process pauses it
+from the first import of this package (`pause_for_startup`: typer's and pydantic's imports
+alone cost two dozen collections), anyone else's from `run_app`. A command that runs an agent
+turns it back on once its runtime is built (`end_startup`), with what start-up built frozen
+out of later collections; any other command is over before it matters.
 
 A command that ends normally ends the process at once (`exit_now`): by then every session is
 closed (written, fsynced, its lock released) and the streams need only a flush, so the
@@ -32,6 +34,18 @@ def fail(message: str, code: int = EXIT_ERROR) -> int:
     return code
 
 
+def pause_for_startup() -> None:
+    """Hold the collector off while the CLI's modules load, when this process was started as
+    the CLI: the `recursive` script or `python -m recursive_cli` (whose `__main__` are about
+    to call `app.main`, and so `run_app`, which keeps it paused or gives it back)."""
+    entry = sys.argv[0] if sys.argv else ""
+    started_as_cli = (os.path.basename(entry) in ("recursive", "recursive.exe")
+                      or entry.endswith(os.path.join("recursive_cli", "__main__.py")))
+    if started_as_cli and gc.isenabled() and not _paused:
+        gc.disable()
+        _paused.append(True)
+
+
 def run_app(app: Any) -> None:
     """Run the typer app; a closed stdout pipe exits quietly, an unexpected crash says so in one line."""
     from . import stdio
@@ -40,6 +54,9 @@ def run_app(app: Any) -> None:
     if owner and gc.isenabled():
         gc.disable()
         _paused.append(True)
+    elif not owner and _paused:  # paused at import, yet a program of its own runs the CLI: its collector back
+        _paused.clear()
+        gc.enable()
     stdio.install()
     try:
         app()

@@ -16,13 +16,13 @@ import json
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core import utf8
 from ...core.events import FinishReason
 from ...core.kernel import TurnOutcome
+from ...core.slotted import Slotted
 
 if TYPE_CHECKING:
     from ...agent import AgentRuntime
@@ -35,13 +35,19 @@ class OutputOptionError(ValueError):
     """A bad `--output-last-message` or `--output-schema` (exit 2); the message names the flag."""
 
 
-@dataclass
-class OutputSchema:
+class OutputSchema(Slotted):
     """A checked JSON Schema from `--output-schema FILE`."""
 
+    __slots__ = ("path", "schema", "_validator")
+    unshown = frozenset({"_validator"})
     path: Path
     schema: Any
-    _validator: Any = field(repr=False)
+    _validator: Any
+
+    def __init__(self, path: Path, schema: Any, _validator: Any) -> None:
+        self.path = path
+        self.schema = schema
+        self._validator = _validator
 
     def instruction(self) -> str:
         """What the prompt tells the model about the answer it must give."""
@@ -118,13 +124,19 @@ def parse_json_answer(answer: str) -> Any:
         raise ValueError(f"the answer is not JSON ({whole})") from None
 
 
-@dataclass
-class OutputRequest:
+class OutputRequest(Slotted):
     """What `--output-last-message` and `--output-schema` ask of this run."""
 
-    last_message: Path | None = None
-    schema: OutputSchema | None = None
-    structured_output: Any = None  # set once an answer validated
+    __slots__ = ("last_message", "schema", "structured_output")
+    last_message: Path | None
+    schema: OutputSchema | None
+    structured_output: Any  # set once an answer validated
+
+    def __init__(self, last_message: Path | None = None, schema: OutputSchema | None = None,
+                 structured_output: Any = None) -> None:
+        self.last_message = last_message
+        self.schema = schema
+        self.structured_output = structured_output
 
     def prompt(self, prompt: str) -> str:
         """`prompt` with the schema's instruction, when there is a schema and a prompt."""

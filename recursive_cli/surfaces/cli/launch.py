@@ -7,7 +7,6 @@ import signal
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...agent import AgentRuntime
@@ -17,10 +16,10 @@ from ...core.events import EventSink, FanoutSink, FinishReason, RunFinished, Run
 from ...core.kernel import TurnOutcome
 from ...core.results import make_result
 from ...core.settings import LoadedSettings, Settings
+from ...core.slotted import Slotted
 from ...features.sessions.binding import SessionBinding
 from ...features.sessions.ids import check_session_id, new_session_id
 from ...features.sessions.lock import SessionLock
-from ...features.sessions.reader import LoadedSession
 from ...features.sessions.records import SessionError, SessionWriteError
 from .config_cmd import load_or_fail
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
@@ -30,28 +29,48 @@ from .prompt_input import empty_prompt_message
 
 if TYPE_CHECKING:
     from ...features.mcp import McpConfig, McpState
+    from ...features.sessions.reader import LoadedSession
     from ...features.sessions.writer import JsonlSessionWriter
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
 
-@dataclass
-class Launch:
+class Launch(Slotted):
     """What a command asks for: settings, mode, session id, and for `resume` the loaded session."""
 
+    __slots__ = ("loaded", "mode", "session_id", "title", "resumed", "lock", "output", "judge_model", "mcp",
+                 "settings", "include_hook_events", "sinks")
     loaded: LoadedSettings
     mode: str
     session_id: str
-    title: str = ""
-    resumed: LoadedSession | None = None
-    lock: SessionLock | None = None  # held on the resumed session since it was loaded
-    output: OutputRequest = field(default_factory=OutputRequest)  # --output-last-message, --output-schema
-    judge_model: str | None = None  # a resumed goal's own judge model: --max-cost needs its price too
-    mcp: McpState | None = None  # --mcp-config, --strict-mcp-config (None: a resumed session's own)
-    settings: list[str] = field(default_factory=list)  # --settings: hooks (features/hooks)
-    include_hook_events: bool = False
+    title: str
+    resumed: LoadedSession | None
+    lock: SessionLock | None  # held on the resumed session since it was loaded
+    output: OutputRequest  # --output-last-message, --output-schema
+    judge_model: str | None  # a resumed goal's own judge model: --max-cost needs its price too
+    mcp: McpState | None  # --mcp-config, --strict-mcp-config (None: a resumed session's own)
+    settings: list[str]  # --settings: hooks (features/hooks)
+    include_hook_events: bool
     # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
-    sinks: Callable[[Settings, str], list[EventSink]] | None = None
+    sinks: Callable[[Settings, str], list[EventSink]] | None
+
+    def __init__(self, loaded: LoadedSettings, mode: str, session_id: str, title: str = "",
+                 resumed: LoadedSession | None = None, lock: SessionLock | None = None,
+                 output: OutputRequest | None = None, judge_model: str | None = None, mcp: McpState | None = None,
+                 settings: list[str] | None = None, include_hook_events: bool = False,
+                 sinks: Callable[[Settings, str], list[EventSink]] | None = None) -> None:
+        self.loaded = loaded
+        self.mode = mode
+        self.session_id = session_id
+        self.title = title
+        self.resumed = resumed
+        self.lock = lock
+        self.output = OutputRequest() if output is None else output
+        self.judge_model = judge_model
+        self.mcp = mcp
+        self.settings = [] if settings is None else settings
+        self.include_hook_events = include_hook_events
+        self.sinks = sinks
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch | int:

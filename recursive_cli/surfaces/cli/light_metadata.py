@@ -197,8 +197,10 @@ def _nobody_declares(group: str) -> bool:
         for info in infos:
             try:
                 with open(os.path.join(info, "entry_points.txt"), encoding="utf-8") as handle:
-                    if any(_names_section(line, group) for line in handle):
-                        return False
+                    text = handle.read()
+                # (the lines are read only where the group's name appears at all)
+                if group in text and any(_names_section(line, group) for line in text.split("\n")):
+                    return False
             except (FileNotFoundError, NotADirectoryError):  # (an `.egg-info` file: none)
                 continue
             except (OSError, UnicodeDecodeError):

@@ -9,7 +9,6 @@ import enum
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Annotated, Any, Optional, cast
 
@@ -17,6 +16,7 @@ import typer
 
 from ...core import wording
 from ...core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, spelled_out
+from ...core.slotted import Slotted
 from .usage import BadValue
 
 ADVANCED = "Advanced"
@@ -42,36 +42,75 @@ PermissionMode = _choice_enum("PermissionMode", PERMISSION_MODES)
 _PROVIDERS_HELP = spelled_out(tuple(p + " (any compatible server)" if p == "openai" else p for p in PROVIDERS))
 
 
-@dataclass
-class CommonOptions:
+class CommonOptions(Slotted):
     """The parsed common options; None / False / [] mean "not given on the command line"."""
 
-    model: Optional[str] = None
-    provider: Optional[enum.Enum] = None  # a ProviderName
-    api_base: Optional[str] = None
-    workspace: Optional[Path] = None
-    add_dir: Optional[list[Path]] = None
-    max_steps: Optional[int] = None
-    max_cost: Optional[float] = None
-    max_duration: Optional[str] = None
-    output_format: Optional[enum.Enum] = None  # an OutputFormat
-    session_id: Optional[str] = None
-    no_session: bool = False
-    no_checkpoints: bool = False
-    permission_mode: Optional[enum.Enum] = None  # a PermissionMode
-    allow: Optional[list[str]] = None
-    deny: Optional[list[str]] = None
-    system_prompt: Optional[str] = None
-    append_system_prompt: Optional[str] = None
-    no_stream: bool = False
-    quiet: bool = False
-    verbose: bool = False
-    script: Optional[Path] = None
+    __slots__ = ("model", "provider", "api_base", "workspace", "add_dir", "max_steps", "max_cost", "max_duration",
+                 "output_format", "session_id", "no_session", "no_checkpoints", "permission_mode", "allow", "deny",
+                 "system_prompt", "append_system_prompt", "no_stream", "quiet", "verbose", "script")
+    model: Optional[str]
+    provider: Optional[enum.Enum]  # a ProviderName
+    api_base: Optional[str]
+    workspace: Optional[Path]
+    add_dir: Optional[list[Path]]
+    max_steps: Optional[int]
+    max_cost: Optional[float]
+    max_duration: Optional[str]
+    output_format: Optional[enum.Enum]  # an OutputFormat
+    session_id: Optional[str]
+    no_session: bool
+    no_checkpoints: bool
+    permission_mode: Optional[enum.Enum]  # a PermissionMode
+    allow: Optional[list[str]]
+    deny: Optional[list[str]]
+    system_prompt: Optional[str]
+    append_system_prompt: Optional[str]
+    no_stream: bool
+    quiet: bool
+    verbose: bool
+    script: Optional[Path]
+
+    def __init__(self, model: Optional[str] = None, provider: Optional[enum.Enum] = None,
+                 api_base: Optional[str] = None, workspace: Optional[Path] = None,
+                 add_dir: Optional[list[Path]] = None, max_steps: Optional[int] = None,
+                 max_cost: Optional[float] = None, max_duration: Optional[str] = None,
+                 output_format: Optional[enum.Enum] = None, session_id: Optional[str] = None,
+                 no_session: bool = False, no_checkpoints: bool = False, permission_mode: Optional[enum.Enum] = None,
+                 allow: Optional[list[str]] = None, deny: Optional[list[str]] = None,
+                 system_prompt: Optional[str] = None, append_system_prompt: Optional[str] = None,
+                 no_stream: bool = False, quiet: bool = False, verbose: bool = False,
+                 script: Optional[Path] = None) -> None:
+        self.model = model
+        self.provider = provider
+        self.api_base = api_base
+        self.workspace = workspace
+        self.add_dir = add_dir
+        self.max_steps = max_steps
+        self.max_cost = max_cost
+        self.max_duration = max_duration
+        self.output_format = output_format
+        self.session_id = session_id
+        self.no_session = no_session
+        self.no_checkpoints = no_checkpoints
+        self.permission_mode = permission_mode
+        self.allow = allow
+        self.deny = deny
+        self.system_prompt = system_prompt
+        self.append_system_prompt = append_system_prompt
+        self.no_stream = no_stream
+        self.quiet = quiet
+        self.verbose = verbose
+        self.script = script
 
     def as_flags(self) -> dict[str, Any]:
         """Values for `load_settings`, enums turned into their strings."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {name: getattr(self, name) for name in self.__slots__}
         return {k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()}
+
+
+def _defaults(holder: type) -> dict[str, Any]:
+    """Each option of `holder` (a class of them) and its default: none given."""
+    return {p.name: p.default for p in inspect.signature(holder).parameters.values()}
 
 
 def positive_cost(value: float | None) -> float | None:
@@ -131,29 +170,47 @@ _OPTIONS: dict[str, Any] = {
     "verbose": Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)],
     "script": Annotated[Optional[Path], typer.Option("--script", metavar="FILE", help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
 }
-_DEFAULTS = {f.name: f.default for f in fields(CommonOptions)}
+_DEFAULTS = _defaults(CommonOptions)
 
 
-@dataclass
-class RunOptions:
+class RunOptions(Slotted):
     """The options of the commands that run the agent on a prompt (run, loop, goal, resume)."""
 
-    no_stdin: bool = False
-    continue_session: bool = False  # `-c`: not on `resume`, which has SESSION and --last
-    output_last_message: Optional[Path] = None
-    output_schema: Optional[Path] = None
-    mcp_config: Optional[list[str]] = None
-    strict_mcp_config: bool = False
-    settings: Optional[list[str]] = None
-    include_hook_events: bool = False
+    __slots__ = ("no_stdin", "continue_session", "output_last_message", "output_schema", "mcp_config",
+                 "strict_mcp_config", "settings", "include_hook_events")
+    no_stdin: bool
+    continue_session: bool  # `-c`: not on `resume`, which has SESSION and --last
+    output_last_message: Optional[Path]
+    output_schema: Optional[Path]
+    mcp_config: Optional[list[str]]
+    strict_mcp_config: bool
+    settings: Optional[list[str]]
+    include_hook_events: bool
+
+    def __init__(self, no_stdin: bool = False, continue_session: bool = False,
+                 output_last_message: Optional[Path] = None, output_schema: Optional[Path] = None,
+                 mcp_config: Optional[list[str]] = None, strict_mcp_config: bool = False,
+                 settings: Optional[list[str]] = None, include_hook_events: bool = False) -> None:
+        self.no_stdin = no_stdin
+        self.continue_session = continue_session
+        self.output_last_message = output_last_message
+        self.output_schema = output_schema
+        self.mcp_config = mcp_config
+        self.strict_mcp_config = strict_mcp_config
+        self.settings = settings
+        self.include_hook_events = include_hook_events
 
 
-@dataclass
-class McpOptions:
+class McpOptions(Slotted):
     """`--mcp-config` and `--strict-mcp-config`, for the commands that list tools and servers."""
 
-    mcp_config: Optional[list[str]] = None
-    strict_mcp_config: bool = False
+    __slots__ = ("mcp_config", "strict_mcp_config")
+    mcp_config: Optional[list[str]]
+    strict_mcp_config: bool
+
+    def __init__(self, mcp_config: Optional[list[str]] = None, strict_mcp_config: bool = False) -> None:
+        self.mcp_config = mcp_config
+        self.strict_mcp_config = strict_mcp_config
 
 
 _MCP_OPTIONS: dict[str, Any] = {
@@ -169,8 +226,8 @@ _RUN_OPTIONS: dict[str, Any] = {
     "settings": Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)],
     "include_hook_events": Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)],
 }
-_RUN_DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
-_MCP_DEFAULTS = {f.name: f.default for f in fields(McpOptions)}
+_RUN_DEFAULTS = _defaults(RunOptions)
+_MCP_DEFAULTS = _defaults(McpOptions)
 
 
 def with_common_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from .launch import agent_launch, launch
 from .options import CommonOptions, RunOptions
 from .prompt_input import read_prompt
-from .resume_cmd import resumed_work
 
 
 def run_command(common: CommonOptions, words: list[str], options: RunOptions | None = None) -> int:
@@ -20,6 +19,8 @@ def run_command(common: CommonOptions, words: list[str], options: RunOptions | N
     if isinstance(spec, int):
         return spec
     if spec.resumed is not None and not prompt:
+        from .resume_cmd import resumed_work  # (only `-c` without a prompt resumes: a run does not load it)
+
         return launch(spec, resumed_work("", spec.resumed))
     text = spec.output.prompt(prompt)
     return launch(spec, lambda runtime: runtime.run(text))
