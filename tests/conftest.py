@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -35,6 +37,15 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in _SCRUBBED:
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(scope="session", autouse=True)
+def base_temp_first(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Make this process's base temp folder before any fixture of a test can: pytest makes it on
+    first use, and an xdist worker's (a given `--basetemp`) is emptied then, so two threads of a
+    module-scoped fixture making the first folders of a worker at once had one delete the other's
+    (tests/reliability/test_hostile_input.py: "workspace does not exist")."""
+    tmp_path_factory.getbasetemp()
 
 
 @pytest.fixture
@@ -79,3 +90,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         node_id = getattr(item, "_id", None)
         if group and node_id is not None and not item.nodeid.endswith(f"@{group}"):
             item._id = type(node_id).parse(f"{item.nodeid}@{group}")
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject's addopts): two workers per CPU this process may run on, 16 at most.
+    Much of the suite waits (on the CLI processes it starts, servers, pseudo-terminals), so with
+    one worker per CPU a third of the cores' time went idle: on 2 CPUs 4 workers ran it in about
+    four fifths of the time 2 took. PYTEST_XDIST_AUTO_NUM_WORKERS, when set, still decides."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # (pytest-xdist's own hook reads it)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not on every platform)
+        cpus = os.cpu_count() or 1
+    return max(1, min(2 * cpus, 16))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """An xdist worker whose session is over (its results and `workerfinished` sent, its
+    fixtures torn down, pytest's last look for unraisable exceptions done) ends here: its atexit
+    handlers run and its output is flushed, but the interpreter's own teardown is skipped. A
+    worker holds thousands of modules by then (the SDKs, Ray, MCP) and freeing them took 1.5–2.5 s
+    of a busy machine, for each worker at once, while the controller waits for the last one."""
+    if not hasattr(config, "workerinput"):  # (the controller, or -n 0: a normal exit)
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(0)

@@ -124,9 +124,14 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, HostileRun]:
     """One run per provider over every hostile call (module scope: 10 MB twice is enough).
 
     Each is a real process, so that a call that hangs (a FIFO, a device) fails at the timeout
-    instead of hanging the suite; the two run side by side."""
+    instead of hanging the suite; the two run side by side. Their folders are made here, before
+    the threads: pytest makes its base temp folder on first use, and an xdist worker's (a given
+    `--basetemp`) is emptied then, so two threads making the first folders of a worker at once
+    had one delete the other's workspace ("workspace does not exist")."""
+    roots = {provider: tmp_path_factory.mktemp(f"hostile-{provider}") for provider in PROVIDERS}
+
     def observe(provider: str) -> HostileRun:
-        workspace, devices = hostile_workspace(tmp_path_factory.mktemp(f"hostile-{provider}"))
+        workspace, devices = hostile_workspace(roots[provider])
         home = workspace / ".rhome"  # RECURSIVE_HOME inside the workspace
         session_id = "hostile"  # (each provider has its own home)
         calls = hostile_calls(session_id)

@@ -114,7 +114,7 @@ class Checkpointer(Protocol):
 
     def snapshot(self, turn: int, phase: Phase) -> Snapshot: ...
 
-    def capture(self) -> Capture: ...
+    def capture(self, watch: bool = False) -> Capture: ...
 
     def turns(self) -> list[TurnCheckpoints]: ...
 
@@ -151,7 +151,7 @@ class GitCheckpointer:
     def snapshot(self, turn: int, phase: Phase) -> Snapshot:
         """Snapshot the workspace as the `phase` checkpoint of `turn`."""
         with self._lock:
-            capture = self.capture()
+            capture = self.capture(watch=True)
             previous = self.head()
             commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {phase}",
                                  turn_ref(self.session_id, turn, phase),
@@ -165,7 +165,7 @@ class GitCheckpointer:
         """Snapshot the workspace just before a tool call (or job) of `turn` runs."""
         with self._lock:
             previous = self.head()
-            capture = self.capture()
+            capture = self.capture(watch=True)
             again = self._reopened(turn, label, capture.tree, previous)
             if again is not None:
                 return again
@@ -194,7 +194,7 @@ class GitCheckpointer:
         """Snapshot the workspace once the call has ended; what changed since it opened is the
         session's (only `paths` of it, when given). A call that changed nothing leaves no trace."""
         with self._lock:
-            capture = self.capture()
+            capture = self.capture(watch=True)
             head = self.head()
             if capture.tree == window.tree and head is not None and head[0] == window.commit \
                     and window.previous is not None:
@@ -253,11 +253,12 @@ class GitCheckpointer:
             stamp = _stamp(self.git.index)
             return self._written[1] if stamp is not None and stamp == self._written[0] else None
 
-    def capture(self) -> Capture:
-        """Stage the workspace into the kept index and write its tree (no commit, no ref)."""
+    def capture(self, watch: bool = False) -> Capture:
+        """Stage the workspace into the kept index and write its tree (no commit, no ref);
+        `watch`: more captures follow (a run's), so the workspace is watched from this one on."""
         self._open()
         with self.git.index_locked():
-            scan = scan_workspace(self.git, self.max_file_bytes)
+            scan = scan_workspace(self.git, self.max_file_bytes, watch)
             if not scan.clean:
                 stage(self.git, scan)
             tree = self._write_tree()

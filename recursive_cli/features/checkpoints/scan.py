@@ -11,9 +11,11 @@ replaced by a symlink (or a file), the paths the index still holds under it are 
 symlink or file replaced by a folder is too: they are dropped from the index, since
 `update-index` refuses a path "beyond a symbolic link" and a folder in place of a file.
 
-That walk still lstats every tracked file. From a process's second walk of a workspace on,
-its folders are watched (watch.py, Linux): while no event came since a walk whose findings
-are staged, the workspace is known to be unchanged and the scan is clean without any walk.
+That walk still lstats every tracked file. From a process's second walk of a workspace on —
+from its first, for a run's snapshots, which always take another — its folders are watched
+(watch.py, Linux): while no event came since a walk whose findings are staged, the
+workspace is known to be unchanged and the scan is clean without any walk (so a turn that
+changed nothing ends without one).
 """
 
 from __future__ import annotations
@@ -101,15 +103,15 @@ class _Known(Slotted):
             return None
         return Scan(skipped=list(self.staged.skipped))
 
-    def walking(self, git: ShadowGit, max_file_bytes: int) -> None:
-        """A walk starts: from the second on, have the folders watched first (so that nothing
-        done during or after the walk goes unheard)."""
+    def walking(self, git: ShadowGit, max_file_bytes: int, watch: bool) -> None:
+        """A walk starts: from the second on (from the first, with `watch`), have the folders
+        watched first (so that nothing done during or after the walk goes unheard)."""
         self.walks += 1
         self.staged = self.unstaged = None
         if self.watch is not None and self.watch.restructured:
             self.watch.close()
             self.watch = None
-        if self.watch is None and not self.unwatchable and self.walks >= 2:
+        if self.watch is None and not self.unwatchable and (watch or self.walks >= 2):
             try:
                 self.watch = watch_workspace(git)
             except (WatchUnavailable, OSError, GitCommandError):
@@ -154,15 +156,16 @@ def _known_for(git: ShadowGit) -> _Known:
         return known
 
 
-def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan:
+def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES, watch: bool = False) -> Scan:
     """Compare the workspace with the index: one `git ls-files`, then one lstat per hit —
-    or nothing at all, when the watch says nothing changed since the last walk."""
+    or nothing at all, when the watch says nothing changed since the last walk. `watch`:
+    more scans will follow (a run's snapshots), so watch from this walk on, not the next."""
     known = _known_for(git)
     with known.lock:
         clean = known.clean(git, max_file_bytes)
         if clean is not None:
             return clean
-        known.walking(git, max_file_bytes)
+        known.walking(git, max_file_bytes, watch)
         scan = _walk(git, max_file_bytes)
         known.walked(scan)
         return scan
