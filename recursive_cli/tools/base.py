@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import signal
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
@@ -116,7 +117,7 @@ def live_processes(marker: str, pgid: int | None = None, since: int = 0) -> set[
         try:
             start = int(fields[19])
             seen.remember(pid, inode, start)
-            if fields[0] in (b"Z", b"X") or start < since:
+            if fields[0] in (b"Z", b"X") or start < since or int(fields[6]) & PF_KTHREAD:
                 continue
             if int(fields[2]) == pgid or carries(pid, wanted):
                 found.add(pid)
@@ -186,9 +187,25 @@ def _read_proc(path: str) -> bytes | None:
         os.close(fd)
 
 
+EXEC_WAIT_SECONDS = 0.05  # how long an empty environment is read again (a process mid-exec)
+PF_KTHREAD = 0x00200000  # /proc/PID/stat's flags: a kernel thread (its environment is always empty)
+
+
+def read_environ(path: str) -> bytes | None:
+    """A process's environment (`path`: its /proc/PID/environ), or None when it cannot be read.
+
+    A process the kernel is still setting up (between fork and the end of exec) shows an empty
+    one for a moment, so an empty one is read again for up to EXEC_WAIT_SECONDS (a zombie or a
+    kernel thread stays empty: callers that can, leave those out before asking)."""
+    deadline = time.monotonic() + EXEC_WAIT_SECONDS
+    while (data := _read_proc(path)) == b"" and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return data
+
+
 def carries(pid: int, wanted: bytes) -> bool:
     """Whether process `pid` has the environment entry `wanted`, or one extending it with `.`."""
-    data = _read_proc(f"/proc/{pid}/environ")
+    data = read_environ(f"/proc/{pid}/environ")
     if data is None:
         raise OSError(f"cannot read the environment of process {pid}")
     return any(entry == wanted or entry.startswith(wanted + b".") for entry in data.split(b"\0"))

@@ -24,6 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from ...tools.base import read_environ
 from ...tools.shell import ENV_HIDDEN, ENV_OVERRIDES, KILL_GRACE_SECONDS, kill_group, terminate_group
 
 JobStatus = Literal["running", "exited", "timed_out", "stopped", "lost"]
@@ -247,20 +248,13 @@ def kill_orphans(records: list[JobRecord]) -> list[str]:
     return killed
 
 
-EXEC_WAIT_SECONDS = 0.05  # how long an empty environment is read again (a process mid-exec)
-
-
 def _carries(entry: Path, marker: str) -> bool:
-    """Whether the process at /proc/<pid> has the job marker `marker` in its environment.
-
-    A process the kernel is still setting up (between fork and the end of exec) shows an empty
-    environment for a moment: that is read again for up to EXEC_WAIT_SECONDS before the
-    process is taken for someone else's (zombies and kernel threads stay empty)."""
-    wanted = f"{MARKER_VARIABLE}={marker}".encode()
-    deadline = time.monotonic() + EXEC_WAIT_SECONDS
-    while not (data := (entry / "environ").read_bytes()) and time.monotonic() < deadline:
-        time.sleep(0.002)
-    return wanted in data.split(b"\0")
+    """Whether the process at /proc/<pid> has the job marker `marker` in its environment (one
+    caught mid-exec, its environment empty for a moment, is read again: `read_environ`)."""
+    data = read_environ(str(entry / "environ"))
+    if data is None:
+        raise OSError(f"cannot read {entry / 'environ'}")
+    return f"{MARKER_VARIABLE}={marker}".encode() in data.split(b"\0")
 
 
 def _proc_entries() -> list[Path]:
