@@ -156,3 +156,22 @@ def test_the_slotted_classes_behave_as_their_dataclasses_did() -> None:
     # fields a dataclass kept out of its repr are still kept out
     assert "env=" not in repr(LoadedSettings(Settings(), env={"SECRET": "1"}))
     assert repr(ProcessTracker(run_marker="m")) == "ProcessTracker(groups=set(), run_marker='m')"
+
+
+def test_version_loads_no_other_command_and_no_pydantic() -> None:
+    """`recursive --version` answers from the root alone: none of the lazy commands' modules
+    (hooks, mcp, loop… — hooks pulled in settings, pricing and pydantic: 0.22 s → 0.08 s)."""
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['recursive', '--version']\n"
+             "try:\n"
+             "    runpy.run_module('recursive_cli', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit:\n"
+             "    pass\n"
+             "sys.__stderr__.write(' '.join(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert proc.stdout.startswith("recursive ") and proc.stdout.count("\n") == 1, proc.stdout + proc.stderr
+    loaded = set(proc.stderr.split())
+    from recursive_cli.surfaces.cli.app import LAZY_COMMANDS
+    assert not loaded & set(LAZY_COMMANDS.values())
+    assert "pydantic" not in loaded and "recursive_cli.surfaces.cli.config_cmd" not in loaded

@@ -311,7 +311,8 @@ def app_for(args: Sequence[str]) -> typer.Typer:
 
     module = LAZY_COMMANDS.get(args[0]) if args and not args[0].startswith("-") else None
     if module is None:
-        base = _root if args and command_in(_root, args[0]) else whole_app()
+        # `--version` answers before any command is looked at: the root's own commands do
+        base = _root if args and (args[0] == "--version" or command_in(_root, args[0])) else whole_app()
         return narrowed(base, args)
     only = _blank_copy(_root, keep=False)
     importlib.import_module(module).register(only)
