@@ -543,8 +543,9 @@ class Client:
         loop = asyncio.get_running_loop()
         tls = self.tls() if origin.scheme == "https" else None
         try:
-            addresses = await asyncio.wait_for(
-                loop.getaddrinfo(origin.host, origin.port, type=socket.SOCK_STREAM), self.timeout)
+            host: str | bytes = origin.host.encode("ascii") if origin.host.isascii() else origin.host
+            addresses = await asyncio.wait_for(  # (an ASCII name as bytes: no `idna` codec to load)
+                loop.getaddrinfo(host, origin.port, type=socket.SOCK_STREAM), self.timeout)
         except asyncio.TimeoutError:
             raise RequestTimeout(f"timed out after {self.timeout:g} s resolving {origin.host}") from None
         except OSError as exc:

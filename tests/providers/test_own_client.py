@@ -35,6 +35,7 @@ def test_a_real_run_imports_no_sdk(provider: str, stream: bool, tmp_path_factory
     assert not {name for name in imported if name.split(".")[0] in SDKS}
     # nor the general HTTP stack: our HTTP/1.1 client sends it (httpx2 only behind a proxy)
     assert not {name for name in imported if name.split(".")[0] in ("httpx2", "httpcore2", "h11", "anyio")}
+    assert "encodings.idna" not in imported  # (an ASCII host name is resolved as bytes)
 
 
 def run_provider(kind: str, url: str, **options: Any) -> Any:
