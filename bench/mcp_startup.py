@@ -1,33 +1,40 @@
-"""What MCP servers add to the start-up of a `recursive run` that configures them but calls none.
+"""What MCP servers add to the start-up of a one-step run that configures them but calls none:
+`recursive run` beside Claude Code, on the same servers.
 
-One scripted reply (the final answer, no tool call), sessions on, checkpoints off; per case,
-the median wall time of `--runs` runs after a warm-up:
+Each agent runs against the instant server (bench/instant_server.py), whose first reply is the
+final answer; `recursive` with sessions on and checkpoints off, Claude Code as in
+side_by_side.py (`-p`, `--output-format json`, ANTHROPIC_BASE_URL on loopback), both with
+`--strict-mcp-config --mcp-config JSON`. Per case and agent, the median wall and CPU (user +
+sys, the servers' included: they are our children) of `--runs` runs after a warm-up:
 
-    none          no server configured (`--strict-mcp-config`)
+    none          no server configured
     python-demo   tests/mcp/demo_server.py over stdio (an MCPServer of the `mcp` SDK)
     time          mcp-server-time (PyPI), if installed
     everything    @modelcontextprotocol/server-everything through npx, if npx is there
     all           the three at once (they start in parallel)
 
-The servers start before the first model request (which needs their tool list) and the init
-line, in parallel; what a case adds over `none` is the SDK's import (~0.3-0.8 s, paid once) plus
-the slowest server's start and handshake.
+Both agents start the servers before their first model request (which needs the tool list).
+What a case adds over `none` is the servers' own start and handshake, plus the client's: since
+`recursive` speaks stdio MCP itself it loads no SDK for these (it did: +0.45 s of CPU).
 
-    python bench/mcp_startup.py [--runs 5]
+    python bench/mcp_startup.py [--runs 5] [--no-claude] [--before EXECUTABLE]
+
+`--before` adds another `recursive` (an older checkout's entry point, say) in the same rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 
-from harness import RECURSIVE, median, run_child, scratch_dir, table
+from harness import RECURSIVE, ServerProcess, child_env, median, run_child, scratch_dir, table
+from side_by_side import claude_binary
 
 ROOT = Path(__file__).resolve().parents[1]
+TASK = "say hi"
 
 
 def cases() -> dict[str, dict[str, dict[str, object]]]:
@@ -46,26 +53,39 @@ def cases() -> dict[str, dict[str, dict[str, object]]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-claude", action="store_true", help="leave Claude Code out")
+    parser.add_argument("--before", help="another recursive executable to run beside this one")
     args = parser.parse_args()
     work = Path(scratch_dir("mcp-startup"))
-    script = work / "script.json"
-    script.write_text(json.dumps([{"text": "done"}] * (args.runs + 1)))
     workspace = work / "ws"
     workspace.mkdir()
-    env = {**os.environ, "RECURSIVE_HOME": str(work / "home"), "DEMO_DIR": str(work)}
+    ours = child_env(RECURSIVE_HOME=str(work / "home"), RECURSIVE_API_KEY="x", DEMO_DIR=str(work))
+    claude = None if args.no_claude else claude_binary()
+    theirs = child_env(HOME=scratch_dir("claude-home"), ANTHROPIC_API_KEY="x", DEMO_DIR=str(work),
+                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1")
     rows = []
-    baseline = 0.0
-    for name, servers in cases().items():
-        argv = [RECURSIVE, "run", "hi", "--provider", "scripted", "--script", str(script), "--no-checkpoints",
-                "-C", str(workspace), "--strict-mcp-config"]
-        if servers:
-            argv += ["--mcp-config", json.dumps({"mcpServers": servers})]
-        run_child(argv, env=env)  # warm-up: caches, npx's package folder
-        times = [run_child(argv, env=env).wall for _ in range(args.runs)]
-        wall = median(times)
-        baseline = baseline or wall
-        rows.append([name, len(servers), f"{wall:.2f}", f"+{wall - baseline:.2f}" if servers else "-"])
-    print(table(["case", "servers", "median wall s", "added s"], rows))
+    base: dict[str, tuple[float, float]] = {}
+    with ServerProcess(1) as server:
+        theirs["ANTHROPIC_BASE_URL"] = server.root_url
+        for name, servers in cases().items():
+            mcp = ["--strict-mcp-config", "--mcp-config", json.dumps({"mcpServers": servers})]
+            agents = {"recursive": ([RECURSIVE, "run", TASK, "--provider", "openai", "--api-base", server.base_url,
+                                     "--no-checkpoints", "-C", str(workspace), *mcp], ours)}
+            if args.before:
+                agents["recursive (before)"] = ([args.before, *agents["recursive"][0][1:]], ours)
+            if claude:
+                agents["Claude Code"] = ([claude, "-p", TASK, "--output-format", "json", *mcp], theirs)
+            for agent, (argv, env) in agents.items():
+                run_child(argv, env=env, cwd=str(workspace))  # warm-up: caches, npx's package folder
+                runs = [run_child(argv, env=env, cwd=str(workspace)) for _ in range(args.runs)]
+                wall, cpu = median([r.wall for r in runs]), median([r.cpu for r in runs])
+                base.setdefault(agent, (wall, cpu))
+                added = f"+{wall - base[agent][0]:.2f} / +{cpu - base[agent][1]:.2f}" if servers else "-"
+                rows.append([name, agent, len(servers), f"{wall:.2f}", f"{cpu:.2f}", added,
+                             "ok" if all(r.returncode == 0 for r in runs) else "FAILED"])
+    print(table(["case", "agent", "servers", "wall s", "cpu s", "added wall / cpu s", "exit"], rows))
+    if not claude:
+        print("(Claude Code left out: --no-claude, or no claude_agent_sdk/_bundled/claude here)")
 
 
 if __name__ == "__main__":

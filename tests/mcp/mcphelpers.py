@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -87,3 +88,22 @@ def serve(demo_dir: Path, transport: str) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def command_or_skip(name: str, missing: str, in_ci: str) -> str:
+    """The path of the command `name`: the test skips saying `missing` where it is not
+    installed, and fails saying `in_ci` in CI, which must have it."""
+    import pytest
+
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(in_ci)
+        pytest.skip(missing)
+    return path
+
+
+def time_server() -> str:
+    """The published `mcp-server-time` (PyPI), in the test extra."""
+    return command_or_skip("mcp-server-time", "mcp-server-time is not installed (pip install -e '.[test]')",
+                           "mcp-server-time is missing: it is in the test extra")

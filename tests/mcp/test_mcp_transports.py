@@ -4,14 +4,12 @@ reference `@modelcontextprotocol/server-everything` (npx) and `mcp-server-time` 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 from clitools import invoke, json_lines, write_script
-from mcphelpers import servers_json
+from mcphelpers import command_or_skip, servers_json, time_server
 
 
 def run(workspace: Path, config: str, calls: list[dict[str, Any]]) -> tuple[Any, list[dict]]:
@@ -48,12 +46,8 @@ def test_an_unreachable_url_fails_that_server(workspace: Path, demo_dir: Path) -
 
 
 def npx_or_skip() -> str:
-    npx = shutil.which("npx")
-    if npx is None:
-        if os.environ.get("CI"):
-            pytest.fail("npx is missing: the CI machine needs Node.js for the reference MCP server")
-        pytest.skip("npx is missing (Node.js): the reference MCP server cannot run here")
-    return npx
+    return command_or_skip("npx", "npx is missing (Node.js): the reference MCP server cannot run here",
+                           "npx is missing: the CI machine needs Node.js for the reference MCP server")
 
 
 def test_reference_server_everything(workspace: Path) -> None:
@@ -78,12 +72,7 @@ def test_reference_server_everything(workspace: Path) -> None:
 
 
 def test_published_python_server_mcp_server_time(workspace: Path) -> None:
-    command = shutil.which("mcp-server-time")
-    if command is None:
-        if os.environ.get("CI"):
-            pytest.fail("mcp-server-time is missing: it is in the test extra")
-        pytest.skip("mcp-server-time is not installed (pip install -e '.[test]')")
-    config = servers_json(time={"command": command, "args": ["--local-timezone", "UTC"]})
+    config = servers_json(time={"command": time_server(), "args": ["--local-timezone", "UTC"]})
     result, lines = run(workspace, config, [
         {"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}},
         {"name": "mcp__time__get_current_time", "arguments": {"timezone": "Not/AZone"}}])

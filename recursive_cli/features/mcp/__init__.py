@@ -1,9 +1,11 @@
 """MCP servers as tools (issue 17): configuration in Claude Code's `.mcp.json` format
-(config.py), one connection per server over the official `mcp` SDK (client.py), their tools
-as ours (tools.py), and the manager that starts, restarts and stops them (manager.py).
+(config.py), one connection per server (client.py) — stdio spoken by our own session
+(stdio.py), streamable HTTP and SSE through the official `mcp` SDK (sdk_http.py) — what they
+send as typed values (models.py), their tools as ours (tools.py), and the manager that starts,
+restarts and stops them (manager.py).
 
-The builder attaches an `McpManager` when servers are configured (`attach_mcp`); nothing
-here imports the SDK until a server starts.
+The builder attaches an `McpManager` when servers are configured (`attach_mcp`); the SDK is
+imported only when an HTTP or SSE server starts.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ...tools.base import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
 from .config import McpConfig, McpState, call_timeout
+from .models import Resource
 from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, resource_text, to_result
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ class McpManager:
             return ToolResult(f"reading {uri} from MCP server {server!r} timed out: {exc}", is_error=True)
         except McpCallError as exc:
             return ToolResult(str(exc), is_error=True, summary="MCP error")
-        return ToolResult("\n".join(resource_text(contents) for contents in result.contents) or "(empty)")
+        return ToolResult("\n".join(resource_text(contents) for contents in result) or "(empty)")
 
     # -- stopping ------------------------------------------------------------------------------
 
@@ -255,13 +256,13 @@ def _runs(connection: McpConnection) -> bool:
     return connection.pid is None or process_alive(connection.pid)
 
 
-def _resource_line(server: str, resource: Any) -> str:
+def _resource_line(server: str, resource: Resource) -> str:
     import json
 
-    entry = {"server": server, "uri": str(resource.uri), "name": resource.name}
-    if getattr(resource, "mime_type", None):
+    entry = {"server": server, "uri": resource.uri, "name": resource.name}
+    if resource.mime_type:
         entry["mimeType"] = resource.mime_type
-    if getattr(resource, "description", None):
+    if resource.description:
         entry["description"] = resource.description
     return json.dumps(entry, ensure_ascii=False)
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from ...providers.base import ToolSpec
 from ...tools.base import BaseTool, ToolContext, ToolKind, ToolResult, first_line
+from .models import CallResult, Content, Contents, ServerTool
 
 if TYPE_CHECKING:
     from .manager import McpManager
@@ -49,15 +50,14 @@ class McpTool:
     name: str
     description: str
 
-    def __init__(self, manager: McpManager, server: str, tool: Any) -> None:
+    def __init__(self, manager: McpManager, server: str, tool: ServerTool) -> None:
         self.name = tool_name(server, tool.name)
         self.server = server
         self.remote_name: str = tool.name
         self.description = (tool.description or tool.title or
                             f"The {tool.name} tool of the MCP server {server}.")
         self.schema = object_schema(tool.input_schema)
-        annotations = tool.annotations
-        self.read_only = bool(annotations is not None and annotations.read_only_hint)
+        self.read_only = tool.read_only
         self._subject = next((key for key, value in self.schema.get("properties", {}).items()
                               if isinstance(value, dict) and value.get("type") == "string"), None)
         self._manager = manager
@@ -86,16 +86,16 @@ def object_schema(schema: Any) -> dict[str, Any]:
     return value
 
 
-def to_result(result: Any) -> ToolResult:
-    """A CallToolResult as our ToolResult (see the module docstring)."""
+def to_result(result: CallResult) -> ToolResult:
+    """A tool's result as our ToolResult (see the module docstring)."""
     texts: list[str] = []
     parts: list[str] = []
-    for block in result.content or []:
+    for block in result.content:
         text = block_text(block)
-        if getattr(block, "type", "") == "text":
+        if block.type == "text":
             texts.append(text)
         parts.append(text)
-    structured = result.structured_content
+    structured = result.structured
     if structured is not None and not _said(structured, texts):
         parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
     content = "\n".join(part for part in parts if part) or ("(error with no message)" if result.is_error
@@ -118,28 +118,25 @@ def _said(structured: Any, texts: list[str]) -> bool:
     return False
 
 
-def block_text(block: Any) -> str:
+def block_text(block: Content) -> str:
     """One content block as text: text as it is, binary content as a placeholder."""
-    kind = getattr(block, "type", "")
+    kind = block.type
     if kind == "text":
-        return str(block.text)
+        return block.text
     if kind in ("image", "audio"):
-        return placeholder(kind, getattr(block, "mime_type", "") or "", getattr(block, "data", "") or "")
-    if kind == "resource":
-        return resource_text(block.resource)
+        return placeholder(kind, block.mime_type, block.data)
+    if kind == "resource" and block.contents is not None:
+        return resource_text(block.contents)
     if kind == "resource_link":
-        name = getattr(block, "name", "") or ""
-        return f"[resource link: {block.uri}{f' ({name})' if name else ''}]"
-    return f"[{kind or 'unknown'} content]"
+        return f"[resource link: {block.uri}{f' ({block.name})' if block.name else ''}]"
+    return f"[{kind} content]"
 
 
-def resource_text(contents: Any) -> str:
+def resource_text(contents: Contents) -> str:
     """A resource's contents: its text, or a placeholder for a blob."""
-    text = getattr(contents, "text", None)
-    if text is not None:
-        return str(text)
-    return placeholder("resource", getattr(contents, "mime_type", "") or "", getattr(contents, "blob", "") or "",
-                       uri=str(getattr(contents, "uri", "")))
+    if contents.text is not None:
+        return contents.text
+    return placeholder("resource", contents.mime_type, contents.blob, uri=contents.uri)
 
 
 def placeholder(kind: str, mime: str, data: str, uri: str = "") -> str:

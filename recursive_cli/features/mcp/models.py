@@ -1,0 +1,171 @@
+"""What an MCP server sends us, as typed values: its tools, a call's result, its resources.
+
+Read from the JSON-RPC results as the protocol spells them (camelCase: `inputSchema`,
+`structuredContent`, `isError`, `mimeType`, `nextCursor`), whichever transport carried them:
+our stdio session gives the decoded JSON, the SDK's HTTP transports give their models dumped
+by alias. A value of the wrong type is `ProtocolError` for a result as a whole (a tools list
+that is not a list) and is left out for one item (a tool with no name), so one bad entry does
+not cost a server all its tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.slotted import FrozenSlotted, init_fields
+
+
+class ProtocolError(Exception):
+    """A server's answer that is not what the protocol says it is."""
+
+
+class ServerTool(FrozenSlotted):
+    """One tool as the server lists it."""
+
+    __slots__ = ("name", "title", "description", "input_schema", "read_only")
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool  # its annotations' `readOnlyHint`
+
+    def __init__(self, name: str, title: str = "", description: str = "",
+                 input_schema: dict[str, Any] | None = None, read_only: bool = False) -> None:
+        init_fields(self, name=name, title=title, description=description,
+                    input_schema={} if input_schema is None else input_schema, read_only=read_only)
+
+
+class Contents(FrozenSlotted):
+    """A resource's contents: `text`, or `blob` (base64) when it is binary."""
+
+    __slots__ = ("uri", "mime_type", "text", "blob")
+    uri: str
+    mime_type: str
+    text: str | None
+    blob: str
+
+    def __init__(self, uri: str = "", mime_type: str = "", text: str | None = None, blob: str = "") -> None:
+        init_fields(self, uri=uri, mime_type=mime_type, text=text, blob=blob)
+
+
+class Content(FrozenSlotted):
+    """One block of a tool's result: `text`; `image` or `audio` (base64 `data`, `mime_type`);
+    `resource` (embedded `contents`); `resource_link` (`uri`, `name`); or a type of a later
+    protocol, kept by name."""
+
+    __slots__ = ("type", "text", "data", "mime_type", "uri", "name", "contents")
+    type: str
+    text: str
+    data: str
+    mime_type: str
+    uri: str
+    name: str
+    contents: Contents | None
+
+    def __init__(self, type: str, text: str = "", data: str = "", mime_type: str = "", uri: str = "",
+                 name: str = "", contents: Contents | None = None) -> None:
+        init_fields(self, type=type, text=text, data=data, mime_type=mime_type, uri=uri, name=name,
+                    contents=contents)
+
+
+class CallResult(FrozenSlotted):
+    """A `tools/call` result: its content blocks, its structured content (None when it has
+    none) and whether the tool failed."""
+
+    __slots__ = ("content", "structured", "is_error")
+    content: tuple[Content, ...]
+    structured: Any
+    is_error: bool
+
+    def __init__(self, content: tuple[Content, ...] = (), structured: Any = None, is_error: bool = False) -> None:
+        init_fields(self, content=content, structured=structured, is_error=is_error)
+
+
+class Resource(FrozenSlotted):
+    """One resource as `resources/list` names it."""
+
+    __slots__ = ("uri", "name", "mime_type", "description")
+    uri: str
+    name: str
+    mime_type: str
+    description: str
+
+    def __init__(self, uri: str, name: str = "", mime_type: str = "", description: str = "") -> None:
+        init_fields(self, uri=uri, name=name, mime_type=mime_type, description=description)
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProtocolError(f"{what} is not a JSON object")
+    return value
+
+
+def _items(result: Any, field: str, what: str) -> list[Any]:
+    items = _object(result, what).get(field, [])
+    if not isinstance(items, list):
+        raise ProtocolError(f"{what}: `{field}` is not a list")
+    return items
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def tool_from(data: Any) -> ServerTool | None:
+    """A `tools/list` entry; None when it has no name."""
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"]:
+        return None
+    schema = data.get("inputSchema")
+    annotations = data.get("annotations")
+    read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
+    return ServerTool(data["name"], _text(data.get("title")), _text(data.get("description")),
+                      schema if isinstance(schema, dict) else {}, read_only)
+
+
+def tools_page(result: Any) -> tuple[list[ServerTool], str | None]:
+    """One page of `tools/list`: its tools and the cursor of the next page."""
+    tools = [tool for tool in map(tool_from, _items(result, "tools", "the tools/list result")) if tool is not None]
+    return tools, next_cursor(result)
+
+
+def resources_page(result: Any) -> tuple[list[Resource], str | None]:
+    """One page of `resources/list`: its resources and the cursor of the next page."""
+    found = [Resource(item["uri"], _text(item.get("name")), _text(item.get("mimeType")),
+                      _text(item.get("description")))
+             for item in _items(result, "resources", "the resources/list result")
+             if isinstance(item, dict) and isinstance(item.get("uri"), str)]
+    return found, next_cursor(result)
+
+
+def next_cursor(result: dict[str, Any]) -> str | None:
+    cursor = result.get("nextCursor")
+    return cursor if isinstance(cursor, str) and cursor else None
+
+
+def contents_from(data: Any) -> Contents:
+    if not isinstance(data, dict):
+        return Contents(text="")
+    text = data.get("text")
+    return Contents(_text(data.get("uri")), _text(data.get("mimeType")), text if isinstance(text, str) else None,
+                    _text(data.get("blob")))
+
+
+def content_from(data: Any) -> Content:
+    """One content block of a result (a block that is not an object reads as an unknown one)."""
+    if not isinstance(data, dict):
+        return Content("unknown")
+    kind = _text(data.get("type")) or "unknown"
+    contents = contents_from(data.get("resource")) if kind == "resource" else None
+    return Content(kind, _text(data.get("text")), _text(data.get("data")), _text(data.get("mimeType")),
+                   _text(data.get("uri")), _text(data.get("name")), contents)
+
+
+def call_result(result: Any) -> CallResult:
+    """A `tools/call` result."""
+    blocks = tuple(content_from(block) for block in _items(result, "content", "the tools/call result"))
+    return CallResult(blocks, result.get("structuredContent"), result.get("isError") is True)
+
+
+def read_result(result: Any) -> list[Contents]:
+    """The contents of a `resources/read` result."""
+    return [contents_from(item) for item in _items(result, "contents", "the resources/read result")]
