@@ -108,6 +108,25 @@ def test_a_call_that_times_out_is_cancelled_at_the_server(tmp_path: Path) -> Non
     assert cancel["params"]["requestId"] == call["id"]
 
 
+def test_a_line_past_the_cap_ends_the_connection_not_our_memory(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stdio, "LINE_CAP", 1 << 19)  # (1 MiB answers, a cap of 512 KiB)
+    conn = connection(sys.executable, "-I", str(RAW), str(tmp_path / "r.jsonl"))
+
+    async def body() -> McpCallError:
+        await conn.start()
+        try:
+            with pytest.raises(McpCallError) as stopped:
+                await conn.call_tool("big", {}, timeout=10)
+            return stopped.value
+        finally:
+            await conn.close()
+
+    stopped = run(body)
+    assert stopped.closed and "the server sent a line over 0.5 MiB" in str(stopped)
+    assert "stopped reading" in log_text(conn)
+
+
 def test_a_revision_we_do_not_speak_fails_the_server_and_stops_it(tmp_path: Path) -> None:
     conn = connection(sys.executable, "-I", str(RAW), str(tmp_path / "r.jsonl"), env={"RAW_VERSION": "2099-01-01"})
     run(conn.start)

@@ -34,6 +34,7 @@ from .models import ProtocolError
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first: we offer the first
 METHOD_NOT_FOUND = -32601
 GRACE = 2.0  # seconds a server has to exit after its stdin closes, and again after SIGTERM
+LINE_CAP = 64 << 20  # bytes of one message at most (a server that never ends its line cannot fill our memory)
 _CHUNK = 1 << 16
 
 
@@ -147,15 +148,25 @@ class StdioSession:
     async def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
-        buffer = b""
+        held: list[bytes] = []  # the start of a line still coming (joined once, not per chunk)
+        size = 0
         error: BaseException = ConnectionClosed("the server closed the connection")
         try:
             while chunk := await stdout.read(_CHUNK):
-                lines = (buffer + chunk).split(b"\n")
-                buffer = lines.pop()
-                for line in lines:
-                    if line.strip():
-                        self._receive_line(line)
+                pieces = chunk.split(b"\n")
+                if len(pieces) > 1:
+                    pieces[0] = b"".join([*held, pieces[0]])
+                    held, size = [], 0
+                    for line in pieces[:-1]:
+                        if line.strip():
+                            self._receive_line(line)
+                if pieces[-1]:
+                    held.append(pieces[-1])
+                    size += len(pieces[-1])
+                    if size > LINE_CAP:
+                        error = ConnectionClosed(f"the server sent a line over {LINE_CAP / (1 << 20):g} MiB")
+                        self._note(f"(stopped reading: {error})")
+                        break
         except (ConnectionError, OSError) as exc:
             error = exc
         self._close_pending(error)
@@ -215,7 +226,8 @@ class StdioSession:
             self._closed = error
         for future in self._pending.values():
             if not future.done():
-                closed = ConnectionClosed("the server closed the connection")
+                closed = ConnectionClosed(str(error) if isinstance(error, ConnectionClosed)
+                                          else "the server closed the connection")
                 closed.__cause__ = error if not isinstance(error, ConnectionClosed) else None
                 future.set_exception(closed)
 
