@@ -23,7 +23,7 @@ from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
 from .objects import write_commit
-from .refs import files_backend, has_loose_object, movable, move_ref
+from .refs import absent, create_ref, files_backend, has_loose_object, movable, move_ref
 from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
 
@@ -39,18 +39,20 @@ COMMITTER = f"{IDENTITY['GIT_COMMITTER_NAME']} <{IDENTITY['GIT_COMMITTER_EMAIL']
 
 class Snapshot(FrozenSlotted):
     """One snapshot: its commit and tree, how many files differ from the session's previous
-    snapshot (None for its first), and the paths it left out."""
+    snapshot (None for its first), the paths it left out, and the commit it follows (the
+    session's head before it; None for its first)."""
 
-    __slots__ = ("commit", "tree", "files_changed", "skipped")
+    __slots__ = ("commit", "tree", "files_changed", "skipped", "parent")
     commit: str
     tree: str
     files_changed: int | None
     skipped: list[Skipped]
+    parent: str | None
 
     def __init__(self, commit: str, tree: str, files_changed: int | None = None,
-                 skipped: list[Skipped] | None = None) -> None:
+                 skipped: list[Skipped] | None = None, parent: str | None = None) -> None:
         init_fields(self, commit=commit, tree=tree, files_changed=files_changed,
-                    skipped=[] if skipped is None else skipped)
+                    skipped=[] if skipped is None else skipped, parent=parent)
 
 
 class TurnCheckpoints(FrozenSlotted):
@@ -159,7 +161,7 @@ class GitCheckpointer:
         changed = None
         if previous is not None:
             changed = 0 if previous[1] == capture.tree else len(self.changes(previous[1], capture.tree))
-        return Snapshot(commit, capture.tree, changed, capture.scan.skipped)
+        return Snapshot(commit, capture.tree, changed, capture.scan.skipped, previous[0] if previous else None)
 
     def open_window(self, turn: int, label: str) -> OpenWindow:
         """Snapshot the workspace just before a tool call (or job) of `turn` runs."""
@@ -219,7 +221,7 @@ class GitCheckpointer:
                     or (unused.turn, unused.label, unused.previous) != (turn, label, previous) \
                     or time.monotonic() - unused.made > REUSE_SECONDS \
                     or self._quiet_tree() != unused.tree \
-                    or not self._move_here({head_ref(self.session_id): unused.commit}, known=False):
+                    or not self._write_here({head_ref(self.session_id): unused.commit}, known=False):
                 return None
             self._unused, self._head = None, (unused.commit, unused.tree)
             return unused
@@ -236,7 +238,7 @@ class GitCheckpointer:
             head = self._head
             if window.previous is None or head is None or head[0] != window.commit \
                     or self._quiet_tree() != window.tree \
-                    or not self._move_here({head_ref(self.session_id): window.previous[0]}, known=True):
+                    or not self._write_here({head_ref(self.session_id): window.previous[0]}, known=True):
                 return False
             self._head, self._unused = window.previous, window
             return True
@@ -295,9 +297,12 @@ class GitCheckpointer:
         """(commit, tree) of the session's latest snapshot, or None before its first."""
         if not self._head_known:
             self._open()
-            out = self.git.run("for-each-ref", "--format=%(objectname) %(tree)",
-                               head_ref(self.session_id)).decode().split()
-            self._head = (out[0], out[1]) if len(out) == 2 else None
+            ref = head_ref(self.session_id)
+            if self._moves_refs() and absent(self.git.git_dir, ref):  # (a new session's: no git asked)
+                self._head = None
+            else:
+                out = self.git.run("for-each-ref", "--format=%(objectname) %(tree)", ref).decode().split()
+                self._head = (out[0], out[1]) if len(out) == 2 else None
             self._head_known = True
         return self._head
 
@@ -357,23 +362,34 @@ class GitCheckpointer:
     def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = (), *,
                     known: bool = False) -> None:
         """Set and delete refs in one transaction. When it only moves refs that exist (a
-        window's head, mostly) the ref files are written here, as git writes them (refs.py),
-        and no git runs; `known`: the caller knows every commit is in the repository (else
-        only loose objects are taken as there, and git checks the rest)."""
-        if not deletes and self._move_here(updates, known):
+        window's head, mostly) or creates new ones (a turn's), the ref files are written
+        here, as git writes them (refs.py), and no git runs; `known`: the caller knows every
+        commit is in the repository (else only loose objects are taken as there, and git
+        checks the rest)."""
+        if not deletes and self._write_here(updates, known):
             return
         lines = [f"update {ref} {commit}" for ref, commit in updates.items()]
         lines += [f"delete {ref}" for ref in deletes]
         self.git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
 
-    def _move_here(self, updates: dict[str, str], known: bool) -> bool:
-        """Move existing refs by writing their files (refs.py); False when git must do it
-        (a ref may then have been written already, with the same value git will write)."""
+    def _write_here(self, updates: dict[str, str], known: bool) -> bool:
+        """Write the refs' files (refs.py): new refs first, so that a process killed in
+        between leaves the head where it was; False when git must do it (a ref may then have
+        been written already, with the same value git will write)."""
         git_dir = self.git.git_dir
-        return bool(updates) and self._moves_refs() and all(
-            movable(git_dir, ref, commit) and (known or has_loose_object(git_dir, commit))
-            for ref, commit in updates.items()) and all(
-            move_ref(git_dir, ref, commit) for ref, commit in updates.items())
+        if not updates or not self._moves_refs() or not (known or all(
+                has_loose_object(git_dir, commit) for commit in updates.values())):
+            return False
+        new, moved = [], []
+        for ref, commit in updates.items():
+            if movable(git_dir, ref, commit):
+                moved.append((ref, commit))
+            elif absent(git_dir, ref):
+                new.append((ref, commit))
+            else:
+                return False
+        return all(create_ref(git_dir, ref, commit) for ref, commit in new) and all(
+            move_ref(git_dir, ref, commit) for ref, commit in moved)
 
     def _moves_refs(self) -> bool:
         if self._loose_refs is None:

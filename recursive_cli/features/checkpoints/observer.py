@@ -149,7 +149,10 @@ class CheckpointObserver:
         if phase == "before":
             self._before[turn] = snap.commit
             return snap
-        own = cp.history(since=self._before.pop(turn, None), now=snap.tree).own({turn})
+        before = self._before.pop(turn, None)
+        if before is not None and snap.parent == before:  # nothing between: no call's window to read
+            return replace(snap, files_changed=0)
+        own = cp.history(since=before, now=snap.tree).own({turn})
         return replace(snap, files_changed=len(own))
 
     def _warn_once(self, runtime: RuntimeCore, failed: CheckpointFailed, text: str) -> None:

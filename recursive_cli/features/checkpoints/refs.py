@@ -28,11 +28,15 @@ made (another filesystem, no spare folder), and for the rename path, the lock fi
 created with O_EXCL as git does. A held link lock's age is its inode's change time (link()
 sets it; the spare is this ref's alone, so nothing else touches it).
 
-Only the plain case is done here: an existing ref of a files-backend repository with no
-reflog, moved to a well-formed object id. Anything else (a new ref, a held lock, a reftable
+Only the plain cases are done here: an existing ref of a files-backend repository with no
+reflog, moved to a well-formed object id; and a new ref (`create_ref`: the turn refs of every
+turn, a new session's head), whose file is written into git's lock file and renamed into
+place, as git creates one, when nothing stands in its way: no folder of its path is a file
+and no packed ref is a folder of it or under it. Anything else (a held lock, a reftable
 repository, a reflog to append to, a filesystem error) answers False and the caller runs
 `git update-ref`, which decides as it always did; being asked to write again is harmless,
-since both write the same value. A lock left by a process killed between creating it and
+since both write the same value. `absent` tells a ref that surely does not exist without
+asking git (a new session has no head yet). A lock left by a process killed between creating it and
 removing it (a few microseconds) is taken over once it is STALE_LOCK_SECONDS old: a live
 git holds a ref lock for milliseconds.
 """
@@ -80,6 +84,58 @@ def movable(git_dir: Path, ref: str, oid: str) -> bool:
         return False
     files = _files(git_dir, ref)
     return not os.path.exists(files.log) and (os.path.isfile(files.ref) or _packed(git_dir, ref))
+
+
+def absent(git_dir: Path, ref: str) -> bool:
+    """Whether `ref` surely does not exist: a plain name of a files-backend repository with
+    no file or folder of that name and no packed line. False when git must be asked."""
+    if not plain_ref_name(ref) or not files_backend(git_dir):
+        return False
+    return not os.path.lexists(_files(git_dir, ref).ref) and not _packed(git_dir, ref)
+
+
+def create_ref(git_dir: Path, ref: str, oid: str) -> bool:
+    """Create `ref` (`absent`) at `oid` as `git update-ref` would: its folders made, its
+    file written into `<ref>.lock` and renamed into place. False, with no ref written, when
+    it is not the plain case (see the module's doc) or the lock is held."""
+    if not _OBJECT_ID.fullmatch(oid) or not plain_ref_name(ref):
+        return False
+    files = _files(git_dir, ref)
+    if os.path.lexists(files.log) or _in_the_way(git_dir, ref):
+        return False
+    try:
+        os.makedirs(os.path.dirname(files.ref), exist_ok=True)
+    except OSError:  # (a file where a folder of the path should be)
+        return False
+    fd = _lock(files.lock)
+    if fd is None:
+        return False
+    try:
+        try:
+            written = os.write(fd, (oid + "\n").encode())
+        finally:
+            os.close(fd)
+        if written != len(oid) + 1 or os.path.isdir(files.ref):
+            raise OSError("not written")
+        os.rename(files.lock, files.ref)
+    except OSError:
+        _remove(files.lock)
+        return False
+    return True
+
+
+def _in_the_way(git_dir: Path, ref: str) -> bool:
+    """Whether a ref stands where `ref`'s folders or `ref` itself would go: a loose file
+    named as one of its folders, or a packed ref named as one of them or under `ref`."""
+    parts = ref.split("/")
+    folders = ["/".join(parts[:end]) for end in range(2, len(parts))]
+    if any(os.path.isfile(git_dir / folder) for folder in folders):
+        return True
+    try:
+        data = (git_dir / "packed-refs").read_bytes()
+    except OSError:
+        return False
+    return b" " + ref.encode() + b"/" in data or any(_packed(git_dir, folder) for folder in folders)
 
 
 class _RefFiles:
