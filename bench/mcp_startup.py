@@ -15,7 +15,7 @@ sys, the servers' included: they are our children) of `--runs` runs after a warm
 
 Both agents start the servers before their first model request (which needs the tool list).
 What a case adds over `none` is the servers' own start and handshake, plus the client's: since
-`recursive` speaks stdio MCP itself it loads no SDK for these (it did: +0.45 s of CPU).
+`recursive` speaks MCP itself it loads no SDK (it did: +0.45 s of CPU).
 
     python bench/mcp_startup.py [--runs 5] [--no-claude] [--before EXECUTABLE]
 

@@ -481,7 +481,14 @@ class Client:
     async def post(self, url: str, body: bytes) -> Response:
         """POST `body` to `url`; the answer's head is read, its body is for the caller to read
         (and redirects are followed)."""
-        method, content, headers = "POST", body, self.headers
+        return await self.request("POST", url, body)
+
+    async def request(self, method: str, url: str, body: bytes = b"",
+                      headers: Mapping[str, str] | None = None) -> Response:
+        """`method` on `url` with the client's headers and `headers` (which win on a name); as
+        `post` otherwise."""
+        content = body
+        headers = {**self.headers, **headers} if headers else self.headers
         for _ in range(MAX_REDIRECTS + 1):
             origin = _Origin(url)
             response = await self._send(origin, method, content, headers)

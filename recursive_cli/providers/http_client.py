@@ -84,6 +84,9 @@ class Answer(Protocol):
 class Sender(Protocol):
     async def post(self, url: str, body: bytes) -> Answer: ...
 
+    async def request(self, method: str, url: str, body: bytes = b"",
+                      headers: Mapping[str, str] | None = None) -> Answer: ...
+
     async def aclose(self) -> None: ...
 
 
@@ -92,8 +95,7 @@ class ApiClient:
 
     def __init__(self, base_url: str, headers: Mapping[str, str], timeout: float) -> None:
         self.base_url = base_url if base_url.endswith("/") else base_url + "/"
-        self._http: Sender = (_Proxied(headers, timeout) if proxied()
-                              else http1.Client(headers, timeout, keep=MAX_KEEPALIVE))  # (TLS set up on first use)
+        self._http = sender(headers, timeout)
 
     def url(self, path: str) -> str:
         """`path` under the base URL, as the SDKs join them (`…/v1/` + `chat/completions`)."""
@@ -177,13 +179,19 @@ def status_error(response: Answer) -> HttpStatusError:
     return HttpStatusError(response.status_code, response.headers, body, text)
 
 
+def sender(headers: Mapping[str, str], timeout: float) -> Sender:
+    """A client sending with `headers`: ours (http1.py; TLS set up on first use), or httpx2
+    when the environment names a proxy."""
+    return _Proxied(headers, timeout) if proxied() else http1.Client(headers, timeout, keep=MAX_KEEPALIVE)
+
+
 def proxied() -> bool:
     """Whether the environment names a proxy (then httpx2 decides, per URL, whether to use it)."""
     return any(map(os.environ.get, PROXY_VARIABLES))
 
 
 class _Proxied:
-    """The same POSTs through httpx2, which applies the environment's proxies."""
+    """The same requests through httpx2, which applies the environment's proxies."""
 
     def __init__(self, headers: Mapping[str, str], timeout: float) -> None:
         import httpx2
@@ -195,8 +203,13 @@ class _Proxied:
                                         verify=True)
 
     async def post(self, url: str, body: bytes) -> Answer:
+        return await self.request("POST", url, body)
+
+    async def request(self, method: str, url: str, body: bytes = b"",
+                      headers: Mapping[str, str] | None = None) -> Answer:
         with _ours(self._httpx2):
-            response = await self._http.send(self._http.build_request("POST", url, content=body), stream=True)
+            request = self._http.build_request(method, url, content=body or None, headers=headers)
+            response = await self._http.send(request, stream=True)
         return _ProxiedAnswer(response, self._httpx2)
 
     async def aclose(self) -> None:

@@ -73,21 +73,27 @@ def serve(demo_dir: Path, transport: str) -> Iterator[str]:
     entry = demo_entry(transport, str(port))
     proc = subprocess.Popen([entry["command"], *entry["args"]], env={**os.environ},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise AssertionError(f"the demo {transport} server did not start") from None
-            time.sleep(0.05)
+    wait_for_port(port, proc, 30, f"the demo {transport} server")
     try:
         yield f"http://127.0.0.1:{port}/" + ("mcp" if transport == "http" else "sse")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[Any], timeout: float, what: str) -> None:
+    """Wait until `proc` listens on `port` of loopback; killed and an AssertionError when it
+    exits first or takes longer than `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(f"{what} did not start") from None
+            time.sleep(0.05)
 
 
 def command_or_skip(name: str, missing: str, in_ci: str) -> str:

@@ -5,7 +5,6 @@ bad values) and that the servers are given that long to start, in `run` and `mcp
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -227,24 +226,3 @@ def test_mcp_list_gives_servers_the_configured_time_to_start(workspace: Path, de
     assert late["status"] == "failed" and "did not start within 1 s" in late["error"]
     assert_stopped(demo_dir)
 
-
-def test_the_start_up_time_does_not_count_loading_the_sdk(workspace: Path, http_url: str,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loading the MCP SDK (HTTP and SSE servers) is `recursive`'s own cost (seconds on a
-    loaded machine): a server given 1 s to start is not failed because the SDK took 1.5 s to
-    load before it."""
-    from recursive_cli.features.mcp import sdk_http
-
-    real = sdk_http.import_sdk
-
-    def slow_import(spec: Any) -> None:
-        time.sleep(1.5)
-        real(spec)
-
-    monkeypatch.setattr(sdk_http, "import_sdk", slow_import)
-    (workspace / ".mcp.json").write_text(servers_json(demo={"type": "http", "url": http_url}))
-    project_config(workspace, 'mcp-timeout = "1s"\n')
-    result = invoke("mcp", "list", "--json", "-C", str(workspace))
-    assert result.returncode == 0, result.stderr
-    (demo,) = json.loads(result.stdout)
-    assert demo["status"] == "connected", demo

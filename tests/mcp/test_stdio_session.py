@@ -20,7 +20,7 @@ import pytest
 from clitools import alive, wait_gone
 from mcphelpers import SERVER, time_server
 
-from recursive_cli.features.mcp import stdio
+from recursive_cli.features.mcp import rpc, stdio
 from recursive_cli.features.mcp.client import McpCallError, McpConnection
 from recursive_cli.features.mcp.config import ServerEntry, StdioServer
 from recursive_cli.features.mcp.models import call_result, tools_page
@@ -76,7 +76,7 @@ def test_handshake_paging_batches_big_lines_errors_and_what_the_server_asks(tmp_
     assert str(failed) == "unknown tool: fail" and not failed.closed
     sent = records(record)
     first = sent[0]
-    assert first["method"] == "initialize" and first["params"]["protocolVersion"] == stdio.HANDSHAKE_VERSIONS[0]
+    assert first["method"] == "initialize" and first["params"]["protocolVersion"] == rpc.HANDSHAKE_VERSIONS[0]
     assert first["params"]["clientInfo"]["name"] == "recursive" and first["params"]["capabilities"] == {}
     answers = {str(m["id"]): m for m in sent if "method" not in m and "id" in m}
     assert answers["from-server-1"]["result"] == {}  # its ping answered

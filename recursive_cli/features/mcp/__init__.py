@@ -1,11 +1,11 @@
 """MCP servers as tools (issue 17): configuration in Claude Code's `.mcp.json` format
-(config.py), one connection per server (client.py) — stdio spoken by our own session
-(stdio.py), streamable HTTP and SSE through the official `mcp` SDK (sdk_http.py) — what they
-send as typed values (models.py), their tools as ours (tools.py), and the manager that starts,
-restarts and stops them (manager.py).
+(config.py), one connection per server (client.py) over a transport of our own — stdio
+(stdio.py), streamable HTTP and HTTP with SSE (http.py), their JSON-RPC in rpc.py — what the
+servers send as typed values (models.py), their tools as ours (tools.py), and the manager
+that starts, restarts and stops them (manager.py). The official `mcp` SDK is the tests'
+oracle, not a dependency.
 
-The builder attaches an `McpManager` when servers are configured (`attach_mcp`); the SDK is
-imported only when an HTTP or SSE server starts.
+The builder attaches an `McpManager` when servers are configured (`attach_mcp`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""One MCP server: stdio through our own session (stdio.py), streamable HTTP or SSE through
-the official `mcp` SDK (sdk_http.py); its tools, calls and resources as our typed values
-(models.py).
+"""One MCP server, spoken to by us: stdio (stdio.py), streamable HTTP or HTTP with SSE
+(http.py), the JSON-RPC of each in rpc.py; its tools, calls and resources as our typed values
+(models.py). (The official `mcp` SDK is the tests' oracle, not a part of `recursive`.)
 
 A stdio server runs in its own session (process group) with the environment of `recursive`
-plus its entry's `env`; its stderr goes to `log`, never to the terminal. The SDK is imported
-only when an HTTP or SSE server starts: `--help`, runs with no server and runs with stdio
-servers only never load it.
+plus its entry's `env`; its stderr goes to `log`, never to the terminal (the server's log
+notices too, for every transport).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import Any, TextIO, TypeVar
 
 from ...core.diagnostics import log_cause
 from .config import HttpServer, ServerEntry, StdioServer
+from .http import HttpError, HttpSession, SseSession
 from .models import (
     CallResult,
     Contents,
@@ -31,8 +31,8 @@ from .models import (
     resources_page,
     tools_page,
 )
-from .sdk_http import SdkSession
-from .stdio import ConnectionClosed, RpcError, StdioSession
+from .rpc import ConnectionClosed, RpcError, RpcPeer
+from .stdio import StdioSession
 
 CLIENT_NAME = "recursive"
 _PAGE_CAP = 50  # list pages read at most (a server whose cursor never ends cannot hang us)
@@ -62,7 +62,7 @@ class McpConnection:
         self._workspace = workspace
         self._log = log
         self._start_timeout = start_timeout
-        self._session: StdioSession | SdkSession | None = None
+        self._session: RpcPeer | None = None
 
     async def start(self) -> None:
         """Connect: start the process (or open the HTTP session), initialize, list the tools,
@@ -90,20 +90,14 @@ class McpConnection:
         else:
             self.status = "connected"
 
-    async def _open(self, spec: StdioServer | HttpServer) -> StdioSession | SdkSession:
+    async def _open(self, spec: StdioServer | HttpServer) -> RpcPeer:
         if isinstance(spec, StdioServer):
             cwd = Path(spec.cwd).expanduser() if spec.cwd else self._workspace
             return await StdioSession.spawn(spec.command, list(spec.args), env={**os.environ, **dict(spec.env)},
                                             cwd=self._workspace / cwd, log=self._log)
-        from . import sdk_http
+        return SseSession(spec, self._log) if spec.transport == "sse" else HttpSession(spec, self._log)
 
-        sdk_http.quiet_sdk_logging()
-        # Importing the SDK (≈ 0.45 s of CPU the first time, seconds on a loaded machine) is our
-        # cost, not the server's: done off the event loop, before the server's clock starts.
-        await asyncio.to_thread(sdk_http.import_sdk, spec)
-        return SdkSession(spec)
-
-    async def _handshake(self, session: StdioSession | SdkSession) -> None:
+    async def _handshake(self, session: RpcPeer) -> None:
         await session.initialize(CLIENT_NAME, _version())
         self.tools = await _all_pages(session, "tools/list", tools_page)
         self.has_resources = isinstance(session.capabilities.get("resources"), dict)
@@ -141,7 +135,7 @@ class McpConnection:
         except ProtocolError as exc:
             raise McpCallError(f"the server's answer is malformed: {exc}") from None
 
-    def _live(self) -> StdioSession | SdkSession:
+    def _live(self) -> RpcPeer:
         session = self._session
         if session is None or self.status != "connected" or not session.running:
             raise McpCallError(f"MCP server {self.name!r} is not running" +
@@ -176,7 +170,7 @@ class McpConnection:
             self.error = f"{reason} (stderr: {tail})"
 
 
-async def _all_pages(session: StdioSession | SdkSession, method: str,
+async def _all_pages(session: RpcPeer, method: str,
                      read: Callable[[Any], tuple[list[T], str | None]]) -> list[T]:
     """The items of every page `method` returns, `_PAGE_CAP` pages at most."""
     items: list[T] = []
@@ -201,7 +195,7 @@ def describe(exc: BaseException) -> str:
     name = type(exc).__name__
     if text.lower() == "connection closed":
         return "the server closed the connection"
-    if isinstance(exc, (RpcError, ConnectionClosed, ProtocolError)) or name == "MCPError":
+    if isinstance(exc, (RpcError, ConnectionClosed, ProtocolError, HttpError)):
         return text or "the server answered with an error"
     if not text:
         return name

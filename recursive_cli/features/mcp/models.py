@@ -1,9 +1,8 @@
 """What an MCP server sends us, as typed values: its tools, a call's result, its resources.
 
 Read from the JSON-RPC results as the protocol spells them (camelCase: `inputSchema`,
-`structuredContent`, `isError`, `mimeType`, `nextCursor`), whichever transport carried them:
-our stdio session gives the decoded JSON, the SDK's HTTP transports give their models dumped
-by alias. A value of the wrong type is `ProtocolError` for a result as a whole (a tools list
+`structuredContent`, `isError`, `mimeType`, `nextCursor`), whichever transport carried them.
+A value of the wrong type is `ProtocolError` for a result as a whole (a tools list
 that is not a list) and is left out for one item (a tool with no name), so one bad entry does
 not cost a server all its tools.
 """

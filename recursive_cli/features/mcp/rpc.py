@@ -1,0 +1,185 @@
+"""The JSON-RPC 2.0 side of one MCP connection, whatever carries its messages (stdio.py,
+http.py): the `initialize` handshake, requests answered by id, and what the server sends.
+
+We offer the newest handshake revision and take any the server counters with from
+`HANDSHAKE_VERSIONS`. What the server asks of us is answered: `ping` with an empty result,
+anything else (roots, sampling, elicitation: we do not claim them) with "method not found".
+Its log notifications go to its log file; other notifications are dropped. A batch (a JSON
+array, 2025-03-26) is read message by message. A request abandoned by its caller (a timeout,
+Ctrl-C) is cancelled at the server with `notifications/cancelled`.
+
+A transport subclasses `RpcPeer`: `_send` delivers one message (a ConnectionClosed when it
+cannot), `_send_soon` delivers one without waiting (a reply, a cancellation), and whatever
+the server sends goes to `_receive` (or `_receive_json`, for its text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any, TextIO
+
+from .models import ProtocolError
+
+HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first: we offer the first
+METHOD_NOT_FOUND = -32601
+
+
+class RpcError(Exception):
+    """An error the server answered a request with."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message or f"error {code}")
+        self.code = code
+        self.data = data
+
+
+class ConnectionClosed(Exception):
+    """The connection to the server is gone: no answer will come."""
+
+
+class RpcPeer:
+    """Requests in flight to one server, and the dispatch of what it sends."""
+
+    pid: int | None = None  # the server's process, when it is ours (stdio)
+
+    def __init__(self, log: TextIO) -> None:
+        self.capabilities: dict[str, Any] = {}
+        self.protocol_version = ""
+        self._log = log
+        self._ids = 0
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._closed: BaseException | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._closed is None
+
+    # -- the handshake and requests ----------------------------------------------------------
+
+    async def initialize(self, client_name: str, client_version: str) -> None:
+        """`initialize`, then `notifications/initialized`; ProtocolError when the server
+        counters with a revision we do not speak."""
+        result = await self.request("initialize", {
+            "protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": {},
+            "clientInfo": {"name": client_name, "version": client_version}})
+        if not isinstance(result, dict):
+            raise ProtocolError("the server's initialize result is not a JSON object")
+        version = result.get("protocolVersion")
+        if version not in HANDSHAKE_VERSIONS:
+            raise ProtocolError(f"the server speaks MCP revision {version!r}; recursive speaks "
+                                f"{', '.join(HANDSHAKE_VERSIONS)}")
+        capabilities = result.get("capabilities")
+        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+        self.protocol_version = version
+        await self.notify("notifications/initialized")
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """The server's result for `method`; RpcError for its error, ConnectionClosed when it
+        is gone. Cancelled (a timeout), the request is cancelled at the server too."""
+        if self._closed is not None:
+            raise ConnectionClosed("the server closed the connection")
+        self._ids += 1
+        number = self._ids
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[number] = future
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": number, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._send(message)
+            return await future
+        except asyncio.CancelledError:
+            answered = future.done() and not future.cancelled()  # (the task's cancel cancels the future too)
+            if not answered and self._closed is None:
+                self._send_soon({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": number, "reason": "the client stopped waiting"}})
+            raise
+        finally:
+            self._pending.pop(number, None)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._send(message)
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _send_soon(self, message: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    async def close(self, graceful: bool = True) -> None:
+        """End the connection (and stop the server, when it is our process)."""
+        raise NotImplementedError
+
+    def answered(self, number: int) -> bool:
+        """Whether the request `number` has its answer (or is no longer waited for)."""
+        future = self._pending.get(number)
+        return future is None or future.done()
+
+    # -- what the server sends -----------------------------------------------------------------
+
+    def _receive_json(self, text: bytes | str) -> None:
+        """One message's JSON (or a batch's): a text that is not JSON is noted and skipped."""
+        try:
+            message = json.loads(text)
+        except ValueError:
+            shown = text[:200].decode("utf-8", "replace") if isinstance(text, bytes) else text[:200]
+            self._note(f"(not JSON from the server, skipped: {shown})")
+            return
+        for one in message if isinstance(message, list) else [message]:
+            if isinstance(one, dict):
+                self._receive(one)
+
+    def _receive(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._answer(message["id"], method)
+            elif method == "notifications/message":
+                self._note_log(message.get("params"))
+            return
+        future = self._pending.get(message["id"]) if isinstance(message.get("id"), int) else None
+        if future is None or future.done():
+            return
+        error = message.get("error")
+        if isinstance(error, dict):
+            code = error.get("code")
+            future.set_exception(RpcError(code if isinstance(code, int) else 0, str(error.get("message") or ""),
+                                          error.get("data")))
+        else:
+            future.set_result(message.get("result"))
+
+    def _answer(self, number: Any, method: str) -> None:
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": number}
+        if method == "ping":
+            reply["result"] = {}
+        else:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+        self._send_soon(reply)
+
+    def _note_log(self, params: Any) -> None:
+        if isinstance(params, dict):
+            data = params.get("data")
+            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+            logger = f" {params['logger']}" if isinstance(params.get("logger"), str) else ""
+            self._note(f"[{params.get('level', 'info')}{logger}] {text}")
+
+    def _note(self, text: str) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._log.write(text + "\n")
+            self._log.flush()
+
+    def _close_pending(self, error: BaseException) -> None:
+        """The connection is gone: every request waiting fails with ConnectionClosed."""
+        if self._closed is None:
+            self._closed = error
+        for future in self._pending.values():
+            if not future.done():
+                closed = ConnectionClosed(str(error) if isinstance(error, ConnectionClosed)
+                                          else "the server closed the connection")
+                closed.__cause__ = error if not isinstance(error, ConnectionClosed) else None
+                future.set_exception(closed)
