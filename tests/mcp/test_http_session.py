@@ -28,6 +28,7 @@ from recursive_cli.features.mcp.client import McpCallError, McpConnection
 from recursive_cli.features.mcp.config import HttpServer, ServerEntry
 from recursive_cli.features.mcp.models import call_result, tools_page
 from recursive_cli.features.mcp.tools import to_result
+from recursive_cli.providers.http_client import PROXY_VARIABLES
 
 
 def connection(url: str, transport: str = "http", headers: dict[str, str] | None = None) -> McpConnection:
@@ -125,7 +126,8 @@ class Handwritten(BaseHTTPRequestHandler):
         pass
 
     def _record(self, body: Any) -> None:
-        self.state["got"].append({"verb": self.command, "session": self.headers.get("Mcp-Session-Id"),
+        self.state["got"].append({"verb": self.command, "path": self.path,
+                                  "session": self.headers.get("Mcp-Session-Id"),
                                   "version": self.headers.get("MCP-Protocol-Version"),
                                   "accept": self.headers.get("Accept"), "body": body})
 
@@ -196,9 +198,16 @@ def handwritten() -> Iterator[tuple[str, dict[str, Any]]]:
         server.server_close()
 
 
+@pytest.mark.parametrize("via_proxy", [False, True])
 def test_session_ids_a_dropped_session_events_the_servers_requests_and_the_end(
-        handwritten: tuple[str, dict[str, Any]]) -> None:
+        handwritten: tuple[str, dict[str, Any]], via_proxy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(`via_proxy`: HTTP_PROXY names the server itself, which answers the proxy's absolute-form
+    requests as its own: every message then goes through httpx2, as behind a real proxy.)"""
     url, state = handwritten
+    for name in ("NO_PROXY", "no_proxy", *PROXY_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    if via_proxy:
+        monkeypatch.setenv("HTTP_PROXY", url.rsplit("/", 1)[0])
     conn = connection(url, headers={"Authorization": "Bearer token-1"})
 
     async def body() -> tuple[Any, Any, McpCallError]:
@@ -233,6 +242,7 @@ def test_session_ids_a_dropped_session_events_the_servers_requests_and_the_end(
     assert all(g["version"] == "2025-11-25" for g in later)
     assert all(g["accept"] == "application/json, text/event-stream" for g in got if g["verb"] == "POST")
     assert '[info] {"listing": true}' in log_text(conn)
+    assert all(g["path"] == (url if via_proxy else "/mcp") for g in got), {g["path"] for g in got}
 
 
 def test_an_unreachable_server_fails_to_start_in_one_line() -> None:
