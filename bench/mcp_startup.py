@@ -9,6 +9,8 @@ sys, the servers' included: they are our children) of `--runs` runs after a warm
 
     none          no server configured
     python-demo   tests/mcp/demo_server.py over stdio (an MCPServer of the `mcp` SDK)
+    demo-http     the same server over streamable HTTP, started once by the bench (so a case
+                  is the client's cost alone: its connection, handshake and tool list)
     time          mcp-server-time (PyPI), if installed
     everything    @modelcontextprotocol/server-everything through npx, if npx is there
     all           the three at once (they start in parallel)
@@ -25,29 +27,54 @@ What a case adds over `none` is the servers' own start and handshake, plus the c
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from harness import RECURSIVE, ServerProcess, child_env, median, run_child, scratch_dir, table
 from side_by_side import claude_binary
 
 ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "tests" / "mcp" / "demo_server.py"
 TASK = "say hi"
 
 
-def cases() -> dict[str, dict[str, dict[str, object]]]:
+def cases(http_url: str) -> dict[str, dict[str, dict[str, object]]]:
     found: dict[str, dict[str, dict[str, object]]] = {
         "none": {},
-        "python-demo": {"demo": {"command": sys.executable, "args": [str(ROOT / "tests" / "mcp" / "demo_server.py")]}},
+        "python-demo": {"demo": {"command": sys.executable, "args": [str(DEMO)]}},
+        "demo-http": {"remote": {"type": "http", "url": http_url}},
     }
     if shutil.which("mcp-server-time"):
         found["time"] = {"time": {"command": shutil.which("mcp-server-time") or "", "args": ["--local-timezone", "UTC"]}}
     if shutil.which("npx"):
         found["everything"] = {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}
-    found["all"] = {name: entry for servers in found.values() for name, entry in servers.items()}
+    found["all"] = {name: entry for case, servers in found.items() if case != "demo-http"
+                    for name, entry in servers.items()}
     return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit("the demo HTTP server did not start") from None
+            time.sleep(0.05)
 
 
 def main() -> None:
@@ -65,9 +92,14 @@ def main() -> None:
                        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1")
     rows = []
     base: dict[str, tuple[float, float]] = {}
-    with ServerProcess(1) as server:
+    port = free_port()
+    demo = subprocess.Popen([sys.executable, str(DEMO), "http", str(port)], env=ours, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wait_for(port)
+    with ServerProcess(1) as server, contextlib.ExitStack() as stack:
+        stack.callback(demo.terminate)
         theirs["ANTHROPIC_BASE_URL"] = server.root_url
-        for name, servers in cases().items():
+        for name, servers in cases(f"http://127.0.0.1:{port}/mcp").items():
             mcp = ["--strict-mcp-config", "--mcp-config", json.dumps({"mcpServers": servers})]
             agents = {"recursive": ([RECURSIVE, "run", TASK, "--provider", "openai", "--api-base", server.base_url,
                                      "--no-checkpoints", "-C", str(workspace), *mcp], ours)}
