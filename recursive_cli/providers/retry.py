@@ -31,9 +31,9 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TypeVar
 
+from ..core.slotted import FrozenSlotted, init_fields
 from .base import ContextLengthError, ProviderError, ProviderHooks, RetryNotice
 
 T = TypeVar("T")
@@ -70,8 +70,7 @@ BRIEF_RETRIES = 2
 BRIEF_MAX_DELAY = 0.5
 
 
-@dataclass(frozen=True)
-class RetryRules:
+class RetryRules(FrozenSlotted):
     """How one SDK client reads the wait a failed answer asks for.
 
     `longest_wait`: the longest `retry-after` honoured. Beyond it, with `refuse_longer`, the
@@ -80,9 +79,13 @@ class RetryRules:
     wait, so that it is refused; Anthropic: infinity, cut to its longest).
     """
 
+    __slots__ = ("longest_wait", "refuse_longer", "overflow")
     longest_wait: float
     refuse_longer: bool
     overflow: float
+
+    def __init__(self, longest_wait: float, refuse_longer: bool, overflow: float) -> None:
+        init_fields(self, longest_wait=longest_wait, refuse_longer=refuse_longer, overflow=overflow)
 
 
 OPENAI_RULES = RetryRules(longest_wait=120.0, refuse_longer=True, overflow=121.0)
