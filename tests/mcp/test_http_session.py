@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcphelpers import SERVER, command_or_skip, free_port, wait_for_port
+from mcphelpers import command_or_skip, demo_entry, free_port, wait_for_port
 
 from recursive_cli.features.mcp.client import McpCallError, McpConnection
 from recursive_cli.features.mcp.config import HttpServer, ServerEntry
@@ -266,7 +266,7 @@ def test_a_run_with_servers_of_every_transport_does_not_import_the_sdk(tmp_path:
     calls = [{"name": f"mcp__{name}__weather", "arguments": {"city": name}} for name in ("local", "http", "sse")]
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": calls}, {"text": "done"}]))
-    config = json.dumps({"mcpServers": {"local": {"command": sys.executable, "args": [str(SERVER)]},
+    config = json.dumps({"mcpServers": {"local": demo_entry(),
                                         "http": {"type": "http", "url": http_url},
                                         "sse": {"type": "sse", "url": sse_url}}})
     done = subprocess.run([sys.executable, "-c", probe, "run", "go", "-C", str(tmp_path), "--provider", "scripted",

@@ -1,6 +1,7 @@
-"""Our stdio MCP session (features/mcp/stdio.py) against servers nobody here wrote and against
-the SDK's own client on the same servers; and, through a server written by hand
-(raw_server.py), the corners of the protocol SDK servers never show."""
+"""Our stdio MCP session (features/mcp/stdio.py) against the SDK's own server, read the same
+as through the SDK's own client; and, through a server written by hand (raw_server.py), the
+corners of the protocol SDK servers never show. (The published mcp-server-time and the
+reference TypeScript server run through `recursive` in test_mcp_transports.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 from clitools import alive, wait_gone
-from mcphelpers import SERVER, time_server
+from mcphelpers import demo_entry
 
 from recursive_cli.features.mcp import rpc, stdio
 from recursive_cli.features.mcp.client import McpCallError, McpConnection
@@ -27,6 +28,7 @@ from recursive_cli.features.mcp.models import call_result, tools_page
 from recursive_cli.features.mcp.tools import to_result
 
 RAW = Path(__file__).with_name("raw_server.py")
+DEMO = demo_entry()  # the SDK's demo server, forked from this worker's zygote (the `demo_dir` fixture)
 T = TypeVar("T")
 
 
@@ -153,7 +155,7 @@ def test_a_server_deaf_to_its_stdin_closing_is_terminated(tmp_path: Path, monkey
 
 
 def test_a_server_that_dies_ends_its_calls_as_closed(tmp_path: Path, demo_dir: Path) -> None:
-    conn = connection(sys.executable, str(SERVER))
+    conn = connection(DEMO["command"], *DEMO["args"])
 
     async def body() -> McpCallError:
         await conn.start()
@@ -216,18 +218,12 @@ def assert_same_as_the_sdk(command: str, args: list[str], calls: list[tuple[str,
 
 
 def test_the_sdks_own_server_reads_the_same_as_through_the_sdk(demo_dir: Path) -> None:
-    results = assert_same_as_the_sdk(sys.executable, [str(SERVER)], [
+    results = assert_same_as_the_sdk(DEMO["command"], DEMO["args"], [
         ("weather", {"city": "Oslo"}), ("picture", {}), ("fail", {"reason": "because"}), ("env", {"name": "HOME"})])
     weather, picture, fail, _ = results
     assert weather.structured == {"city": "Oslo", "celsius": 21.5}
     assert [block.type for block in picture.content] == ["text", "image"]
     assert fail.is_error and "failing on purpose: because" in fail.content[0].text
-
-
-def test_mcp_server_time_reads_the_same_as_through_the_sdk() -> None:
-    assert_same_as_the_sdk(time_server(), ["--local-timezone", "UTC"], [
-        ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
-        ("get_current_time", {"timezone": "Not/AZone"})])
 
 
 def test_a_stdio_run_does_not_import_the_sdk(tmp_path: Path, demo_dir: Path) -> None:
@@ -239,7 +235,7 @@ def test_a_stdio_run_does_not_import_the_sdk(tmp_path: Path, demo_dir: Path) -> 
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [{"name": "mcp__demo__weather", "arguments": {"city": "Rome"}}]},
                                   {"text": "done"}]))
-    config = json.dumps({"mcpServers": {"demo": {"command": sys.executable, "args": [str(SERVER)]}}})
+    config = json.dumps({"mcpServers": {"demo": DEMO}})
     done = subprocess.run([sys.executable, "-c", probe, "run", "go", "-C", str(tmp_path), "--provider", "scripted",
                            "--script", str(script), "--strict-mcp-config", "--mcp-config", config,
                            "--no-checkpoints", "-o", "stream-json"],
