@@ -162,7 +162,7 @@ class AgentKernel:
     async def _steps(self, ctx: TurnContext, outcome: TurnOutcome) -> TurnOutcome:
         """The step loop. Only a whole reply's tool calls run (`Completion.whole`)."""
         stuck = StuckDetector()
-        specs = ctx.tools.specs()
+        specs, version = ctx.tools.specs(), ctx.tools.version
         hooks = _Hooks(ctx)
         denied_last_step = cut_off = kept_going = False
         while True:
@@ -173,6 +173,8 @@ class AgentKernel:
             await ctx.before_model_call(ctx)
             # Picked right before the call is announced, with no await between: what a sink
             # reads of the provider at `ModelRequest` is what makes this call.
+            if ctx.tools.version != version:  # (a tool added or taken away: an MCP server's changed list)
+                specs, version = ctx.tools.specs(), ctx.tools.version
             provider = self._provider(ctx)
             model = provider.model
             ctx.sink.emit(ModelRequest(step=outcome.steps + 1))

@@ -74,6 +74,8 @@ class RuntimeCore:
         self._queue: collections.deque[str] = collections.deque()
         self._interrupt = InterruptToken()
         self._turn = 0
+        self._in_kernel = False  # a turn's steps are running (its context holds the transcript list)
+        self._names_stale = False  # the tools changed while they ran: the system prompt's list is old
         self._observers: list[TurnObserver] = []
         self._tool_observers: list[ToolObserver] = []
         self._features: dict[type, object] = {}
@@ -128,7 +130,13 @@ class RuntimeCore:
                 prompt = Message.user(text)
                 self._transcript.append(prompt)
                 self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
-            outcome = await self._kernel_turn()
+            if self._names_stale:
+                self._name_tools()
+            self._in_kernel = True
+            try:
+                outcome = await self._kernel_turn()
+            finally:
+                self._in_kernel = False
         except PromptBlocked as exc:  # the prompt never joined the conversation
             outcome = TurnOutcome(FinishReason.PERMISSION_DENIED, detail=str(exc))
         except ProviderError as exc:  # keeps the steps and usage of the steps that ran
@@ -192,8 +200,27 @@ class RuntimeCore:
         return found if isinstance(found, kind) else None
 
     def add_tool(self, tool: Tool) -> None:
-        """Give the agent another tool, and name it in the system prompt's tool list too."""
+        """Give the agent another tool (or a new version of one it has, by name), and name it
+        in the system prompt's tool list too."""
+        known = tool.name in self.tools.names()
         self.tools.add(tool)
+        if not known:
+            self._name_tools()
+
+    def remove_tool(self, name: str) -> None:
+        """Take a tool away from the agent (and from the system prompt's list); none of that
+        name is fine. Its calls from then on are unknown-tool errors for the model."""
+        if self.tools.remove(name):
+            self._name_tools()
+
+    def _name_tools(self) -> None:
+        """The system prompt names the tools as they are now; while a turn's steps run, at the
+        start of the next turn instead (the steps hold the transcript list, and the model is
+        offered the tools themselves at every step anyway)."""
+        if self._in_kernel:
+            self._names_stale = True
+            return
+        self._names_stale = False
         if self.system_prompt_for is not None and self._transcript[0].role == "system":
             rebuilt = Message.system(self.system_prompt_for(self.tools.names()))
             self.set_transcript([rebuilt, *self._transcript[1:]])

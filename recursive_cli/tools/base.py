@@ -374,11 +374,18 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self.version = 0  # counts the changes: a step's tool list is built again only after one
         for tool in tools:
             self.add(tool)
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
+        self.version += 1
+
+    def remove(self, name: str) -> bool:
+        """Whether there was a tool of that name (gone now)."""
+        self.version += 1
+        return self._tools.pop(name, None) is not None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

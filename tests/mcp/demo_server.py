@@ -7,7 +7,8 @@ it must be killed).
 
 Tools: `weather` (structured output, read-only), `fail` (an error result), `slow` (sleeps;
 writes `slow-started` in $DEMO_DIR first), `crash` (the process dies mid-call), `picture`
-(text and an image), `touch` (writes a file: not read-only), `env` (a variable's value).
+(text and an image), `touch` (writes a file: not read-only), `env` (a variable's value),
+`unlock` and `lock` (add and remove the tool `secret`, and tell the client its tools changed).
 Resource: `notes://today`. At start it writes its pid to `$DEMO_DIR/pid-<n>` (n counts starts),
 so a test can check that the process is gone after each way `recursive` exits. On SIGUSR1 it
 writes `$DEMO_DIR/got-SIGUSR1` (and goes on).
@@ -26,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel
@@ -82,6 +83,24 @@ def touch(path: str) -> str:
 @app.tool(description="The value of an environment variable of the server.", annotations=READ_ONLY)
 def env(name: str) -> str:
     return os.environ.get(name, "(unset)")
+
+
+def secret(word: str) -> str:
+    return f"the secret word was {word}"
+
+
+@app.tool(description="Add the tool `secret`, and say that the tools changed.")
+async def unlock(ctx: Context) -> str:
+    app.add_tool(secret, description="Only there after `unlock`.")
+    await ctx.session.send_tool_list_changed()
+    return "unlocked"
+
+
+@app.tool(description="Remove the tool `secret`, and say that the tools changed.")
+async def lock(ctx: Context) -> str:
+    app.remove_tool("secret")
+    await ctx.session.send_tool_list_changed()
+    return "locked"
 
 
 @app.resource("notes://today", mime_type="text/plain", description="Today's note.")

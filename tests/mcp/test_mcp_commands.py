@@ -22,7 +22,7 @@ def test_list_shows_origin_status_and_tools_and_fails_when_one_failed(workspace:
     assert result.returncode == 1
     demo, broken = result.stdout.splitlines()
     assert demo.startswith("✓ demo\tconnected\tstdio\tproject ")
-    assert "mcp__demo__weather" in demo and "7 tools" in demo
+    assert "mcp__demo__weather" in demo and "9 tools" in demo
     assert broken.split("\t")[1:] == ["failed", "stdio", f"project {workspace.resolve() / '.mcp.json'}",
                                       "command not found: no-such-xyz"]
 

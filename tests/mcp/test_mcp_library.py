@@ -52,3 +52,33 @@ def test_resume_uses_the_sessions_mcp_config(workspace: Path, demo_dir: Path) ->
     assert "other" not in resumed.stderr
     tool = next(b for line in lines if line["type"] == "user" for b in line["message"]["content"])
     assert not tool["is_error"], tool["content"]
+
+
+def test_tools_a_server_adds_mid_turn_are_named_in_the_system_prompt_from_the_next_turn(
+        workspace: Path, demo_dir: Path) -> None:
+    """A tool the server adds during a turn is offered at the turn's next step; the transcript
+    keeps every message of that turn, and the system prompt's tool list names the tool from the
+    next turn on."""
+    from recursive_cli import AgentRuntime, Settings
+    from recursive_cli.providers.scripted import ScriptedProvider
+
+    provider = ScriptedProvider([{"tool_calls": [{"name": "mcp__demo__unlock", "arguments": {}}]},
+                                 {"tool_calls": [{"name": "mcp__demo__secret", "arguments": {"word": "w"}}]},
+                                 {"text": "one"}, {"text": "two"}])
+
+    async def main() -> tuple[list[str], list[str], list[str]]:
+        runtime = (AgentRuntime.builder().settings(Settings(workspace=workspace)).provider(provider)
+                   .mcp({"demo": demo_entry()}).build())
+        try:
+            await runtime.run("first")
+            after_first = [m.role for m in runtime.transcript()]
+            prompt_then = runtime.transcript()[0].content
+            await runtime.run("second")
+            return after_first, [prompt_then], [runtime.transcript()[0].content]
+        finally:
+            await runtime.aclose()
+
+    roles, (first_prompt,), (second_prompt,) = asyncio.run(main())
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert "mcp__demo__secret" not in first_prompt  # (the turn's steps held the transcript)
+    assert "mcp__demo__secret" in second_prompt

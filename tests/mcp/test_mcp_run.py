@@ -196,3 +196,28 @@ def test_loop_and_goal_get_the_tools_too(workspace: Path, demo_dir: Path) -> Non
                     "scripted", "--script", str(script), "--mcp-config", DEMO, "-o", "stream-json")
     assert result.returncode == 0, result.stderr
     assert json.loads(tool_results(json_lines(result.stdout))[0]["content"])["city"] == "Rome"
+
+
+def test_a_server_that_changes_its_tools_gives_the_next_step_the_new_ones(workspace: Path, demo_dir: Path) -> None:
+    """The SDK's server adds a tool in a call and says so (`notifications/tools/list_changed`):
+    the model's next request offers it, a call of it runs; removed again, it is offered no more
+    and a call of it is an unknown tool. The turn's transcript is whole, and the system prompt's
+    tool list follows at the next turn (`-c`)."""
+    replies = [{"tool_calls": [call("mcp__demo__unlock")]}, {"tool_calls": [call("mcp__demo__secret", word="swordfish")]},
+               {"tool_calls": [call("mcp__demo__lock")]}, {"tool_calls": [call("mcp__demo__secret", word="again")]},
+               {"text": "done"}]
+    with FakeLLMServer(replies) as srv:
+        result = invoke("run", "go", "-C", str(workspace), "--provider", "openai", "--api-base", srv.openai_base_url,
+                        "-m", "fake-model", "--mcp-config", DEMO, "--no-checkpoints", "-o", "stream-json",
+                        env={"RECURSIVE_API_KEY": "sk-test"})
+        requests = srv.requests
+    assert result.returncode == 0, result.stderr
+    offered = [{t["function"]["name"] for t in request.body["tools"]} for request in requests]
+    assert ["mcp__demo__secret" in names for names in offered] == [False, True, True, False, False]
+    assert requests[-1].body["messages"][0] == requests[0].body["messages"][0]  # (the turn's prompt stays)
+    assert len(requests[-1].body["messages"]) == 2 + 2 * 4  # system, user, then 4 calls and their results
+    unlocked, told, locked, gone = tool_results(json_lines(result.stdout))
+    assert told["content"] == "the secret word was swordfish" and not told["is_error"]
+    assert gone["is_error"] and "mcp__demo__secret" in gone["content"]
+    assert "MCP server 'demo' changed its tools (+mcp__demo__secret)" in result.stderr
+    assert "MCP server 'demo' changed its tools (-mcp__demo__secret)" in result.stderr

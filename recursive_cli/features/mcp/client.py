@@ -63,6 +63,9 @@ class McpConnection:
         self._log = log
         self._start_timeout = start_timeout
         self._session: RpcPeer | None = None
+        self.on_tools_changed: Callable[[McpConnection], None] | None = None  # after a new listing
+        self._relisting: asyncio.Future[None] | None = None
+        self._relist_again = False
 
     async def start(self) -> None:
         """Connect: start the process (or open the HTTP session), initialize, list the tools,
@@ -101,6 +104,38 @@ class McpConnection:
         await session.initialize(CLIENT_NAME, _version())
         self.tools = await _all_pages(session, "tools/list", tools_page)
         self.has_resources = isinstance(session.capabilities.get("resources"), dict)
+        session.on_tools_changed = self._tools_changed
+
+    def _tools_changed(self) -> None:
+        """(The server said its tools changed.) List them again, once at a time: a change
+        told while listing lists once more after."""
+        if self._relisting is not None and not self._relisting.done():
+            self._relist_again = True
+            return
+        self._relisting = asyncio.ensure_future(self._relist())
+
+    async def _relist(self) -> None:
+        while True:
+            self._relist_again = False
+            session = self._session
+            if session is None or self.status != "connected":
+                return
+            try:
+                tools = await asyncio.wait_for(_all_pages(session, "tools/list", tools_page), self._start_timeout)
+            except Exception as exc:  # the tools stay as they were
+                log_cause(f"MCP server {self.name}: listing its changed tools failed", exc)
+                return
+            if tools != self.tools:
+                self.tools = tools
+                if self.on_tools_changed is not None:
+                    self.on_tools_changed(self)
+            if not self._relist_again:
+                return
+
+    async def tools_settled(self) -> None:
+        """Wait for a listing of changed tools under way (the next step should see them)."""
+        while self._relisting is not None and not self._relisting.done():
+            await asyncio.shield(self._relisting)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> CallResult:
         """The tool's result; McpCallError when there is none (`closed` set when the
@@ -150,6 +185,8 @@ class McpConnection:
 
     async def close(self, graceful: bool = True) -> None:
         """Stop the server (its whole process group) and wait until it is stopped."""
+        if self._relisting is not None:
+            self._relisting.cancel()
         session, self._session = self._session, None
         if session is None:
             return

@@ -7,7 +7,9 @@ tools of those that connected. The CLI starts them a moment earlier, before the 
 which lists them with their status (`start`; idempotent). A server that fails to start is
 reported once on stderr and the run goes on without it. A server that dies turns the call it
 was answering into an error result and is restarted once; one that dies while idle is
-restarted before the next call is sent. `aclose` stops them all; `kill_now` kills their
+restarted before the next call is sent. A server that says its tools changed is listed
+again and the runtime's tools of it become the new list (a call that changed them waits for
+the listing, so the next step sees it). `aclose` stops them all; `kill_now` kills their
 process groups at once, for a process about to `os._exit`, and runs at interpreter exit too.
 """
 
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ...tools.base import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
-from .config import McpConfig, McpState, call_timeout
+from .config import McpConfig, McpState, ServerEntry, call_timeout
 from .models import Resource
 from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, resource_text, to_result
 
@@ -54,6 +56,8 @@ class McpManager:
         self._start: asyncio.Task[None] | None = None
         self._restarts: dict[str, asyncio.Task[str]] = {}
         self._added: set[str] = set()
+        self._runtime: RuntimeCore | None = None  # the one given the tools (a server's changes go there)
+        self._server_tools: dict[str, set[str]] = {}  # our names of each server's tools it was given
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -80,16 +84,22 @@ class McpManager:
 
     async def _start_all(self) -> None:
         for name, entry in self.config.servers.items():
-            self.connections[name] = McpConnection(entry, workspace=self._workspace, log=self._log(name),
-                                                   start_timeout=self.config.start_timeout)
+            self.connections[name] = self._connection(entry)
         await asyncio.gather(*(connection.start() for connection in self.connections.values()))
         for connection in self.connections.values():
             if connection.status == "failed":
                 self._warn(f"warning: MCP server {connection.name!r} failed to start: {connection.error}; "
                            "going on without it")
 
+    def _connection(self, entry: ServerEntry) -> McpConnection:
+        connection = McpConnection(entry, workspace=self._workspace, log=self._log(entry.name),
+                                   start_timeout=self.config.start_timeout)
+        connection.on_tools_changed = self._tools_changed
+        return connection
+
     def add_tools(self, runtime: RuntimeCore) -> None:
         """Add each connected server's tools (and the resource tools, when a server has resources)."""
+        self._runtime = runtime
         resources = False
         for connection in self.connections.values():
             if connection.status != "connected":
@@ -105,6 +115,28 @@ class McpManager:
         if tool.name not in self._added:
             self._added.add(tool.name)
             runtime.add_tool(tool)
+            if isinstance(tool, McpTool):
+                self._server_tools.setdefault(tool.server, set()).add(tool.name)
+
+    def _tools_changed(self, connection: McpConnection) -> None:
+        """(A server listed new tools.) The runtime's tools of that server become these: new
+        ones added, changed ones replaced, gone ones removed; said once on stderr."""
+        runtime = self._runtime
+        if runtime is None or self.connections.get(connection.name) is not connection:
+            return  # (not given to a runtime yet: `add_tools` will take the new list)
+        tools: dict[str, Any] = {tool.name: tool for tool in (McpTool(self, connection.name, t)
+                                                              for t in connection.tools)}  # (Tool: see `_add`)
+        had = self._server_tools.get(connection.name, set())
+        for name in sorted(had - set(tools)):
+            runtime.remove_tool(name)
+            self._added.discard(name)
+        for tool in tools.values():
+            runtime.add_tool(tool)
+            self._added.add(tool.name)
+        self._server_tools[connection.name] = set(tools)
+        added, gone = sorted(set(tools) - had), sorted(had - set(tools))
+        change = ", ".join([*(f"+{name}" for name in added), *(f"-{name}" for name in gone)]) or "schemas changed"
+        self._warn(f"MCP server {connection.name!r} changed its tools ({change}): {len(tools)} now")
 
     async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
         """(A turn observer.) The tools are needed now: start the servers if nobody did."""
@@ -125,7 +157,11 @@ class McpManager:
         """Call `tool` on `server`; every failure is an error result for the model."""
         timeout = call_timeout(self._env, ctx.shell_timeout)
         try:
-            return to_result(await self._call(server, lambda c: c.call_tool(tool, arguments, timeout)))
+            result = to_result(await self._call(server, lambda c: c.call_tool(tool, arguments, timeout)))
+            connection = self.connections.get(server)
+            if connection is not None:  # (a call that changed the server's tools: the next step sees them)
+                await connection.tools_settled()
+            return result
         except TimeoutError as exc:
             return ToolResult(f"the MCP tool {tool} of server {server!r} timed out: {exc}", is_error=True,
                               summary="timed out")
@@ -176,13 +212,14 @@ class McpManager:
         old = self.connections[server]
         self._warn(f"warning: MCP server {server!r} stopped ({why}); restarting it")
         await old.close()
-        new = McpConnection(old.entry, workspace=self._workspace, log=self._log(server),
-                            start_timeout=self.config.start_timeout)
+        new = self._connection(old.entry)
         self.connections[server] = new
         await new.start()
         if new.status != "connected":
             self._warn(f"warning: MCP server {server!r} could not be restarted: {new.error}")
             return f"restarting it failed: {new.error}"
+        if new.tools != old.tools:  # (the new process lists other tools)
+            self._tools_changed(new)
         return _RESTARTED
 
     async def list_resources(self, server: str | None) -> ToolResult:

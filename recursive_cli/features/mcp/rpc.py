@@ -4,9 +4,10 @@ http.py): the `initialize` handshake, requests answered by id, and what the serv
 We offer the newest handshake revision and take any the server counters with from
 `HANDSHAKE_VERSIONS`. What the server asks of us is answered: `ping` with an empty result,
 anything else (roots, sampling, elicitation: we do not claim them) with "method not found".
-Its log notifications go to its log file; other notifications are dropped. A batch (a JSON
-array, 2025-03-26) is read message by message. A request abandoned by its caller (a timeout,
-Ctrl-C) is cancelled at the server with `notifications/cancelled`.
+Its log notifications go to its log file; `notifications/tools/list_changed` is handed to
+`on_tools_changed` (the connection lists the tools again); other notifications are dropped.
+A batch (a JSON array, 2025-03-26) is read message by message. A request abandoned by its
+caller (a timeout, Ctrl-C) is cancelled at the server with `notifications/cancelled`.
 
 A transport subclasses `RpcPeer`: `_send` delivers one message (a ConnectionClosed when it
 cannot), `_send_soon` delivers one without waiting (a reply, a cancellation), and whatever
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from .models import ProtocolError
@@ -51,6 +53,7 @@ class RpcPeer:
         self._ids = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._closed: BaseException | None = None
+        self.on_tools_changed: Callable[[], None] | None = None
 
     @property
     def running(self) -> bool:
@@ -141,6 +144,8 @@ class RpcPeer:
                 self._answer(message["id"], method)
             elif method == "notifications/message":
                 self._note_log(message.get("params"))
+            elif method == "notifications/tools/list_changed" and self.on_tools_changed is not None:
+                self.on_tools_changed()
             return
         future = self._pending.get(message["id"]) if isinstance(message.get("id"), int) else None
         if future is None or future.done():

@@ -61,13 +61,16 @@ class McpTool:
         self._subject = next((key for key, value in self.schema.get("properties", {}).items()
                               if isinstance(value, dict) and value.get("type") == "string"), None)
         self._manager = manager
+        self._spec: ToolSpec | None = None
 
     @property
     def kind(self) -> ToolKind:
         return "read" if self.read_only else "other"
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.schema)
+        if self._spec is None:  # (one object: the provider tells an unchanged tool list by identity)
+            self._spec = ToolSpec(self.name, self.description, self.schema)
+        return self._spec
 
     def subject(self, arguments: dict[str, Any]) -> str:
         value = arguments.get(self._subject or "", "")
