@@ -435,3 +435,45 @@ def test_fallback_model_after_a_provider_error(agent_cli: AgentCli) -> None:
     assert (result.result, result.is_error) == ("from the fallback", False)
     assert [r.body["model"] for r in agent_cli.server.requests] == ["big-model", "small-model"]
     assert agent_cli.server.requests[1].body["messages"][-1]["content"] == "hi"
+
+
+def test_an_sdk_mcp_server_in_the_clients_own_process(agent_cli: AgentCli) -> None:
+    """`create_sdk_mcp_server` + `@tool`: the server runs inside the program, and recursive
+    reaches it as Claude Code does, through `mcp_message` control requests."""
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    seen: list[dict[str, Any]] = []
+
+    @tool("add", "Add two numbers.", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(args)
+        return {"content": [{"type": "text", "text": f"{args['a'] + args['b']:g}"}]}
+
+    calc = create_sdk_mcp_server("calc", "1.0.0", tools=[add])
+    agent_cli.server.add({"tool_calls": [call("mcp__calc__add", a=2, b=40)]}, {"text": "It is 42."})
+    messages = collect("what is 2 + 40?", options(agent_cli, mcp_servers={"calc": calc},
+                                                  allowed_tools=["mcp__calc__add"]))
+    init = messages[0]
+    assert {"name": "calc", "status": "connected"} in init.data["mcp_servers"]
+    assert "mcp__calc__add" in init.data["tools"]
+    assert seen == [{"a": 2, "b": 40}]
+    results = [block for m in messages if isinstance(m, UserMessage) and isinstance(m.content, list)
+               for block in m.content if getattr(block, "tool_use_id", None)]
+    assert [getattr(block, "content", None) for block in results] in ([[{"type": "text", "text": "42"}]], ["42"])
+    assert result_of(messages).result == "It is 42."
+    first = agent_cli.server.requests[0].body
+    schema = next(t["function"]["parameters"] for t in first["tools"] if t["function"]["name"] == "mcp__calc__add")
+    assert set(schema["properties"]) == {"a", "b"}
+
+
+def test_an_sdk_mcp_server_without_a_client_on_stdin_fails_that_server_alone(
+        workspace: Path, isolated_home: Path) -> None:
+    from clitools import invoke, json_lines, write_script
+
+    script = write_script(workspace.parent / "script.json", [{"text": "done"}])
+    result = invoke("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                    "--mcp-config", json.dumps({"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}),
+                    "-o", "stream-json")
+    assert result.returncode == 0, result.stderr
+    assert json_lines(result.stdout)[0]["mcp_servers"] == [{"name": "calc", "status": "failed"}]
+    assert "MCP server 'calc' failed to start: a server in the Agent SDK client's own process" in result.stderr

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,9 +112,9 @@ def ts_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def ts_query(folder: Path, cli: AgentCli, prompt: str, options: dict[str, Any] | None = None,
-             permissions: dict[str, Any] | None = None) -> dict[str, Any]:
+             permissions: dict[str, Any] | None = None, calc: bool = False) -> dict[str, Any]:
     spec = {"cli": str(cli.path), "cwd": str(cli.workspace), "prompt": prompt, "options": options or {},
-            "permissions": permissions}
+            "permissions": permissions, "calc": calc}
     proc = subprocess.run(["node", str(folder / SCRIPT.name), json.dumps(spec)], cwd=folder,
                           env={**os.environ, **cli.env()}, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -173,3 +174,42 @@ def test_typescript_query_error_result(ts_sdk: Path, agent_cli: AgentCli) -> Non
     assert (result["type"], result["subtype"], result["is_error"]) == ("result", "error_max_turns", True)
     assert result["errors"] and out["error"] is not None  # the SDK raises, as it does for Claude Code
     assert out["error"].endswith("Reached maximum number of turns (1)")
+
+
+def test_typescript_sdk_mcp_server_in_the_programs_own_process(ts_sdk: Path, agent_cli: AgentCli) -> None:
+    """createSdkMcpServer + tool(): recursive reaches the program's own server through
+    `mcp_message` control requests, as Claude Code does."""
+    agent_cli.server.add({"tool_calls": [{"name": "mcp__calc__add", "arguments": {"a": 2, "b": 40}}]},
+                         {"text": "It is 42."})
+
+    out = ts_query(ts_sdk, agent_cli, "what is 2 + 40?", {"allowedTools": ["mcp__calc__add"], "maxTurns": 3},
+                   calc=True)
+
+    assert out["error"] is None, out
+    assert out["added"] == [{"a": 2, "b": 40}]
+    init = out["messages"][0]
+    assert {"name": "calc", "status": "connected"} in init["mcp_servers"] and "mcp__calc__add" in init["tools"]
+    assert out["messages"][-1]["result"] == "It is 42."
+    tool_message = agent_cli.server.requests[1].body["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == "42"
+
+
+def test_typescript_sdk_external_mcp_servers_come_in_initialize(ts_sdk: Path, agent_cli: AgentCli,
+                                                               tmp_path: Path) -> None:
+    """This SDK sends `mcpServers` in the `initialize` request (`--await-initialize`), not as
+    `--mcp-config`, and ends the session unless the answer says they were applied."""
+    raw = Path(__file__).parents[1] / "mcp" / "raw_server.py"
+    servers = {"raw": {"type": "stdio", "command": sys.executable, "args": [str(raw), str(tmp_path / "raw.jsonl")]}}
+    agent_cli.server.add({"tool_calls": [{"name": "mcp__raw__echo", "arguments": {"text": "over initialize"}}]},
+                         {"text": "done"})
+
+    out = ts_query(ts_sdk, agent_cli, "echo", {"mcpServers": servers, "allowedTools": ["mcp__raw__echo"],
+                                               "maxTurns": 3})
+
+    assert out["error"] is None, out
+    init = out["messages"][0]
+    assert {"name": "raw", "status": "connected"} in init["mcp_servers"]
+    tool_message = agent_cli.server.requests[1].body["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == "over initialize"
+    assert any(line.get("method") == "tools/call" for line in map(json.loads, (tmp_path / "raw.jsonl").read_text()
+                                                                  .splitlines()) if "eof" not in line)

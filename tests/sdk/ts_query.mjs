@@ -1,7 +1,9 @@
 // Runs the TypeScript Agent SDK's query() once, as the test in test_typescript_sdk.py asks:
-// argv[2] is a JSON object {cli, cwd, prompt, options, permissions}. Prints one JSON object:
-// {messages, asked, error}.
-import { query } from "@anthropic-ai/claude-agent-sdk";
+// argv[2] is a JSON object {cli, cwd, prompt, options, permissions, calc}. Prints one JSON
+// object: {messages, asked, added, error}. With `calc`, an in-process MCP server `calc`
+// (createSdkMcpServer) offers the tool `add`; `added` lists the arguments of its calls.
+import { createSdkMcpServer, query, tool } from "@anthropic-ai/claude-agent-sdk";
+import { z } from "zod";
 
 const spec = JSON.parse(process.argv[2]);
 const asked = [];
@@ -13,6 +15,14 @@ if (spec.permissions) {
     return rule.behavior === "allow" ? { behavior: "allow", updatedInput: { ...input, ...(rule.merge ?? {}) } } : rule;
   };
 }
+const added = [];
+if (spec.calc) {
+  const add = tool("add", "Add two numbers.", { a: z.number(), b: z.number() }, async (args) => {
+    added.push(args);
+    return { content: [{ type: "text", text: String(args.a + args.b) }] };
+  });
+  options.mcpServers = { calc: createSdkMcpServer({ name: "calc", version: "1.0.0", tools: [add] }) };
+}
 const messages = [];
 let error = null;
 try {
@@ -20,4 +30,4 @@ try {
 } catch (e) {
   error = String(e && e.message ? e.message : e);
 }
-process.stdout.write(JSON.stringify({ messages, asked, error }) + "\n");
+process.stdout.write(JSON.stringify({ messages, asked, added, error }) + "\n");

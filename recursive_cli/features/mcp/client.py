@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ...core.diagnostics import log_cause
-from .config import HttpServer, ServerEntry, StdioServer
+from .config import HttpServer, SdkServer, ServerEntry, StdioServer
 from .http import HttpError, HttpSession, SseSession
 from .models import (
     CallResult,
@@ -32,6 +32,7 @@ from .models import (
     tools_page,
 )
 from .rpc import ConnectionClosed, RpcError, RpcPeer
+from .sdk_peer import NO_CLIENT, SdkChannel, SdkPeer
 from .stdio import StdioSession
 
 CLIENT_NAME = "recursive"
@@ -51,8 +52,10 @@ class McpConnection:
     """One configured server: its status (`pending`, `connected`, `failed`), its tools, and
     the calls made to it."""
 
-    def __init__(self, entry: ServerEntry, *, workspace: Path, log: TextIO, start_timeout: float) -> None:
+    def __init__(self, entry: ServerEntry, *, workspace: Path, log: TextIO, start_timeout: float,
+                 sdk_channel: SdkChannel | None = None) -> None:
         self.entry = entry
+        self._sdk_channel = sdk_channel
         self.name = entry.name
         self.status = "pending"
         self.error = ""
@@ -93,7 +96,11 @@ class McpConnection:
         else:
             self.status = "connected"
 
-    async def _open(self, spec: StdioServer | HttpServer) -> RpcPeer:
+    async def _open(self, spec: StdioServer | HttpServer | SdkServer) -> RpcPeer:
+        if isinstance(spec, SdkServer):
+            if self._sdk_channel is None:
+                raise ConnectionClosed(NO_CLIENT)
+            return SdkPeer(spec.name, self._sdk_channel, self._log)
         if isinstance(spec, StdioServer):
             cwd = Path(spec.cwd).expanduser() if spec.cwd else self._workspace
             return await StdioSession.spawn(spec.command, list(spec.args), env={**os.environ, **dict(spec.env)},

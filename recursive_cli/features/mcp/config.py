@@ -62,7 +62,16 @@ class HttpServer:
         return self.transport
 
 
-ServerSpec = StdioServer | HttpServer
+@dataclass(frozen=True)
+class SdkServer:
+    """A server inside the Agent SDK client's own process (`"type": "sdk"`), reached through
+    the client's control channel (`mcp_message` requests) when `recursive` runs under it."""
+
+    name: str
+    kind: ClassVar[str] = "sdk"
+
+
+ServerSpec = StdioServer | HttpServer | SdkServer
 
 
 @dataclass(frozen=True)
@@ -185,8 +194,8 @@ def as_written(entry: ServerEntry) -> dict[str, Any]:
 def _entry(raw: dict[str, Any], where: str, key: str, env: Mapping[str, str]) -> tuple[ServerSpec | None, str]:
     """One server entry, checked; variables expanded (a missing one is the entry's `problem`)."""
     kind = raw.get("type", "stdio" if "command" in raw or "url" not in raw else "http")
-    if kind == "sdk":  # Claude's Agent SDK: a server inside the client's own process
-        return None, "a server in the SDK client's own process (type sdk) cannot be reached from here"
+    if kind == "sdk":  # Claude's Agent SDK: a server inside the client's own process, by its key
+        return SdkServer(key.removeprefix("mcpServers.")), ""
     if not isinstance(kind, str) or kind not in _TYPES:
         raise McpConfigError(f"{where}: {key}.type: expected stdio, http or sse (got {kind!r})")
     missing: list[str] = []

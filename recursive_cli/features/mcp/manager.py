@@ -29,6 +29,7 @@ from ...tools.base import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
 from .config import McpConfig, McpState, ServerEntry, call_timeout
 from .models import Resource
+from .sdk_peer import SdkChannel
 from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, resource_text, to_result
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class McpManager:
         self._restarts: dict[str, asyncio.Task[str]] = {}
         self._added: set[str] = set()
         self._runtime: RuntimeCore | None = None  # the one given the tools (a server's changes go there)
+        self.sdk_channel: SdkChannel | None = None  # the Agent SDK client's, for its own servers (sdk_peer.py)
         self._server_tools: dict[str, set[str]] = {}  # our names of each server's tools it was given
 
     # -- starting ----------------------------------------------------------------------------
@@ -93,9 +95,17 @@ class McpManager:
 
     def _connection(self, entry: ServerEntry) -> McpConnection:
         connection = McpConnection(entry, workspace=self._workspace, log=self._log(entry.name),
-                                   start_timeout=self.config.start_timeout)
+                                   start_timeout=self.config.start_timeout, sdk_channel=self.sdk_channel)
         connection.on_tools_changed = self._tools_changed
         return connection
+
+    def add_servers(self, config: McpConfig) -> bool:
+        """More servers to start with the others (a client's `initialize` sends them); a name
+        already configured takes the new entry. False, with nothing added, once they started."""
+        if self._start is not None:
+            return False
+        self.config = self.config.merge(config)
+        return True
 
     def add_tools(self, runtime: RuntimeCore) -> None:
         """Add each connected server's tools (and the resource tools, when a server has resources)."""

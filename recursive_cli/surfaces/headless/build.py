@@ -51,6 +51,14 @@ class HeadlessRun:
     schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
     mcp: McpManager | None = None  # the MCP servers (--mcp-config, .mcp.json, the user's)
 
+    def connect_sdk_servers(self) -> None:
+        """Servers inside the client's own process (`"type": "sdk"`) are asked through its
+        control channel (`mcp_message`), when a client is there to ask (stream-json input)."""
+        if self.mcp is not None and self.options.streaming_input:
+            channel = self.client.channel
+            self.mcp.sdk_channel = lambda server, message: channel.request(
+                {"subtype": "mcp_message", "server_name": server, "message": message})
+
     async def start_mcp(self) -> None:
         """Start the MCP servers before the first `init` line, which lists them and their tools."""
         if self.mcp is not None:
@@ -155,6 +163,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
                       default_model=runtime.provider.model, view=view, schema=schema,
                       mcp=runtime.mcp())
+    run.connect_sdk_servers()
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))

@@ -47,11 +47,38 @@ class ClientRequests:
                 self.run.schema = json_schema(init.json_schema)
             except UsageError as exc:
                 raise ValueError(str(exc)) from None
+        applied = self._add_mcp_servers(init) if init.mcp_servers or init.sdk_mcp_servers else None
         model = self.run.runtime.provider.model
-        return {"commands": [], "agents": [], "output_style": "default",
-                "available_output_styles": ["default"],
-                "models": [{"value": model, "displayName": model, "description": "the model in use"}],
-                "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
+        answer = {"commands": [], "agents": [], "output_style": "default",
+                  "available_output_styles": ["default"],
+                  "models": [{"value": model, "displayName": model, "description": "the model in use"}],
+                  "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
+        if init.mcp_servers is not None:
+            answer["mcp_servers_applied"] = bool(applied)  # (the TypeScript SDK ends a session without it)
+        return answer
+
+    def _add_mcp_servers(self, init: protocol.Initialize) -> bool:
+        """The servers `initialize` sends (the TypeScript SDK's `mcpServers`, and the names of
+        its in-process servers): started with the others before the first turn. False when the
+        servers started already."""
+        from ...features.mcp import McpConfigError, attach_mcp, from_mapping
+        from ...features.sessions.store import SESSIONS_DIR
+
+        servers = {**(init.mcp_servers or {}),
+                   **{name: {"type": "sdk", "name": name} for name in init.sdk_mcp_servers or []}}
+        try:
+            config = from_mapping({"mcpServers": servers}, origin="initialize")
+        except McpConfigError as exc:
+            raise ValueError(str(exc)) from None
+        run = self.run
+        if run.mcp is not None:
+            return run.mcp.add_servers(config)
+        runtime = run.runtime
+        folder = None if run.binding is None else run.loaded.home / SESSIONS_DIR / runtime.session_id
+        run.mcp = attach_mcp(runtime, config.with_start_timeout(run.loaded.settings.mcp_timeout),
+                             log_dir=lambda: folder)
+        run.connect_sdk_servers()
+        return True
 
     def _set_system_prompt(self, init: protocol.Initialize) -> None:
         """The TypeScript SDK sends the system prompt in `initialize`, not as a flag: a list of

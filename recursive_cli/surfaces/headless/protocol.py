@@ -109,7 +109,8 @@ def parse_line(text: str) -> UserLine | ControlRequestLine | ControlResponseLine
 
 
 class Initialize(BaseModel):
-    """The `initialize` request: hooks to call back, and the TypeScript SDK's prompt fields."""
+    """The `initialize` request: hooks to call back, and the TypeScript SDK's prompt, schema and
+    MCP server fields."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -117,6 +118,10 @@ class Initialize(BaseModel):
     system_prompt: str | list[str] | dict[str, Any] | None = Field(default=None, alias="systemPrompt")
     append_system_prompt: str | None = Field(default=None, alias="appendSystemPrompt")
     json_schema: dict[str, Any] | None = Field(default=None, alias="jsonSchema")
+    # The TypeScript SDK's MCP servers, sent here instead of `--mcp-config` (`--await-initialize`):
+    # the external ones in `.mcp.json`'s shape, and the names of those inside the client's process.
+    mcp_servers: dict[str, Any] | None = Field(default=None, alias="mcpServers")
+    sdk_mcp_servers: list[str] | None = Field(default=None, alias="sdkMcpServers")
 
 
 def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
