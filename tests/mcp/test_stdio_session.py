@@ -113,6 +113,7 @@ def test_a_call_that_times_out_is_cancelled_at_the_server(tmp_path: Path) -> Non
 def test_a_line_past_the_cap_ends_the_connection_not_our_memory(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stdio, "LINE_CAP", 1 << 19)  # (1 MiB answers, a cap of 512 KiB)
+    monkeypatch.setattr(stdio, "GRACE", 0.2)  # (blocked writing the rest, it cannot exit on its own)
     conn = connection(sys.executable, "-I", str(RAW), str(tmp_path / "r.jsonl"))
 
     async def body() -> McpCallError:
