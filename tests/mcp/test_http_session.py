@@ -279,3 +279,31 @@ def test_a_run_with_servers_of_every_transport_does_not_import_the_sdk(tmp_path:
                and block.get("type") == "tool_result"]
     assert [json.loads(r["content"])["city"] for r in results] == ["local", "http", "sse"]
     assert "NO SDK" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_tools_change_told_outside_a_request_is_heard(transport: str, request: pytest.FixtureRequest) -> None:
+    """The SDK's server sends `tools/list_changed` unrelated to the call that caused it: over
+    streamable HTTP on the GET stream (which we open after `initialize`), over SSE on the one
+    stream there is."""
+    url = request.getfixturevalue("http_url" if transport == "http" else "sse_url")
+    conn = connection(url, transport)
+    changes: list[list[str]] = []
+    conn.on_tools_changed = lambda c: changes.append([tool.name for tool in c.tools])
+
+    async def body() -> None:
+        await conn.start()
+        try:
+            assert conn.status == "connected", conn.error
+            await conn.call_tool("unlock", {}, timeout=10)
+            await asyncio.wait_for(conn.tools_settled(), 10)
+            for _ in range(100):  # (the notice and the answer travel on different streams)
+                if changes:
+                    break
+                await asyncio.sleep(0.05)
+                await conn.tools_settled()
+        finally:
+            await conn.close()
+
+    asyncio.run(body())
+    assert changes and "secret" in changes[-1]

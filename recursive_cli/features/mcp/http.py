@@ -9,8 +9,8 @@ noted as on stdio); a notification or a reply is taken with 202. The `Mcp-Sessio
 server gives at `initialize` goes with every later message, with `MCP-Protocol-Version`; a
 404 for a message carrying it means the server dropped the session, so it is started again
 (one new `initialize`) and the message sent once more. At close the session is ended with a
-DELETE. (The optional GET stream for messages the server starts on its own is not opened:
-nothing we use needs it.)
+DELETE. What the server sends on its own (a change of its tools, its own requests) comes on
+a GET stream opened after `initialize`, when the server has one.
 
 HTTP with SSE: a GET opens the event stream, whose first `endpoint` event names where to
 POST; every answer comes back on the stream as a `message` event.
@@ -86,10 +86,54 @@ class HttpSession(_HttpPeer):
         super().__init__(spec, log)
         self.session_id: str | None = None
         self._client_info: tuple[str, str] = ("", "")
+        self._listener: asyncio.Future[None] | None = None
 
     async def initialize(self, client_name: str, client_version: str) -> None:
         self._client_info = (client_name, client_version)
         await super().initialize(client_name, client_version)
+        if self._listener is None or self._listener.done():
+            self._listener = asyncio.ensure_future(self._listen())
+
+    async def _listen(self) -> None:
+        """The GET stream of what the server sends on its own (a change of its tools, its own
+        requests): opened again when it ends or breaks (after 1 s, doubling to 30 s while it
+        keeps ending at once); a server without one answers 405, and that is all."""
+        delay = 1.0
+        loop = asyncio.get_running_loop()
+        while self._closed is None:
+            opened = loop.time()
+            if not await self._listen_once():
+                return
+            delay = 1.0 if loop.time() - opened > 30 else min(delay * 2, 30.0)
+            await asyncio.sleep(delay)
+
+    async def _listen_once(self) -> bool:
+        """One GET stream, read to its end; False when the server has none."""
+        try:
+            response = await self._http.request("GET", self.url, b"", {"Accept": "text/event-stream",
+                                                                        **self._session_headers()})
+        except TransportError:
+            return True
+        try:
+            kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if response.status_code != 200 or kind != "text/event-stream":
+                return False
+            async for _event, data in EventStream(response):
+                if data:
+                    self._receive_json(data)
+        except TransportError:
+            pass
+        finally:
+            await response.aclose()
+        return True
+
+    def _session_headers(self) -> dict[str, str]:
+        headers = {}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         try:
@@ -100,11 +144,7 @@ class HttpSession(_HttpPeer):
             return await super().request(method, params)
 
     async def _send(self, message: dict[str, Any]) -> None:
-        headers = {"Accept": JSON_OR_EVENTS}
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version:
-            headers["MCP-Protocol-Version"] = self.protocol_version
+        headers = {"Accept": JSON_OR_EVENTS, **self._session_headers()}
         response = await self._post(self.url, message, headers)
         try:
             await self._read_answer(message, response, carried="Mcp-Session-Id" in headers)
@@ -141,6 +181,10 @@ class HttpSession(_HttpPeer):
 
     async def close(self, graceful: bool = True) -> None:
         await self._finish_replies()
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
         if self.session_id is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._delete(), CLOSE_TIMEOUT)
@@ -148,11 +192,7 @@ class HttpSession(_HttpPeer):
         await self._http.aclose()
 
     async def _delete(self) -> None:
-        assert self.session_id is not None
-        headers = {"Mcp-Session-Id": self.session_id}
-        if self.protocol_version:
-            headers["MCP-Protocol-Version"] = self.protocol_version
-        response = await self._http.request("DELETE", self.url, b"", headers)
+        response = await self._http.request("DELETE", self.url, b"", self._session_headers())
         await response.aclose()
 
 
