@@ -105,6 +105,7 @@ class InitInfo:
     permission_mode: str
     api_key_source: str = "none"
     mcp_servers: list[dict[str, str]] = field(default_factory=list)
+    slash_commands: list[str] = field(default_factory=list)  # the MCP servers' prompts (`mcp__git__review`)
     extra: dict[str, Any] = field(default_factory=dict)  # fields of our own (`provider`, versions)
 
 
@@ -204,7 +205,7 @@ class ClaudeStreamSink:
         self._line({"type": "system", "subtype": "init", "schema_version": SCHEMA_VERSION,
                     "cwd": info.cwd, "model": info.model, "tools": info.tools,
                     "mcp_servers": info.mcp_servers, "permissionMode": info.permission_mode,
-                    "apiKeySource": info.api_key_source, "slash_commands": [],
+                    "apiKeySource": info.api_key_source, "slash_commands": info.slash_commands,
                     "output_style": "default", **info.extra})
 
     def result_record(self, result: TurnResult) -> dict[str, Any]:

@@ -448,3 +448,30 @@ def test_chat_continue_goes_on_with_the_latest_session(open_chat: Open, isolated
         assert again.leave() == 0
     assert len(sessions(isolated_home)) == 1
     assert user_messages(server.requests[1].body) == ["first question", "second question"]
+
+
+def test_an_mcp_servers_prompt_is_a_command_that_sends_its_text(open_chat: Open, tmp_path: Path) -> None:
+    """`/mcp__raw__greet Ada`: the server's prompt filled in and sent as the message; `/help`
+    and `/mcp` show it; a missing argument says the usage and sends nothing."""
+    raw = Path(__file__).parents[1] / "mcp" / "raw_server.py"
+    import sys
+
+    config = json.dumps({"mcpServers": {"raw": {"command": sys.executable, "args": [str(raw), str(tmp_path / "r.jsonl")]}}})
+    with FakeLLMServer([{"text": "Hello, Ada!"}]) as server:
+        chat = open_chat("chat", *server_args(server), "--strict-mcp-config", "--mcp-config", config)
+        chat.prompt()
+        chat.say("/help")
+        chat.expect("/mcp__raw__greet  Greet someone.")
+        chat.prompt()
+        chat.say("/mcp")
+        chat.expect("✓ raw  4 tools, 1 prompts")
+        chat.prompt()
+        chat.say("/mcp__raw__greet")
+        chat.expect("usage: /mcp__raw__greet WHO (who missing)")
+        chat.prompt()
+        assert server.requests == []
+        chat.say("/mcp__raw__greet Ada")
+        chat.expect("Hello, Ada!")
+        chat.prompt()
+        assert chat.leave() == 0
+    assert user_messages(server.requests[0].body) == ["Say hello to Ada."]

@@ -9,7 +9,7 @@ Tools: `weather` (structured output, read-only), `fail` (an error result), `slow
 writes `slow-started` in $DEMO_DIR first), `crash` (the process dies mid-call), `picture`
 (text and an image), `touch` (writes a file: not read-only), `env` (a variable's value),
 `unlock` and `lock` (add and remove the tool `secret`, and tell the client its tools changed).
-Resource: `notes://today`. At start it writes its pid to `$DEMO_DIR/pid-<n>` (n counts starts),
+Resource: `notes://today`. Prompt: `review` (a file path, and what to look for). At start it writes its pid to `$DEMO_DIR/pid-<n>` (n counts starts),
 so a test can check that the process is gone after each way `recursive` exits. On SIGUSR1 it
 writes `$DEMO_DIR/got-SIGUSR1` (and goes on).
 
@@ -101,6 +101,11 @@ async def lock(ctx: Context) -> str:
     app.remove_tool("secret")
     await ctx.session.send_tool_list_changed()
     return "locked"
+
+
+@app.prompt(description="Ask for a review of one file.")
+def review(path: str, focus: str = "bugs") -> str:
+    return f"Review {path}, looking for {focus}."
 
 
 @app.resource("notes://today", mime_type="text/plain", description="Today's note.")

@@ -1,7 +1,8 @@
 """A stdio MCP server written by hand, line by line, to hold our stdio session to the corners
 of the protocol that SDK servers never show: requests from the server before it answers
 `initialize`, a log notification, a banner that is not JSON, a batch, a 1 MiB line, an error
-answer, a request never answered, a server that does not exit when its stdin closes.
+answer, a request never answered, a server that does not exit when its stdin closes; and a
+prompt, `greet` (its argument `who`).
 
     python raw_server.py RECORD_FILE
 
@@ -69,12 +70,18 @@ def main() -> None:
                   "params": {"level": "warning", "logger": "raw", "data": "starting up"}})
             sys.stdout.write("a banner that is not JSON\n")
             version = os.environ.get("RAW_VERSION") or message["params"]["protocolVersion"]
-            answer(number, {"protocolVersion": version, "capabilities": {"tools": {}},
+            answer(number, {"protocolVersion": version, "capabilities": {"tools": {}, "prompts": {}},
                             "serverInfo": {"name": "raw", "version": "1"}})
         elif method == "tools/list":
             tools_list(number, message.get("params") or {})
         elif method == "tools/call":
             tools_call(number, message["params"])
+        elif method == "prompts/list":
+            answer(number, {"prompts": [{"name": "greet", "description": "Greet someone.",
+                                         "arguments": [{"name": "who", "required": True}]}]})
+        elif method == "prompts/get":
+            who = message["params"]["arguments"]["who"]
+            answer(number, {"messages": [{"role": "user", "content": {"type": "text", "text": f"Say hello to {who}."}}]})
         elif method == "ping" and number is not None:
             answer(number, {})
     record.write('{"eof": true}\n')

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from clitools import invoke, json_lines, wait_gone, write_script
 from mcphelpers import demo_entry, servers_json, started_pids
@@ -82,3 +83,37 @@ def test_tools_a_server_adds_mid_turn_are_named_in_the_system_prompt_from_the_ne
     assert roles == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert "mcp__demo__secret" not in first_prompt  # (the turn's steps held the transcript)
     assert "mcp__demo__secret" in second_prompt
+
+
+def test_a_servers_prompts_as_commands(workspace: Path, demo_dir: Path) -> None:
+    """The SDK's server's prompt `review` is the command `/mcp__demo__review PATH [FOCUS]`: its
+    text filled from the words in order (the last argument takes the rest); a required one
+    missing says the usage."""
+    import pytest
+
+    from recursive_cli import AgentRuntime, Settings
+    from recursive_cli.providers.scripted import ScriptedProvider
+
+    async def main() -> tuple[dict[str, Any], str, str, str]:
+        runtime = (AgentRuntime.builder().settings(Settings(workspace=workspace)).provider(ScriptedProvider([]))
+                   .mcp({"demo": demo_entry()}).build())
+        try:
+            manager = runtime.mcp()
+            assert manager is not None
+            await manager.start(runtime)
+            commands = manager.prompt_commands()
+            plain = await manager.prompt_text("/mcp__demo__review", ["src/a.py"])
+            focused = await manager.prompt_text("/mcp__demo__review", ["src/a.py", "race", "conditions"])
+            with pytest.raises(ValueError) as usage:
+                await manager.prompt_text("/mcp__demo__review", [])
+            return commands, plain, focused, str(usage.value)
+        finally:
+            await runtime.aclose()
+
+    commands, plain, focused, usage = asyncio.run(main())
+    (server, prompt), = [commands["/mcp__demo__review"]]
+    assert server == "demo" and prompt.description == "Ask for a review of one file."
+    assert [(a.name, a.required) for a in prompt.arguments] == [("path", True), ("focus", False)]
+    assert plain == "Review src/a.py, looking for bugs."
+    assert focused == "Review src/a.py, looking for race conditions."
+    assert usage == "usage: /mcp__demo__review PATH [FOCUS] (path missing)"

@@ -22,11 +22,15 @@ from .config import HttpServer, SdkServer, ServerEntry, StdioServer
 from .http import HttpError, HttpSession, SseSession
 from .models import (
     CallResult,
+    Content,
     Contents,
     ProtocolError,
     Resource,
+    ServerPrompt,
     ServerTool,
     call_result,
+    prompt_messages,
+    prompts_page,
     read_result,
     resources_page,
     tools_page,
@@ -60,6 +64,7 @@ class McpConnection:
         self.status = "pending"
         self.error = ""
         self.tools: list[ServerTool] = []
+        self.prompts: list[ServerPrompt] = []
         self.has_resources = False
         self.pid: int | None = None
         self._workspace = workspace
@@ -111,6 +116,11 @@ class McpConnection:
         await session.initialize(CLIENT_NAME, _version())
         self.tools = await _all_pages(session, "tools/list", tools_page)
         self.has_resources = isinstance(session.capabilities.get("resources"), dict)
+        if isinstance(session.capabilities.get("prompts"), dict):
+            try:
+                self.prompts = await _all_pages(session, "prompts/list", prompts_page)
+            except (RpcError, ProtocolError) as exc:  # its tools still count
+                log_cause(f"MCP server {self.name}: listing its prompts failed", exc)
         session.on_tools_changed = self._tools_changed
 
     def _tools_changed(self) -> None:
@@ -149,6 +159,11 @@ class McpConnection:
         connection is gone), TimeoutError after `timeout` seconds."""
         result = await self._request("tools/call", {"name": name, "arguments": arguments}, timeout)
         return self._read(call_result, result)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout: float) -> list[tuple[str, Content]]:
+        """The messages of prompt `name` filled with `arguments`; McpCallError when none came."""
+        result = await self._request("prompts/get", {"name": name, "arguments": arguments}, timeout)
+        return self._read(prompt_messages, result)
 
     async def list_resources(self) -> list[Resource]:
         session = self._live()

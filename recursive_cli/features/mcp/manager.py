@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ...tools.base import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
 from .config import McpConfig, McpState, ServerEntry, call_timeout
-from .models import Resource
+from .models import Resource, ServerPrompt
 from .sdk_peer import SdkChannel
-from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, resource_text, to_result
+from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, block_text, resource_text, to_result, tool_name
 
 if TYPE_CHECKING:
     from ...core.kernel import TurnOutcome
@@ -254,6 +254,33 @@ class McpManager:
         except McpCallError as exc:
             return ToolResult(str(exc), is_error=True, summary="MCP error")
         return ToolResult("\n".join(resource_text(contents) for contents in result) or "(empty)")
+
+    # -- prompts -------------------------------------------------------------------------------
+
+    def prompt_commands(self) -> dict[str, tuple[str, ServerPrompt]]:
+        """`/mcp__<server>__<prompt>` (as Claude Code names them) → (server, prompt), for the
+        prompts of every connected server."""
+        return {"/" + tool_name(c.name, prompt.name): (c.name, prompt) for c in self.connections.values()
+                if c.status == "connected" for prompt in c.prompts}
+
+    async def prompt_text(self, command: str, words: list[str]) -> str:
+        """The text of the prompt that `command` names, its arguments filled from `words` in
+        order (the last argument takes the words left over); McpCallError when the server gives
+        none, ValueError (the usage) when a required argument has no word."""
+        server, prompt = self.prompt_commands()[command]
+        names = [argument.name for argument in prompt.arguments]
+        values = words[:len(names)]
+        if len(words) > len(names) and names:
+            values[-1] = " ".join(words[len(names) - 1:])
+        missing = [a.name for a in prompt.arguments[len(values):] if a.required]
+        if missing:
+            usage = " ".join(a.name.upper() if a.required else f"[{a.name.upper()}]" for a in prompt.arguments)
+            raise ValueError(f"usage: {command} {usage} ({', '.join(missing)} missing)")
+        arguments = dict(zip(names, values))
+        timeout = call_timeout(self._env, self.config.start_timeout)  # (a template: as long as a start)
+        messages = await self._call(server, lambda c: c.get_prompt(prompt.name, arguments, timeout))
+        texts = [block_text(content) for _role, content in messages]
+        return "\n\n".join(text for text in texts if text)
 
     # -- stopping ------------------------------------------------------------------------------
 

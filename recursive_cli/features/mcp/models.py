@@ -1,4 +1,5 @@
-"""What an MCP server sends us, as typed values: its tools, a call's result, its resources.
+"""What an MCP server sends us, as typed values: its tools, a call's result, its resources and
+its prompts.
 
 Read from the JSON-RPC results as the protocol spells them (camelCase: `inputSchema`,
 `structuredContent`, `isError`, `mimeType`, `nextCursor`), whichever transport carried them.
@@ -168,3 +169,48 @@ def call_result(result: Any) -> CallResult:
 def read_result(result: Any) -> list[Contents]:
     """The contents of a `resources/read` result."""
     return [contents_from(item) for item in _items(result, "contents", "the resources/read result")]
+
+
+class PromptArgument(FrozenSlotted):
+    """One argument of a prompt."""
+
+    __slots__ = ("name", "description", "required")
+    name: str
+    description: str
+    required: bool
+
+    def __init__(self, name: str, description: str = "", required: bool = False) -> None:
+        init_fields(self, name=name, description=description, required=required)
+
+
+class ServerPrompt(FrozenSlotted):
+    """One prompt (a message template) as the server lists it."""
+
+    __slots__ = ("name", "title", "description", "arguments")
+    name: str
+    title: str
+    description: str
+    arguments: tuple[PromptArgument, ...]
+
+    def __init__(self, name: str, title: str = "", description: str = "",
+                 arguments: tuple[PromptArgument, ...] = ()) -> None:
+        init_fields(self, name=name, title=title, description=description, arguments=arguments)
+
+
+def prompts_page(result: Any) -> tuple[list[ServerPrompt], str | None]:
+    """One page of `prompts/list`: its prompts (those with a name) and the next page's cursor."""
+    found: list[ServerPrompt] = []
+    for item in _items(result, "prompts", "the prompts/list result"):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+            continue
+        arguments = tuple(PromptArgument(arg["name"], _text(arg.get("description")), arg.get("required") is True)
+                          for arg in item.get("arguments") or [] if isinstance(arg, dict)
+                          and isinstance(arg.get("name"), str))
+        found.append(ServerPrompt(item["name"], _text(item.get("title")), _text(item.get("description")), arguments))
+    return found, next_cursor(result)
+
+
+def prompt_messages(result: Any) -> list[tuple[str, Content]]:
+    """The messages of a `prompts/get` result: (role, content block) each."""
+    messages = _items(result, "messages", "the prompts/get result")
+    return [(_text(m.get("role")) or "user", content_from(m.get("content"))) for m in messages if isinstance(m, dict)]

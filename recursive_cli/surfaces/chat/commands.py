@@ -32,25 +32,76 @@ class Command:
 
 
 async def run_command(chat: ChatSession, text: str) -> None:
-    """Run the slash command `text`; an unknown one is named, with the known ones."""
+    """Run the slash command `text`; an unknown one is named, with the known ones. An MCP
+    server's prompt (`/mcp__<server>__<prompt> ARGS`) is sent as the next message."""
     name, _, args = text.partition(" ")
     command = next((c for c in COMMANDS if c.name == name.lower()), None)
     if command is None:
         command = next((c for c in COMMANDS if name.lower() in _ALIASES.get(c.name, ())), None)
+    if command is None and name in mcp_prompts(chat):
+        await _mcp_prompt(chat, name, args.strip())
+        return
     if command is None:
-        known = " ".join(c.name for c in COMMANDS)
+        known = " ".join([*(c.name for c in COMMANDS), *mcp_prompts(chat)])
         chat.sink.line(f"unknown command {name}; the commands are: {known}", "red")
         return
     await command.handler(chat, args.strip())
+
+
+def mcp_prompts(chat: ChatSession) -> dict[str, str]:
+    """The MCP servers' prompts as commands: name → one line of help."""
+    manager = chat.runtime.mcp()
+    if manager is None:
+        return {}
+    return {name: (prompt.description or prompt.title or f"the {prompt.name} prompt of MCP server {server}")
+            for name, (server, prompt) in manager.prompt_commands().items()}
+
+
+async def _mcp_prompt(chat: ChatSession, name: str, args: str) -> None:
+    from ...features.mcp.client import McpCallError
+
+    manager = chat.runtime.mcp()
+    assert manager is not None
+    try:
+        words = shlex.split(args)
+    except ValueError:
+        words = args.split()
+    try:
+        text = await manager.prompt_text(name, words)
+    except (ValueError, McpCallError) as exc:
+        chat.sink.line(str(exc), "red")
+        return
+    if not text.strip():
+        chat.sink.line(f"{name}: the server's prompt is empty", "red")
+        return
+    await chat.turn(text)
+
+
+async def _mcp(chat: ChatSession, args: str) -> None:
+    manager = chat.runtime.mcp()
+    if manager is None or not manager.connections:
+        chat.sink.line("no MCP servers (a .mcp.json in the workspace, or --mcp-config)", "dim")
+        return
+    for server in manager.connections.values():
+        if server.status == "connected":
+            counts = f"{len(server.tools)} tools" + (f", {len(server.prompts)} prompts" if server.prompts else "")
+            chat.sink.line(f"  ✓ {server.name}  {counts}")
+        else:
+            chat.sink.line(f"  ✗ {server.name}  {server.status}: {server.error}", "red")
+    for name, help_text in mcp_prompts(chat).items():
+        chat.sink.line(f"    {name}  {help_text}", "dim")
 
 
 # -- the conversation ---------------------------------------------------------------------------
 
 
 async def _help(chat: ChatSession, args: str) -> None:
+    prompts = mcp_prompts(chat)
     width = max(len(f"{c.name} {c.args}".strip()) for c in COMMANDS)
     for c in COMMANDS:
         chat.sink.line(f"  {f'{c.name} {c.args}'.strip():<{width}}  {c.help}")
+    for name, help_text in prompts.items():
+        chat.sink.line(f"  {name}  {help_text}")
     chat.sink.line("  Enter sends · Alt-Enter or a trailing \\ starts a new line · Tab completes "
                    "/commands and @paths · typing during a turn queues a message · Ctrl-C stops "
                    "a turn (twice: its running command too) · Ctrl-D leaves", "dim")
@@ -358,6 +409,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("/resume", "ID", "continue another session", _resume),
     Command("/clear", "", "start a new session (this one is saved)", _clear),
     Command("/permissions", "[MODE]", "the permission mode and rules; MODE changes the mode", _permissions),
+    Command("/mcp", "", "the MCP servers, their tools and prompts", _mcp),
     Command("/exit", "", "leave (Ctrl-D does too)", _exit),
 )
 _ALIASES = {"/exit": ("/quit",), "/help": ("/?",)}

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .input import InputLine
 
 ASK_QUESTION = " [y]es / [n]o / [a]lways for this tool: "
-_COMMAND = re.compile(r"/[A-Za-z?]+(\s|$)")
+_COMMAND = re.compile(r"/[A-Za-z?][A-Za-z0-9_?-]*(\s|$)")  # (`/mcp__git__review` too)
 
 
 class ChatSession:
@@ -95,7 +95,7 @@ class ChatSession:
 
     async def run(self, runtime: AgentRuntime) -> TurnOutcome:
         """The session's work (`launch`): prompts and turns until the user leaves."""
-        from .commands import COMMANDS, run_command
+        from .commands import COMMANDS, mcp_prompts, run_command
         from .input import InputLine
 
         self._runtime = runtime
@@ -105,7 +105,8 @@ class ChatSession:
         sink.on_turn_started = self._turn_started
         self._typeahead = TypeAhead(sys.stdin.fileno(), self._queue, sink.region.refresh)
         self._input = InputLine(None if self.settings.no_session else self.home,
-                                runtime.workspace, {c.name: c.help for c in COMMANDS}, self.status)
+                                runtime.workspace, {**{c.name: c.help for c in COMMANDS}, **mcp_prompts(self)},
+                                self.status)
         self._install_signals()
         runtime.set_permission_hook(self._ask)
         self._welcome()

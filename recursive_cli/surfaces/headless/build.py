@@ -72,6 +72,7 @@ class HeadlessRun:
                         permission_mode=self.permission_mode,
                         api_key_source="user" if self.loaded.settings.api_key else "none",
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
+                        slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
                                "recursive_version": __version__})
 
