@@ -53,6 +53,9 @@ def test_config_file_flag_and_get(workspace: Path, demo_dir: Path) -> None:
     weather = next(t for t in data["tools"] if t["name"] == "mcp__demo__weather")
     assert weather["read_only"] is True
     assert weather["parameters"]["required"] == ["city"]
+    assert data["prompts"] == [{"command": "/mcp__demo__review", "description": "Ask for a review of one file.",
+                                "arguments": [{"name": "path", "required": True, "description": ""},
+                                              {"name": "focus", "required": False, "description": ""}]}]
     missing = invoke("mcp", "get", "nope", "--mcp-config", str(config), "-C", str(workspace))
     assert missing.returncode == 2
     assert missing.stderr == "error: no MCP server named 'nope' (configured: demo)\n"

@@ -75,6 +75,7 @@ class ServerReport:
     error: str = ""
     tools: list[Any] = field(default_factory=list)  # McpTool, as the agent would get them
     resources: list[Any] = field(default_factory=list)  # the resource tools, when it has resources
+    prompts: list[Any] = field(default_factory=list)  # its ServerPrompts (commands in the interactive session)
 
     def as_json(self, schemas: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {"name": self.name, "origin": self.origin, "transport": self.transport,
@@ -82,10 +83,16 @@ class ServerReport:
         if self.error:
             data["error"] = self.error
         if schemas:
+            from ...features.mcp.tools import tool_name
+
             data["tools"] = [{"name": t.name, "server_tool": t.remote_name, "description": t.description,
                               "read_only": t.read_only, "parameters": t.schema} for t in self.tools]
+            data["prompts"] = [{"command": "/" + tool_name(self.name, p.name), "description": p.description,
+                                "arguments": [{"name": a.name, "required": a.required, "description": a.description}
+                                              for a in p.arguments]} for p in self.prompts]
         else:
             data["tools"] = [t.name for t in self.tools]
+            data["prompts"] = [p.name for p in self.prompts]
         return data
 
 
@@ -118,7 +125,7 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
                 tools = [McpTool(manager, name, tool) for tool in connection.tools]
                 extra = [ListMcpResourcesTool(manager), ReadMcpResourceTool(manager)] if connection.has_resources else []
                 reports.append(ServerReport(name, entry.origin, kind, connection.status, connection.error,
-                                            tools, extra))
+                                            tools, extra, list(connection.prompts)))
             return reports
         finally:
             await manager.aclose()
