@@ -477,3 +477,29 @@ def test_an_sdk_mcp_server_without_a_client_on_stdin_fails_that_server_alone(
     assert result.returncode == 0, result.stderr
     assert json_lines(result.stdout)[0]["mcp_servers"] == [{"name": "calc", "status": "failed"}]
     assert "MCP server 'calc' failed to start: a server in the Agent SDK client's own process" in result.stderr
+
+
+def test_an_sdk_mcp_tool_asked_for_through_can_use_tool(agent_cli: AgentCli) -> None:
+    """Without an allow rule the SDK server's tool is asked for (`can_use_tool`), then called
+    (`mcp_message`): two kinds of our requests to the client, one after the other."""
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    @tool("shout", "Upper-case a word.", {"word": str})
+    async def shout(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": args["word"].upper()}]}
+
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append((name, dict(tool_input)))
+        return PermissionResultAllow(updated_input={"word": "allowed"})
+
+    agent_cli.server.add({"tool_calls": [call("mcp__loud__shout", word="quiet")]}, {"text": "done"})
+    messages = collect("shout", options(agent_cli, mcp_servers={"loud": create_sdk_mcp_server("loud", tools=[shout])},
+                                        can_use_tool=can_use_tool))
+    assert asked == [("mcp__loud__shout", {"word": "quiet"})]
+    assert result_of(messages).result == "done"
+    answered = [m for m in agent_cli.server.requests[1].body["messages"] if m["role"] == "tool"][-1]
+    assert answered["content"] == "ALLOWED"  # the callback's input ran
+    subtypes = [line["request"]["subtype"] for line in agent_cli.lines() if line["type"] == "control_request"]
+    assert "can_use_tool" in subtypes and subtypes.count("mcp_message") >= 3  # initialize, initialized, list, call
