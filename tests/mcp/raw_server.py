@@ -8,7 +8,8 @@ prompt, `greet` (its argument `who`).
 
 Every message it reads is appended to RECORD_FILE as a JSON line. Environment:
 RAW_VERSION the revision it counters `initialize` with (default: the one offered);
-RAW_DEAF=1  keep running after stdin ends (only a signal stops it).
+RAW_DEAF=1  keep running after stdin ends (only a signal stops it);
+RAW_STDERR=N  write N MiB to stderr before reading anything.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ def tools_call(number: object, params: dict) -> None:
 
 def main() -> None:
     record = open(sys.argv[1], "a", encoding="utf-8")  # noqa: SIM115
+    for _ in range(int(os.environ.get("RAW_STDERR") or 0) * 1024):
+        sys.stderr.write("e" * 1023 + "\n")
+    sys.stderr.flush()
     for line in sys.stdin:
         record.write(line if line.endswith("\n") else line + "\n")
         record.flush()

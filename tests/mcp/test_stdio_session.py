@@ -130,6 +130,25 @@ def test_a_line_past_the_cap_ends_the_connection_not_our_memory(tmp_path: Path,
     assert "stopped reading" in log_text(conn)
 
 
+def test_a_chatty_stderr_is_kept_up_to_the_cap_and_the_server_still_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stdio, "LOG_CAP", 1 << 16)  # (4 MiB of stderr, 64 KiB kept)
+    conn = connection(sys.executable, "-I", str(RAW), str(tmp_path / "r.jsonl"), env={"RAW_STDERR": "4"})
+
+    async def body() -> Any:
+        await conn.start()
+        try:
+            assert conn.status == "connected", conn.error  # (not blocked on a full stderr pipe)
+            return await conn.call_tool("echo", {"text": "still answering"}, timeout=10)
+        finally:
+            await conn.close()
+
+    assert to_result(run(body)).content == "still answering"
+    log = log_text(conn)
+    assert len(log) < (1 << 16) + 200 and log.count("e" * 1023) >= 60
+    assert "(stderr past 0.0625 MiB is not kept)" in log
+
+
 def test_a_revision_we_do_not_speak_fails_the_server_and_stops_it(tmp_path: Path) -> None:
     conn = connection(sys.executable, "-I", str(RAW), str(tmp_path / "r.jsonl"), env={"RAW_VERSION": "2099-01-01"})
     run(conn.start)

@@ -6,6 +6,7 @@ server (its package loads its server half, uvicorn and starlette among it), whic
 with a server paid, and its install pulled in twelve packages more. A line that is not JSON is noted in the server's log and skipped; a
 line longer than LINE_CAP ends the connection rather than our memory.
 
+Its stderr is copied into its log file, LOG_CAP bytes at most (the rest is read and dropped).
 The server runs in a session (process group) of its own, so that stopping it stops what it
 started. Stopping follows the protocol's order: close its stdin, give it 2 s to exit, SIGTERM
 its group, 2 s more, SIGKILL. The tests hold this against the SDK's own client on the same
@@ -27,6 +28,7 @@ from .rpc import ConnectionClosed, RpcPeer
 
 GRACE = 2.0  # seconds a server has to exit after its stdin closes, and again after SIGTERM
 LINE_CAP = 64 << 20  # bytes of one message at most (a server that never ends its line cannot fill our memory)
+LOG_CAP = 8 << 20  # bytes of a server's stderr kept in its log file, restarts included (nor can it fill the disk)
 _CHUNK = 1 << 16
 
 
@@ -39,15 +41,16 @@ class StdioSession(RpcPeer):
         self.pid: int = process.pid
         self._write_lock = asyncio.Lock()
         self._reader = asyncio.ensure_future(self._read())
+        self._stderr = asyncio.ensure_future(self._copy_stderr())
 
     @classmethod
     async def spawn(cls, command: str, args: list[str], *, env: Mapping[str, str], cwd: Path,
                     log: TextIO) -> StdioSession:
-        """Start `command args` with its stderr in `log`. OSError when it cannot start."""
-        log.flush()
+        """Start `command args`, its stderr copied into `log` (LOG_CAP bytes of it). OSError
+        when it cannot start."""
         process = await asyncio.create_subprocess_exec(
-            command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log,
-            env=dict(env), cwd=str(cwd), start_new_session=True)
+            command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd), start_new_session=True)
         return cls(process, log)
 
     # -- sending ----------------------------------------------------------------------------
@@ -102,6 +105,25 @@ class StdioSession(RpcPeer):
             error = exc
         self._close_pending(error)
 
+    async def _copy_stderr(self) -> None:
+        """The server's stderr into its log, LOG_CAP bytes of the file at most; the rest is
+        read and dropped (a server blocked on a full pipe would stop answering)."""
+        stderr = self.process.stderr
+        assert stderr is not None
+        cut = False
+        with contextlib.suppress(ConnectionError, OSError, ValueError):
+            while chunk := await stderr.read(_CHUNK):
+                if cut:
+                    continue
+                self._log.flush()
+                fd = self._log.fileno()
+                room = LOG_CAP - os.fstat(fd).st_size
+                if room > 0:
+                    os.write(fd, chunk[:room])
+                if room < len(chunk):
+                    cut = True
+                    os.write(fd, f"\n(stderr past {LOG_CAP / (1 << 20):g} MiB is not kept)\n".encode())
+
     # -- stopping -----------------------------------------------------------------------------
 
     @property
@@ -122,6 +144,10 @@ class StdioSession(RpcPeer):
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._reader
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
+            # (its last words, for the failure message: a child it left may hold the pipe open)
+            await asyncio.wait_for(asyncio.shield(self._stderr), 0.5)
+        self._stderr.cancel()
         self._close_pending(ConnectionClosed("the connection was closed"))
         transport = getattr(self.process, "_transport", None)  # (else it warns when collected)
         if transport is not None:
