@@ -70,6 +70,7 @@ def main() -> None:
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": "from-server-1", "method": "ping"})
             send({"jsonrpc": "2.0", "id": 7, "method": "roots/list"})
+            send({"jsonrpc": "2.0", "id": 8, "method": "sampling/createMessage", "params": {"messages": []}})
             send({"jsonrpc": "2.0", "method": "notifications/message",
                   "params": {"level": "warning", "logger": "raw", "data": "starting up"}})
             sys.stdout.write("a banner that is not JSON\n")

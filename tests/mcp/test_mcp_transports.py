@@ -80,3 +80,4 @@ def test_published_python_server_mcp_server_time(workspace: Path) -> None:
     tokyo, bad = results(lines)
     assert json.loads(tokyo["content"])["timezone"] == "Asia/Tokyo"
     assert bad["is_error"]
+

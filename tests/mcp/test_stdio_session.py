@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import pytest
 from clitools import alive, wait_gone
-from mcphelpers import demo_entry
+from mcphelpers import command_or_skip, demo_entry
 
 from recursive_cli.features.mcp import rpc, stdio
 from recursive_cli.features.mcp.client import McpCallError, McpConnection
@@ -79,10 +79,12 @@ def test_handshake_paging_batches_big_lines_errors_and_what_the_server_asks(tmp_
     sent = records(record)
     first = sent[0]
     assert first["method"] == "initialize" and first["params"]["protocolVersion"] == rpc.HANDSHAKE_VERSIONS[0]
-    assert first["params"]["clientInfo"]["name"] == "recursive" and first["params"]["capabilities"] == {}
+    assert first["params"]["clientInfo"]["name"] == "recursive"
+    assert first["params"]["capabilities"] == {"roots": {"listChanged": False}}
     answers = {str(m["id"]): m for m in sent if "method" not in m and "id" in m}
     assert answers["from-server-1"]["result"] == {}  # its ping answered
-    assert answers["7"]["error"]["code"] == -32601  # roots: we do not claim them
+    assert answers["7"]["result"] == {"roots": [{"uri": Path.cwd().resolve().as_uri(), "name": Path.cwd().name}]}
+    assert answers["8"]["error"]["code"] == -32601  # sampling: we do not claim it
     assert [m.get("method") for m in sent if "method" in m][:2] == ["initialize", "notifications/initialized"]
     assert sent[-1] == {"eof": True}  # stdin closed to stop it
     log = log_text(conn)
@@ -263,3 +265,33 @@ def test_a_stdio_run_does_not_import_the_sdk(tmp_path: Path, demo_dir: Path) -> 
     assert done.returncode == 0, done.stderr
     assert "21.5" in done.stdout
     assert "NO SDK" in done.stderr, done.stderr
+
+
+def test_the_reference_filesystem_server_gets_the_workspace_as_its_root(workspace: Path) -> None:
+    """`@modelcontextprotocol/server-filesystem` started without folders asks its client for
+    roots (`roots/list`); it is given the workspace, as Claude Code gives its project folder.
+    (It takes the answer in a moment of its own: the test asks until it has.)"""
+    npx = command_or_skip("npx", "npx is missing (Node.js): the reference MCP server cannot run here",
+                          "npx is missing: the CI machine needs Node.js for the reference MCP server")
+    (workspace / "note.txt").write_text("from the workspace\n")
+    spec = StdioServer(npx, ("-y", "@modelcontextprotocol/server-filesystem"))
+    log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+    conn = McpConnection(ServerEntry("fs", spec, "test"), workspace=workspace, log=log, start_timeout=120)
+
+    async def body() -> tuple[str, str]:
+        await conn.start()
+        assert conn.status == "connected", conn.error
+        try:
+            for _ in range(100):
+                allowed = to_result(await conn.call_tool("list_allowed_directories", {}, timeout=30)).content
+                if str(workspace.resolve()) in allowed:
+                    break
+                await asyncio.sleep(0.05)
+            note = await conn.call_tool("read_text_file", {"path": str(workspace / "note.txt")}, timeout=30)
+            return allowed, to_result(note).content
+        finally:
+            await conn.close()
+
+    allowed, note = run(body)
+    assert str(workspace.resolve()) in allowed
+    assert "from the workspace" in note

@@ -89,6 +89,7 @@ class McpConnection:
             self._fail(describe(exc))
             return
         self._session, self.pid = session, session.pid
+        session.roots = [{"uri": self._workspace.resolve().as_uri(), "name": self._workspace.name or "workspace"}]
         try:
             await asyncio.wait_for(self._handshake(session), self._start_timeout)
         except asyncio.TimeoutError:

@@ -3,7 +3,9 @@ http.py): the `initialize` handshake, requests answered by id, and what the serv
 
 We offer the newest handshake revision and take any the server counters with from
 `HANDSHAKE_VERSIONS`. What the server asks of us is answered: `ping` with an empty result,
-anything else (roots, sampling, elicitation: we do not claim them) with "method not found".
+`roots/list` with the workspace (as Claude Code gives its project folder: a filesystem server
+started without folders works in it), anything else (sampling, elicitation: we do not claim
+them) with "method not found".
 Its log notifications go to its log file; `notifications/tools/list_changed` is handed to
 `on_tools_changed` (the connection lists the tools again); other notifications are dropped.
 A batch (a JSON array, 2025-03-26) is read message by message. A request abandoned by its
@@ -54,6 +56,7 @@ class RpcPeer:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._closed: BaseException | None = None
         self.on_tools_changed: Callable[[], None] | None = None
+        self.roots: list[dict[str, str]] = []  # `{"uri": "file://…", "name": …}`: claimed when there are any
 
     @property
     def running(self) -> bool:
@@ -64,8 +67,9 @@ class RpcPeer:
     async def initialize(self, client_name: str, client_version: str) -> None:
         """`initialize`, then `notifications/initialized`; ProtocolError when the server
         counters with a revision we do not speak."""
+        capabilities = {"roots": {"listChanged": False}} if self.roots else {}
         result = await self.request("initialize", {
-            "protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": {},
+            "protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": capabilities,
             "clientInfo": {"name": client_name, "version": client_version}})
         if not isinstance(result, dict):
             raise ProtocolError("the server's initialize result is not a JSON object")
@@ -73,8 +77,8 @@ class RpcPeer:
         if version not in HANDSHAKE_VERSIONS:
             raise ProtocolError(f"the server speaks MCP revision {version!r}; recursive speaks "
                                 f"{', '.join(HANDSHAKE_VERSIONS)}")
-        capabilities = result.get("capabilities")
-        self.capabilities = capabilities if isinstance(capabilities, dict) else {}
+        offered = result.get("capabilities")
+        self.capabilities = offered if isinstance(offered, dict) else {}
         self.protocol_version = version
         await self.notify("notifications/initialized")
 
@@ -162,6 +166,8 @@ class RpcPeer:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": number}
         if method == "ping":
             reply["result"] = {}
+        elif method == "roots/list" and self.roots:
+            reply["result"] = {"roots": self.roots}
         else:
             reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
         self._send_soon(reply)
