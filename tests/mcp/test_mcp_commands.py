@@ -56,6 +56,8 @@ def test_config_file_flag_and_get(workspace: Path, demo_dir: Path) -> None:
     assert data["prompts"] == [{"command": "/mcp__demo__review", "description": "Ask for a review of one file.",
                                 "arguments": [{"name": "path", "required": True, "description": ""},
                                               {"name": "focus", "required": False, "description": ""}]}]
+    shown = invoke("mcp", "get", "demo", "--mcp-config", str(config), "-C", str(workspace))
+    assert "\n/mcp__demo__review PATH [FOCUS] [prompt]\n  Ask for a review of one file.\n" in shown.stdout
     missing = invoke("mcp", "get", "nope", "--mcp-config", str(config), "-C", str(workspace))
     assert missing.returncode == 2
     assert missing.stderr == "error: no MCP server named 'nope' (configured: demo)\n"

@@ -184,6 +184,10 @@ def get_command(common: CommonOptions, options: McpOptions, name: str, as_json: 
             hint = " [read-only]" if tool.read_only else ""
             sys.stdout.write(f"\n{tool.name}{hint}\n  {tool.description.strip()}\n")
             sys.stdout.write("  " + json.dumps(tool.schema, indent=2).replace("\n", "\n  ") + "\n")
+        for prompt in report.as_json(schemas=True)["prompts"]:
+            usage = " ".join(a["name"].upper() if a["required"] else f"[{a['name'].upper()}]"
+                             for a in prompt["arguments"])
+            sys.stdout.write(f"\n{prompt['command']} {usage}".rstrip() + f" [prompt]\n  {prompt['description']}\n")
     if report.status != "connected":
         return fail(f"MCP server {name!r} {report.status}: {report.error}")
     return 0
