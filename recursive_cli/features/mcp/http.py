@@ -56,16 +56,6 @@ class _HttpPeer(RpcPeer):
         super().__init__(log)
         self.url = spec.url
         self._http: Sender = sender(dict(spec.headers), READ_TIMEOUT)
-        self._soon: set[asyncio.Future[None]] = set()
-
-    def _send_soon(self, message: dict[str, Any]) -> None:
-        task = asyncio.ensure_future(self._quietly(message))
-        self._soon.add(task)
-        task.add_done_callback(self._soon.discard)
-
-    async def _quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(Exception):
-            await self._send(message)
 
     async def _post(self, url: str, message: dict[str, Any], headers: dict[str, str]) -> Answer:
         body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
@@ -74,9 +64,6 @@ class _HttpPeer(RpcPeer):
         except TransportError as exc:
             raise ConnectionClosed(f"cannot reach the server: {exc}") from exc
 
-    async def _finish_replies(self) -> None:
-        if self._soon:
-            await asyncio.wait(list(self._soon), timeout=CLOSE_TIMEOUT)
 
 
 class HttpSession(_HttpPeer):
@@ -180,7 +167,7 @@ class HttpSession(_HttpPeer):
             self._receive_json(await response.aread())
 
     async def close(self, graceful: bool = True) -> None:
-        await self._finish_replies()
+        await self._finish_soon(CLOSE_TIMEOUT)
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -247,7 +234,7 @@ class SseSession(_HttpPeer):
             await response.aclose()
 
     async def close(self, graceful: bool = True) -> None:
-        await self._finish_replies()
+        await self._finish_soon(CLOSE_TIMEOUT)
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -12,8 +12,9 @@ A batch (a JSON array, 2025-03-26) is read message by message. A request abandon
 caller (a timeout, Ctrl-C) is cancelled at the server with `notifications/cancelled`.
 
 A transport subclasses `RpcPeer`: `_send` delivers one message (a ConnectionClosed when it
-cannot), `_send_soon` delivers one without waiting (a reply, a cancellation), and whatever
-the server sends goes to `_receive` (or `_receive_json`, for its text).
+cannot), `_send_soon` one without waiting (a reply, a cancellation: a task unless the
+transport can write at once), and whatever the server sends goes to `_receive` (or
+`_receive_json`, for its text).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class RpcPeer:
         self._closed: BaseException | None = None
         self.on_tools_changed: Callable[[], None] | None = None
         self.roots: list[dict[str, str]] = []  # `{"uri": "file://…", "name": …}`: claimed when there are any
+        self._soon: set[asyncio.Future[None]] = set()
 
     @property
     def running(self) -> bool:
@@ -116,7 +118,19 @@ class RpcPeer:
         raise NotImplementedError
 
     def _send_soon(self, message: dict[str, Any]) -> None:
-        raise NotImplementedError
+        """Send without waiting (a reply, a cancellation): a task, kept until it is done."""
+        task = asyncio.ensure_future(self._quietly(message))
+        self._soon.add(task)
+        task.add_done_callback(self._soon.discard)
+
+    async def _quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):
+            await self._send(message)
+
+    async def _finish_soon(self, timeout: float) -> None:
+        """Let the messages sent without waiting go out (`timeout` seconds at most)."""
+        if self._soon:
+            await asyncio.wait(list(self._soon), timeout=timeout)
 
     async def close(self, graceful: bool = True) -> None:
         """End the connection (and stop the server, when it is our process)."""

@@ -10,7 +10,6 @@ ask, and such a server fails to start saying so.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
@@ -29,7 +28,6 @@ class SdkPeer(RpcPeer):
         super().__init__(log)
         self.name = name
         self._channel = channel
-        self._soon: set[asyncio.Future[None]] = set()
 
     async def _send(self, message: dict[str, Any]) -> None:
         try:
@@ -41,15 +39,6 @@ class SdkPeer(RpcPeer):
         answer = body.get("mcp_response") if isinstance(body, dict) else None
         if "method" in message and "id" in message and isinstance(answer, dict):
             self._receive({**answer, "id": message["id"]})  # (the answer to this very message)
-
-    def _send_soon(self, message: dict[str, Any]) -> None:
-        task = asyncio.ensure_future(self._quietly(message))
-        self._soon.add(task)
-        task.add_done_callback(self._soon.discard)
-
-    async def _quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(Exception):
-            await self._send(message)
 
     async def close(self, graceful: bool = True) -> None:
         """(The server lives in the client: nothing of ours to stop.)"""
