@@ -142,6 +142,8 @@ class Handwritten(BaseHTTPRequestHandler):
         self._record(body)
         session = self.headers.get("Mcp-Session-Id")
         method = body.get("method")
+        if self.state.get("token") and self.headers.get("Authorization") != f"Bearer {self.state['token']}":
+            return self._reply(401, b'{"error": "invalid_token"}', headers={"WWW-Authenticate": "Bearer"})
         if method != "initialize" and session not in self.state["sessions"]:
             return self._reply(404, b"")
         if method == "initialize":
@@ -307,3 +309,21 @@ def test_a_tools_change_told_outside_a_request_is_heard(transport: str, request:
 
     asyncio.run(body())
     assert changes and "secret" in changes[-1]
+
+
+def test_a_server_that_wants_authorization_says_how_to_give_it(handwritten: tuple[str, dict[str, Any]]) -> None:
+    url, state = handwritten
+    state["token"] = "t0ken"
+    refused = connection(url)
+    asyncio.run(refused.start())
+    assert refused.status == "failed"
+    assert refused.error.startswith('HTTP 401: {"error": "invalid_token"} (the server wants authorization: ')
+    assert '"Authorization": "Bearer ${TOKEN}"' in refused.error
+    allowed = connection(url, headers={"Authorization": "Bearer t0ken"})
+
+    async def body() -> None:
+        await allowed.start()
+        await allowed.close()
+
+    asyncio.run(body())
+    assert allowed.status == "connected", allowed.error

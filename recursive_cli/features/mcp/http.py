@@ -255,4 +255,8 @@ async def http_error(response: Answer) -> HttpError:
         text = (await response.aread()).decode("utf-8", "replace").strip()
     except TransportError:
         text = ""
-    return HttpError(f"HTTP {response.status_code}" + (f": {text[:300]}" if text else ""))
+    message = f"HTTP {response.status_code}" + (f": {text[:300]}" if text else "")
+    if response.status_code in (401, 403):
+        message += (" (the server wants authorization: give this server's entry a token in its \"headers\", "
+                    "e.g. \"Authorization\": \"Bearer ${TOKEN}\"; recursive runs no OAuth sign-in)")
+    return HttpError(message)
