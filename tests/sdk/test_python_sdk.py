@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -503,3 +504,34 @@ def test_an_sdk_mcp_tool_asked_for_through_can_use_tool(agent_cli: AgentCli) -> 
     assert answered["content"] == "ALLOWED"  # the callback's input ran
     subtypes = [line["request"]["subtype"] for line in agent_cli.lines() if line["type"] == "control_request"]
     assert "can_use_tool" in subtypes and subtypes.count("mcp_message") >= 3  # initialize, initialized, list, call
+
+
+def test_get_mcp_status_reports_the_servers_and_their_tools(agent_cli: AgentCli, tmp_path: Path) -> None:
+    """`ClaudeSDKClient.get_mcp_status()`: the program's own server and an external one, each
+    with its status, what it said it is, its configuration (no env) and its tools."""
+    from claude_agent_sdk import create_sdk_mcp_server, tool
+
+    @tool("add", "Add two numbers.", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    raw = Path(__file__).parents[1] / "mcp" / "raw_server.py"
+    servers: dict[str, Any] = {"calc": create_sdk_mcp_server("calc", "2.0.0", tools=[add]),
+                               "raw": {"type": "stdio", "command": sys.executable,
+                                       "args": [str(raw), str(tmp_path / "raw.jsonl")], "env": {"SECRET": "s3"}},
+                               "gone": {"type": "stdio", "command": "no-such-mcp-server-xyz"}}
+    agent_cli.server.add({"text": "ready"})
+
+    async def conversation(client: ClaudeSDKClient) -> Any:
+        await client.query("hello")
+        await response(client)
+        return await client.get_mcp_status()
+
+    status = client_run(agent_cli, conversation, mcp_servers=servers)
+    by_name = {server["name"]: server for server in status["mcpServers"]}
+    assert by_name["calc"]["status"] == "connected" and by_name["calc"]["serverInfo"] == {"name": "calc", "version": "2.0.0"}
+    assert [t["name"] for t in by_name["calc"]["tools"]] == ["add"] and by_name["calc"]["config"]["type"] == "sdk"
+    assert by_name["raw"]["status"] == "connected" and by_name["raw"]["serverInfo"] == {"name": "raw", "version": "1"}
+    assert by_name["raw"]["config"] == {"type": "stdio", "command": sys.executable,
+                                        "args": [str(raw), str(tmp_path / "raw.jsonl")]}  # (no env: it may hold secrets)
+    assert by_name["gone"]["status"] == "failed" and "command not found" in by_name["gone"]["error"]

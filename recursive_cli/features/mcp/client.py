@@ -65,6 +65,7 @@ class McpConnection:
         self.error = ""
         self.tools: list[ServerTool] = []
         self.prompts: list[ServerPrompt] = []
+        self.server_info: dict[str, str] = {}  # name and version, as it introduced itself
         self.has_resources = False
         self.pid: int | None = None
         self._workspace = workspace
@@ -115,6 +116,7 @@ class McpConnection:
 
     async def _handshake(self, session: RpcPeer) -> None:
         await session.initialize(CLIENT_NAME, _version())
+        self.server_info = session.server_info
         self.tools = await _all_pages(session, "tools/list", tools_page)
         self.has_resources = isinstance(session.capabilities.get("resources"), dict)
         if isinstance(session.capabilities.get("prompts"), dict):

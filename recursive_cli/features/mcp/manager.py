@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ...tools.base import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
-from .config import McpConfig, McpState, ServerEntry, call_timeout
+from .config import HttpServer, McpConfig, McpState, SdkServer, ServerEntry, StdioServer, call_timeout
 from .models import Resource, ServerPrompt
 from .sdk_peer import SdkChannel
 from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, block_text, resource_text, to_result, tool_name
@@ -160,6 +160,33 @@ class McpManager:
         return [{"name": name, "status": self.connections[name].status if name in self.connections
                  else ("failed" if entry.spec is None else "pending")}
                 for name, entry in self.config.servers.items()]
+
+    def status_report(self) -> list[dict[str, Any]]:
+        """Each configured server as the Agent SDKs' `get_mcp_status()` reads it: name, status,
+        `serverInfo`, `error`, `config` (its transport and where it is: no env or headers),
+        `scope` (where it was configured) and its tools."""
+        report = []
+        for name, entry in self.config.servers.items():
+            connection = self.connections.get(name)
+            status = connection.status if connection is not None else ("failed" if entry.spec is None else "pending")
+            item: dict[str, Any] = {"name": name, "status": status, "scope": entry.origin}
+            spec = entry.spec
+            if isinstance(spec, StdioServer):
+                item["config"] = {"type": "stdio", "command": spec.command, "args": list(spec.args)}
+            elif isinstance(spec, HttpServer):
+                item["config"] = {"type": spec.transport, "url": spec.url}
+            elif isinstance(spec, SdkServer):
+                item["config"] = {"type": "sdk", "name": spec.name}
+            error = connection.error if connection is not None else entry.problem
+            if status == "failed" and error:
+                item["error"] = error
+            if connection is not None and status == "connected":
+                if connection.server_info:
+                    item["serverInfo"] = connection.server_info
+                item["tools"] = [{"name": tool.name, "description": tool.description,
+                                  "annotations": {"readOnly": tool.read_only}} for tool in connection.tools]
+            report.append(item)
+        return report
 
     # -- calls ---------------------------------------------------------------------------------
 

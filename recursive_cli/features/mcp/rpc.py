@@ -58,6 +58,7 @@ class RpcPeer:
         self._closed: BaseException | None = None
         self.on_tools_changed: Callable[[], None] | None = None
         self.roots: list[dict[str, str]] = []  # `{"uri": "file://…", "name": …}`: claimed when there are any
+        self.server_info: dict[str, str] = {}  # its `serverInfo` (name, version), from `initialize`
         self._soon: set[asyncio.Future[None]] = set()
 
     @property
@@ -81,6 +82,9 @@ class RpcPeer:
                                 f"{', '.join(HANDSHAKE_VERSIONS)}")
         offered = result.get("capabilities")
         self.capabilities = offered if isinstance(offered, dict) else {}
+        info = result.get("serverInfo")
+        if isinstance(info, dict):
+            self.server_info = {key: str(info[key]) for key in ("name", "version") if key in info}
         self.protocol_version = version
         await self.notify("notifications/initialized")
 

@@ -1,5 +1,6 @@
 """The client's control requests, answered at once (also while a turn runs): `initialize`,
-`interrupt`, `set_permission_mode`, `set_model`. Any other is answered with an error."""
+`interrupt`, `set_permission_mode`, `set_model`, `mcp_status`. Any other is answered with an
+error."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ class ClientRequests:
         """The `control_response` line for a request."""
         handler = {"initialize": self.initialize, "interrupt": self.interrupt,
                    "set_permission_mode": self.set_permission_mode,
-                   "set_model": self.set_model}.get(line.subtype)
+                   "set_model": self.set_model, "mcp_status": self.mcp_status}.get(line.subtype)
         if handler is None:
             return protocol.error(line.request_id, f"unsupported control request: {line.subtype}")
         try:
@@ -99,6 +100,11 @@ class ClientRequests:
         runtime.system_prompt_for = prompt_for
         transcript = runtime.transcript()
         runtime.set_transcript([Message.system(prompt_for(runtime.tools.names())), *transcript[1:]])
+
+    def mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The MCP servers, their status and tools (`get_mcp_status()` in the Agent SDKs)."""
+        manager = self.run.mcp
+        return {"mcpServers": manager.status_report() if manager is not None else []}
 
     def interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
         self._interrupt()
