@@ -535,3 +535,33 @@ def test_get_mcp_status_reports_the_servers_and_their_tools(agent_cli: AgentCli,
     assert by_name["raw"]["config"] == {"type": "stdio", "command": sys.executable,
                                         "args": [str(raw), str(tmp_path / "raw.jsonl")]}  # (no env: it may hold secrets)
     assert by_name["gone"]["status"] == "failed" and "command not found" in by_name["gone"]["error"]
+
+
+def test_toggle_and_reconnect_an_mcp_server(agent_cli: AgentCli, tmp_path: Path) -> None:
+    """`toggle_mcp_server(name, False)` stops it and takes its tools from the next request;
+    `reconnect_mcp_server(name)` starts it again (a new process) and gives them back."""
+    raw = Path(__file__).parents[1] / "mcp" / "raw_server.py"
+    record = tmp_path / "raw.jsonl"
+    servers = {"raw": {"type": "stdio", "command": sys.executable, "args": [str(raw), str(record)]}}
+    agent_cli.server.add({"text": "one"}, {"text": "two"}, {"text": "three"})
+
+    async def conversation(client: ClaudeSDKClient) -> list[Any]:
+        seen = []
+        await client.query("first")
+        await response(client)
+        await client.toggle_mcp_server("raw", False)
+        seen.append(await client.get_mcp_status())
+        await client.query("second")
+        await response(client)
+        await client.reconnect_mcp_server("raw")
+        seen.append(await client.get_mcp_status())
+        await client.query("third")
+        await response(client)
+        return seen
+
+    disabled, again = client_run(agent_cli, conversation, mcp_servers=servers)
+    assert [s["status"] for s in disabled["mcpServers"]] == ["disabled"]
+    assert [s["status"] for s in again["mcpServers"]] == ["connected"]
+    offered = [tool_names(request.body) for request in agent_cli.server.requests]
+    assert ["mcp__raw__echo" in names for names in offered] == [True, False, True]
+    assert record.read_text().count('"method":"initialize"') == 2  # a second process for the reconnect

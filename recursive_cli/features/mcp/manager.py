@@ -128,14 +128,15 @@ class McpManager:
             if isinstance(tool, McpTool):
                 self._server_tools.setdefault(tool.server, set()).add(tool.name)
 
-    def _tools_changed(self, connection: McpConnection) -> None:
+    def _tools_changed(self, connection: McpConnection, quiet: bool = False) -> None:
         """(A server listed new tools.) The runtime's tools of that server become these: new
         ones added, changed ones replaced, gone ones removed; said once on stderr."""
         runtime = self._runtime
         if runtime is None or self.connections.get(connection.name) is not connection:
             return  # (not given to a runtime yet: `add_tools` will take the new list)
+        listed = connection.tools if connection.status == "connected" else []
         tools: dict[str, Any] = {tool.name: tool for tool in (McpTool(self, connection.name, t)
-                                                              for t in connection.tools)}  # (Tool: see `_add`)
+                                                              for t in listed)}  # (Tool: see `_add`)
         had = self._server_tools.get(connection.name, set())
         for name in sorted(had - set(tools)):
             runtime.remove_tool(name)
@@ -146,7 +147,30 @@ class McpManager:
         self._server_tools[connection.name] = set(tools)
         added, gone = sorted(set(tools) - had), sorted(had - set(tools))
         change = ", ".join([*(f"+{name}" for name in added), *(f"-{name}" for name in gone)]) or "schemas changed"
-        self._warn(f"MCP server {connection.name!r} changed its tools ({change}): {len(tools)} now")
+        if not quiet:
+            self._warn(f"MCP server {connection.name!r} changed its tools ({change}): {len(tools)} now")
+
+    async def reconnect(self, server: str) -> McpConnection:
+        """Stop `server` and start it again (the Agent SDKs' `reconnect_mcp_server`); the
+        runtime gets its tools as it lists them now. KeyError for a name not configured."""
+        old = self.connections.get(server)
+        entry = old.entry if old is not None else self.config.servers[server]
+        if old is not None:
+            await old.close()
+        new = self._connection(entry)
+        self.connections[server] = new
+        await new.start()
+        self._tools_changed(new, quiet=True)
+        return new
+
+    async def disable(self, server: str) -> None:
+        """Stop `server` and take its tools away until it is reconnected (`toggle_mcp_server`)."""
+        connection = self.connections.get(server)
+        if connection is None:
+            raise KeyError(server)
+        await connection.close()
+        connection.status, connection.error = "disabled", ""
+        self._tools_changed(connection, quiet=True)
 
     async def before_turn(self, runtime: RuntimeCore, turn: int) -> None:
         """(A turn observer.) The tools are needed now: start the servers if nobody did."""

@@ -1,6 +1,6 @@
 """The client's control requests, answered at once (also while a turn runs): `initialize`,
-`interrupt`, `set_permission_mode`, `set_model`, `mcp_status`. Any other is answered with an
-error."""
+`interrupt`, `set_permission_mode`, `set_model`, `mcp_status`; and, once done,
+`mcp_reconnect` and `mcp_toggle`. Any other is answered with an error."""
 
 from __future__ import annotations
 
@@ -100,6 +100,23 @@ class ClientRequests:
         runtime.system_prompt_for = prompt_for
         transcript = runtime.transcript()
         runtime.set_transcript([Message.system(prompt_for(runtime.tools.names())), *transcript[1:]])
+
+    ASYNC = ("mcp_reconnect", "mcp_toggle")  # answered when done (`answer_later`)
+
+    async def answer_later(self, line: protocol.ControlRequestLine) -> dict[str, Any]:
+        """The `control_response` line for a request that takes a while: restarting a server."""
+        manager = self.run.mcp
+        name = line.request.get("serverName")
+        if manager is None or not isinstance(name, str) or name not in manager.config.servers:
+            known = ", ".join(manager.config.servers) if manager is not None else "none"
+            return protocol.error(line.request_id, f"no MCP server named {name!r} (servers: {known or 'none'})")
+        if line.subtype == "mcp_toggle" and line.request.get("enabled") is False:
+            await manager.disable(name)
+            return protocol.success(line.request_id, {})
+        connection = await manager.reconnect(name)
+        if connection.status != "connected":
+            return protocol.error(line.request_id, f"MCP server {name!r} failed to start: {connection.error}")
+        return protocol.success(line.request_id, {})
 
     def mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
         """The MCP servers, their status and tools (`get_mcp_status()` in the Agent SDKs)."""

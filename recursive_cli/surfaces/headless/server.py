@@ -318,9 +318,19 @@ class HeadlessServer:
                                           "uuid": str(uuid.uuid4()), "isReplay": True})
             self._inbox.put_nowait(line.text())
         elif isinstance(line, protocol.ControlRequestLine):
-            self.run.sink.write_line(self._requests.answer(line))
+            if line.subtype in self._requests.ASYNC:
+                self._spawn(self._answer_later(line))
+            else:
+                self.run.sink.write_line(self._requests.answer(line))
         elif isinstance(line, protocol.ControlResponseLine):
             self.run.client.channel.resolve(line)
+
+    async def _answer_later(self, line: protocol.ControlRequestLine) -> None:
+        try:
+            answer = await self._requests.answer_later(line)
+        except Exception as exc:  # a bug here must still answer the client
+            answer = protocol.error(line.request_id, f"{type(exc).__name__}: {exc}")
+        self.run.sink.write_line(answer)
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.create_task(work)
