@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +120,19 @@ def test_a_server_that_does_not_start_in_time_is_stopped(workspace: Path, demo_d
     assert "warning: MCP server 'late' failed to start: did not start within 3 s" in err
     assert not results(lines)[0]["is_error"]
     assert_all_gone(demo_dir, count=2)
+
+
+def test_ctrl_c_during_a_slow_call_over_http_ends_the_run_at_once(workspace: Path, demo_dir: Path,
+                                                                 http_url: str) -> None:
+    """The call's POST is abandoned (its answer stream closed, the call cancelled at the server)
+    and the run ends as interrupted, without waiting for the 60 s call."""
+    config = servers_json(remote={"type": "http", "url": http_url})
+    proc = start(workspace, [{"tool_calls": [{"name": "mcp__remote__slow", "arguments": {"seconds": 60}}]},
+                             {"text": "never"}], config=config)
+    wait_until(lambda: (demo_dir / "slow-started").exists(), timeout=30, proc=proc)
+    began = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    returncode, lines, err = finish(proc)
+    assert returncode == 130, err
+    assert time.monotonic() - began < 10
+    assert results(lines)[0]["is_error"] and "interrupted" in results(lines)[0]["content"]
