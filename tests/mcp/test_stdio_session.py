@@ -295,3 +295,19 @@ def test_the_reference_filesystem_server_gets_the_workspace_as_its_root(workspac
     allowed, note = run(body)
     assert str(workspace.resolve()) in allowed
     assert "from the workspace" in note
+
+
+def test_the_roots_are_the_workspace_and_every_add_dir(workspace: Path, tmp_path: Path) -> None:
+    from clitools import invoke
+
+    other = tmp_path / "docs"
+    other.mkdir()
+    record = tmp_path / "received.jsonl"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "done"}]))
+    config = json.dumps({"mcpServers": {"raw": {"command": sys.executable, "args": ["-I", str(RAW), str(record)]}}})
+    done = invoke("run", "go", "-C", str(workspace), "--add-dir", str(other), "--provider", "scripted",
+                  "--script", str(script), "--strict-mcp-config", "--mcp-config", config, "--no-checkpoints")
+    assert done.returncode == 0, done.stderr
+    (roots,) = [m["result"]["roots"] for m in records(record) if m.get("id") == 7 and "result" in m]
+    assert [root["uri"] for root in roots] == [workspace.resolve().as_uri(), other.resolve().as_uri()]

@@ -29,7 +29,8 @@ def attach_mcp(runtime: RuntimeCore, config: McpConfig, *, log_dir: Callable[[],
     """Give `runtime` the servers of `config`: a manager found as `runtime.feature(McpManager)`,
     which starts them before the first turn (or when `start` is called) and is closed with the
     runtime."""
-    manager = McpManager(config, runtime.workspace, log_dir=log_dir, warn=warn)
+    roots = getattr(runtime.tool_context.sandbox, "roots", None)  # (the workspace and every --add-dir)
+    manager = McpManager(config, runtime.workspace, log_dir=log_dir, warn=warn, roots=roots)
     runtime.attach(manager)
     runtime.add_turn_observer(manager)
     return manager

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -57,9 +57,10 @@ class McpConnection:
     the calls made to it."""
 
     def __init__(self, entry: ServerEntry, *, workspace: Path, log: TextIO, start_timeout: float,
-                 sdk_channel: SdkChannel | None = None) -> None:
+                 sdk_channel: SdkChannel | None = None, roots: Sequence[Path] = ()) -> None:
         self.entry = entry
         self._sdk_channel = sdk_channel
+        self._roots = tuple(roots) or (workspace,)  # given to a server that asks (`roots/list`)
         self.name = entry.name
         self.status = "pending"
         self.error = ""
@@ -90,7 +91,7 @@ class McpConnection:
             self._fail(describe(exc))
             return
         self._session, self.pid = session, session.pid
-        session.roots = [{"uri": self._workspace.resolve().as_uri(), "name": self._workspace.name or "workspace"}]
+        session.roots = [{"uri": root.resolve().as_uri(), "name": root.name or str(root)} for root in self._roots]
         try:
             await asyncio.wait_for(self._handshake(session), self._start_timeout)
         except asyncio.TimeoutError:

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -46,8 +46,9 @@ class McpManager:
     def __init__(self, config: McpConfig, workspace: Path, *,
                  log_dir: Callable[[], Path | None] = lambda: None,
                  warn: Callable[[str], None] | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, roots: Sequence[Path] | None = None) -> None:
         self.config = config
+        self._roots = tuple(roots) if roots else (workspace,)  # what a server asking for roots is given
         self.connections: dict[str, McpConnection] = {}
         self._workspace = workspace
         self._log_dir = log_dir
@@ -95,7 +96,8 @@ class McpManager:
 
     def _connection(self, entry: ServerEntry) -> McpConnection:
         connection = McpConnection(entry, workspace=self._workspace, log=self._log(entry.name),
-                                   start_timeout=self.config.start_timeout, sdk_channel=self.sdk_channel)
+                                   start_timeout=self.config.start_timeout, sdk_channel=self.sdk_channel,
+                                   roots=self._roots)
         connection.on_tools_changed = self._tools_changed
         return connection
 
