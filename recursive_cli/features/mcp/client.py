@@ -156,7 +156,7 @@ class McpConnection:
     async def tools_settled(self) -> None:
         """Wait for a listing of changed tools under way (the next step should see them)."""
         while self._relisting is not None and not self._relisting.done():
-            await asyncio.shield(self._relisting)
+            await asyncio.wait({self._relisting})  # (its end, whatever it was: a close cancels it)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> CallResult:
         """The tool's result; McpCallError when there is none (`closed` set when the
