@@ -153,10 +153,11 @@ class McpConnection:
             if not self._relist_again:
                 return
 
-    async def tools_settled(self) -> None:
-        """Wait for a listing of changed tools under way (the next step should see them)."""
-        while self._relisting is not None and not self._relisting.done():
-            await asyncio.wait({self._relisting})  # (its end, whatever it was: a close cancels it)
+    async def tools_settled(self, timeout: float = 5.0) -> None:
+        """Wait for a listing of changed tools under way (the next step should see them), for
+        `timeout` seconds at most (a slow listing still lands, a step later)."""
+        if self._relisting is not None and not self._relisting.done():
+            await asyncio.wait({self._relisting}, timeout=timeout)  # (its end, whatever it was: a close cancels it)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], timeout: float) -> CallResult:
         """The tool's result; McpCallError when there is none (`closed` set when the
