@@ -34,7 +34,7 @@ from ...providers.http1 import TransportError
 from ...providers.http_client import Answer, EventStream, Sender, sender
 from .config import HttpServer
 from .models import ProtocolError
-from .rpc import ConnectionClosed, RpcPeer
+from .rpc import ConnectionClosed, RpcPeer, stop_task
 
 READ_TIMEOUT = 300.0  # seconds of silence on a connection (as the `mcp` SDK's SSE read timeout)
 CLOSE_TIMEOUT = 2.0  # for the DELETE that ends a session
@@ -168,10 +168,7 @@ class HttpSession(_HttpPeer):
 
     async def close(self, graceful: bool = True) -> None:
         await self._finish_soon(CLOSE_TIMEOUT)
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
+        await stop_task(self._listener)
         if self.session_id is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._delete(), CLOSE_TIMEOUT)
@@ -235,10 +232,7 @@ class SseSession(_HttpPeer):
 
     async def close(self, graceful: bool = True) -> None:
         await self._finish_soon(CLOSE_TIMEOUT)
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
+        await stop_task(self._reader)
         if self._stream is not None:
             await self._stream.aclose()
         if not self._endpoint.done():

@@ -212,3 +212,11 @@ class RpcPeer:
                                           else "the server closed the connection")
                 closed.__cause__ = error if not isinstance(error, ConnectionClosed) else None
                 future.set_exception(closed)
+
+
+async def stop_task(task: asyncio.Future[Any] | None) -> None:
+    """Cancel `task` (a reader of the connection) and wait for it to end, however it ends."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task

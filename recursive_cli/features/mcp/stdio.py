@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from .rpc import ConnectionClosed, RpcPeer
+from .rpc import ConnectionClosed, RpcPeer, stop_task
 
 GRACE = 2.0  # seconds a server has to exit after its stdin closes, and again after SIGTERM
 LINE_CAP = 64 << 20  # bytes of one message at most (a server that never ends its line cannot fill our memory)
@@ -141,9 +141,7 @@ class StdioSession(RpcPeer):
             if not await self._exited(GRACE):
                 _signal_group(self.pid, signal.SIGKILL)
                 await self._exited(GRACE)
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._reader
+        await stop_task(self._reader)
         with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
             # (its last words, for the failure message: a child it left may hold the pipe open)
             await asyncio.wait_for(asyncio.shield(self._stderr), 0.5)
