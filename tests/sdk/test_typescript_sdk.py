@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from .conftest import AgentCli, system_text
+from .conftest import AgentCli, system_text, tool_names
 
 SCRIPT = Path(__file__).with_name("ts_query.mjs")
+SET_SERVERS = SCRIPT.with_name("ts_set_servers.mjs")  # setMcpServers() on a streaming query
 PACKAGE = "@anthropic-ai/claude-agent-sdk"
 VERSION = "0.3.333"  # the release these tests run against: a new one gets a folder of its own
 MANIFEST = "installed.json"  # written last: what was installed, and every file of node_modules
@@ -107,7 +108,8 @@ def ts_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 pytest.skip(f"npm could not install {PACKAGE}@{VERSION}: {(getattr(exc, 'stderr', '') or '')[-500:]}")
     folder = tmp_path_factory.mktemp("ts-sdk")
     (folder / "node_modules").symlink_to(cached / "node_modules")  # ESM finds packages next to the script
-    shutil.copy(SCRIPT, folder / SCRIPT.name)
+    for script in (SCRIPT, SET_SERVERS):
+        shutil.copy(script, folder / script.name)
     return folder
 
 
@@ -213,3 +215,25 @@ def test_typescript_sdk_external_mcp_servers_come_in_initialize(ts_sdk: Path, ag
     assert tool_message["role"] == "tool" and tool_message["content"] == "over initialize"
     assert any(line.get("method") == "tools/call" for line in map(json.loads, (tmp_path / "raw.jsonl").read_text()
                                                                   .splitlines()) if "eof" not in line)
+
+
+def test_typescript_sdk_set_mcp_servers_adds_then_removes_a_server(ts_sdk: Path, agent_cli: AgentCli,
+                                                                  tmp_path: Path) -> None:
+    """`setMcpServers({raw})` between two prompts starts the server (the second prompt's model
+    request offers its tool, and the call runs); `setMcpServers({})` then removes it."""
+    raw = Path(__file__).parents[1] / "mcp" / "raw_server.py"
+    servers = {"raw": {"type": "stdio", "command": sys.executable, "args": [str(raw), str(tmp_path / "raw.jsonl")]}}
+    agent_cli.server.add({"text": "one"}, {"tool_calls": [{"name": "mcp__raw__echo", "arguments": {"text": "set"}}]},
+                         {"text": "two"})
+    spec = {"cli": str(agent_cli.path), "cwd": str(agent_cli.workspace), "servers": servers}
+    proc = subprocess.run(["node", str(ts_sdk / SET_SERVERS.name), json.dumps(spec)], cwd=ts_sdk,
+                          env={**os.environ, **agent_cli.env()}, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    assert out["error"] is None, out
+    assert out["set"] == {"added": ["raw"], "removed": [], "errors": {}}
+    assert out["cleared"] == {"added": [], "removed": ["raw"], "errors": {}}
+    offered = [tool_names(request.body) for request in agent_cli.server.requests]
+    assert ["mcp__raw__echo" in names for names in offered] == [False, True, True]
+    tool_message = agent_cli.server.requests[2].body["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == "set"

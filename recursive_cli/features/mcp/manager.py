@@ -165,6 +165,42 @@ class McpManager:
         self._tools_changed(new, quiet=True)
         return new
 
+    @property
+    def started(self) -> bool:
+        return self._start is not None
+
+    async def set_servers(self, config: McpConfig, owned: set[str]) -> dict[str, Any]:
+        """The TypeScript SDK's `setMcpServers`: the servers of `config` replace those of the
+        same name (one whose entry is unchanged and running is left as it is); those this
+        method set before (`owned`) and `config` leaves out are stopped and removed. Servers
+        started already start now; before that, with the others. `{"added", "removed",
+        "errors"}` as the SDK reads it."""
+        added: list[str] = []
+        removed: list[str] = []
+        errors: dict[str, str] = {}
+        for name in sorted(owned - set(config.servers)):
+            if name in self.connections:
+                await self.disable(name)
+                del self.connections[name]
+            self.config.servers.pop(name, None)
+            removed.append(name)
+        for name, entry in config.servers.items():
+            current = self.config.servers.get(name)
+            running = self.connections.get(name)
+            if current is not None and current.written == entry.written and running is not None \
+                    and running.status == "connected":
+                continue
+            self.config.servers[name] = entry
+            if current is None:
+                added.append(name)
+            if self._start is not None:
+                connection = await self.reconnect(name)
+                if connection.status != "connected":
+                    errors[name] = connection.error
+        owned.clear()
+        owned.update(config.servers)
+        return {"added": added, "removed": removed, "errors": errors}
+
     async def disable(self, server: str) -> None:
         """Stop `server` and take its tools away until it is reconnected (`toggle_mcp_server`)."""
         connection = self.connections.get(server)

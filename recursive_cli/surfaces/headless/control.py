@@ -1,12 +1,12 @@
 """The client's control requests, answered at once (also while a turn runs): `initialize`,
 `interrupt`, `set_permission_mode`, `set_model`, `mcp_status`; and, once done,
-`mcp_reconnect` and `mcp_toggle`. Any other is answered with an error."""
+`mcp_reconnect`, `mcp_toggle` and `mcp_set_servers`. Any other is answered with an error."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.messages import Message
 from ...features.sessions.binding import remember_model
@@ -16,6 +16,9 @@ from .build import HeadlessRun, json_schema
 from .flags import CLAUDE_MODES, UsageError
 from .hooks import HookSet
 
+if TYPE_CHECKING:
+    from ...features.mcp import McpConfig
+
 
 class ClientRequests:
     """Answers the client's control requests for one run; `interrupt` ends the running turn."""
@@ -24,6 +27,7 @@ class ClientRequests:
         self.run = run
         self._interrupt = interrupt
         self.retired: list[ChatProvider] = []  # providers `set_model` replaced, closed at the end
+        self._set_names: set[str] = set()  # the servers `mcp_set_servers` named last
 
     def answer(self, line: protocol.ControlRequestLine) -> dict[str, Any]:
         """The `control_response` line for a request."""
@@ -62,8 +66,7 @@ class ClientRequests:
         """The servers `initialize` sends (the TypeScript SDK's `mcpServers`, and the names of
         its in-process servers): started with the others before the first turn. False when the
         servers started already."""
-        from ...features.mcp import McpConfigError, attach_mcp, from_mapping
-        from ...features.sessions.store import SESSIONS_DIR
+        from ...features.mcp import McpConfigError, from_mapping
 
         servers = {**(init.mcp_servers or {}),
                    **{name: {"type": "sdk", "name": name} for name in init.sdk_mcp_servers or []}}
@@ -71,15 +74,21 @@ class ClientRequests:
             config = from_mapping({"mcpServers": servers}, origin="initialize")
         except McpConfigError as exc:
             raise ValueError(str(exc)) from None
-        run = self.run
-        if run.mcp is not None:
-            return run.mcp.add_servers(config)
-        runtime = run.runtime
+        if self.run.mcp is not None:
+            return self.run.mcp.add_servers(config)
+        self._attach_mcp(config)
+        return True
+
+    def _attach_mcp(self, config: McpConfig) -> None:
+        """A manager for servers a client names (none was configured at the start)."""
+        from ...features.mcp import attach_mcp
+        from ...features.sessions.store import SESSIONS_DIR
+
+        run, runtime = self.run, self.run.runtime
         folder = None if run.binding is None else run.loaded.home / SESSIONS_DIR / runtime.session_id
         run.mcp = attach_mcp(runtime, config.with_start_timeout(run.loaded.settings.mcp_timeout),
                              log_dir=lambda: folder)
         run.connect_sdk_servers()
-        return True
 
     def _set_system_prompt(self, init: protocol.Initialize) -> None:
         """The TypeScript SDK sends the system prompt in `initialize`, not as a flag: a list of
@@ -101,10 +110,15 @@ class ClientRequests:
         transcript = runtime.transcript()
         runtime.set_transcript([Message.system(prompt_for(runtime.tools.names())), *transcript[1:]])
 
-    ASYNC = ("mcp_reconnect", "mcp_toggle")  # answered when done (`answer_later`)
+    ASYNC = ("mcp_reconnect", "mcp_toggle", "mcp_set_servers")  # answered when done (`answer_later`)
 
     async def answer_later(self, line: protocol.ControlRequestLine) -> dict[str, Any]:
-        """The `control_response` line for a request that takes a while: restarting a server."""
+        """The `control_response` line for a request that takes a while: (re)starting servers."""
+        if line.subtype == "mcp_set_servers":
+            try:
+                return protocol.success(line.request_id, await self._set_servers(line.request))
+            except ValueError as exc:
+                return protocol.error(line.request_id, str(exc))
         manager = self.run.mcp
         name = line.request.get("serverName")
         if manager is None or not isinstance(name, str) or name not in manager.config.servers:
@@ -117,6 +131,27 @@ class ClientRequests:
         if connection.status != "connected":
             return protocol.error(line.request_id, f"MCP server {name!r} failed to start: {connection.error}")
         return protocol.success(line.request_id, {})
+
+    async def _set_servers(self, request: dict[str, Any]) -> dict[str, Any]:
+        from ...features.mcp import McpConfigError, from_mapping
+
+        servers = request.get("servers")
+        if not isinstance(servers, dict):
+            raise ValueError("mcp_set_servers needs servers: an object of names to entries")
+        try:
+            config = from_mapping({"mcpServers": servers}, origin="setMcpServers")
+        except McpConfigError as exc:
+            raise ValueError(str(exc)) from None
+        if self.run.mcp is None:
+            self._attach_mcp(from_mapping({"mcpServers": {}}, origin="setMcpServers"))
+        manager = self.run.mcp
+        assert manager is not None
+        result = await manager.set_servers(config, self._set_names)
+        if not manager.started:  # (connected now, as Claude Code does, not at the next prompt)
+            await self.run.start_mcp()
+            result["errors"] = {name: manager.connections[name].error for name in config.servers
+                                if name in manager.connections and manager.connections[name].status != "connected"}
+        return result
 
     def mcp_status(self, request: dict[str, Any]) -> dict[str, Any]:
         """The MCP servers, their status and tools (`get_mcp_status()` in the Agent SDKs)."""
