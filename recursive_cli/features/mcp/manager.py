@@ -48,7 +48,7 @@ class McpManager:
                  warn: Callable[[str], None] | None = None,
                  env: Mapping[str, str] | None = None, roots: Sequence[Path] | None = None) -> None:
         self.config = config
-        self._roots = tuple(roots) if roots else (workspace,)  # what a server asking for roots is given
+        self._roots = tuple(roots or ())  # what a server asking for roots is given (none: the workspace)
         self.connections: dict[str, McpConnection] = {}
         self._workspace = workspace
         self._log_dir = log_dir
@@ -140,21 +140,22 @@ class McpManager:
         tools: dict[str, Any] = {tool.name: tool for tool in (McpTool(self, connection.name, t)
                                                               for t in listed)}  # (Tool: see `_add`)
         had = self._server_tools.get(connection.name, set())
-        for name in sorted(had - set(tools)):
+        added, gone = sorted(set(tools) - had), sorted(had - set(tools))
+        for name in gone:
             runtime.remove_tool(name)
             self._added.discard(name)
         for tool in tools.values():
             runtime.add_tool(tool)
             self._added.add(tool.name)
         self._server_tools[connection.name] = set(tools)
-        added, gone = sorted(set(tools) - had), sorted(had - set(tools))
         change = ", ".join([*(f"+{name}" for name in added), *(f"-{name}" for name in gone)]) or "schemas changed"
         if not quiet:
             self._warn(f"MCP server {connection.name!r} changed its tools ({change}): {len(tools)} now")
 
-    async def reconnect(self, server: str) -> McpConnection:
-        """Stop `server` and start it again (the Agent SDKs' `reconnect_mcp_server`); the
-        runtime gets its tools as it lists them now. KeyError for a name not configured."""
+    async def reconnect(self, server: str, quiet: bool = True) -> McpConnection:
+        """Stop `server` and start it again (a restart, the Agent SDKs' `reconnect_mcp_server`);
+        once it runs, the runtime gets its tools as it lists them now (`quiet`: without a line
+        when they changed). KeyError for a name not configured."""
         old = self.connections.get(server)
         entry = old.entry if old is not None else self.config.servers[server]
         if old is not None:
@@ -162,7 +163,8 @@ class McpManager:
         new = self._connection(entry)
         self.connections[server] = new
         await new.start()
-        self._tools_changed(new, quiet=True)
+        if new.status == "connected":  # (one that failed keeps its tools: their calls say why)
+            self._tools_changed(new, quiet=quiet or old is None or new.tools == old.tools)
         return new
 
     @property
@@ -219,9 +221,13 @@ class McpManager:
 
     def statuses(self) -> list[dict[str, str]]:
         """`[{"name", "status"}]` per configured server, as the `init` line shows them."""
-        return [{"name": name, "status": self.connections[name].status if name in self.connections
-                 else ("failed" if entry.spec is None else "pending")}
-                for name, entry in self.config.servers.items()]
+        return [{"name": name, "status": self._status(name, entry)} for name, entry in self.config.servers.items()]
+
+    def _status(self, name: str, entry: ServerEntry) -> str:
+        connection = self.connections.get(name)
+        if connection is not None:
+            return connection.status
+        return "failed" if entry.spec is None else "pending"
 
     def status_report(self) -> list[dict[str, Any]]:
         """Each configured server as the Agent SDKs' `get_mcp_status()` reads it: name, status,
@@ -230,7 +236,7 @@ class McpManager:
         report = []
         for name, entry in self.config.servers.items():
             connection = self.connections.get(name)
-            status = connection.status if connection is not None else ("failed" if entry.spec is None else "pending")
+            status = self._status(name, entry)
             item: dict[str, Any] = {"name": name, "status": status, "scope": entry.origin}
             spec = entry.spec
             if isinstance(spec, StdioServer):
@@ -308,17 +314,11 @@ class McpManager:
         return await asyncio.shield(task)
 
     async def _restart(self, server: str, why: str) -> str:
-        old = self.connections[server]
         self._warn(f"warning: MCP server {server!r} stopped ({why}); restarting it")
-        await old.close()
-        new = self._connection(old.entry)
-        self.connections[server] = new
-        await new.start()
+        new = await self.reconnect(server, quiet=False)
         if new.status != "connected":
             self._warn(f"warning: MCP server {server!r} could not be restarted: {new.error}")
             return f"restarting it failed: {new.error}"
-        if new.tools != old.tools:  # (the new process lists other tools)
-            self._tools_changed(new)
         return _RESTARTED
 
     async def list_resources(self, server: str | None) -> ToolResult:

@@ -66,14 +66,9 @@ class ClientRequests:
         """The servers `initialize` sends (the TypeScript SDK's `mcpServers`, and the names of
         its in-process servers): started with the others before the first turn. False when the
         servers started already."""
-        from ...features.mcp import McpConfigError, from_mapping
-
         servers = {**(init.mcp_servers or {}),
                    **{name: {"type": "sdk", "name": name} for name in init.sdk_mcp_servers or []}}
-        try:
-            config = from_mapping({"mcpServers": servers}, origin="initialize")
-        except McpConfigError as exc:
-            raise ValueError(str(exc)) from None
+        config = _servers(servers, "initialize")
         if self.run.mcp is not None:
             return self.run.mcp.add_servers(config)
         self._attach_mcp(config)
@@ -133,17 +128,12 @@ class ClientRequests:
         return protocol.success(line.request_id, {})
 
     async def _set_servers(self, request: dict[str, Any]) -> dict[str, Any]:
-        from ...features.mcp import McpConfigError, from_mapping
-
         servers = request.get("servers")
         if not isinstance(servers, dict):
             raise ValueError("mcp_set_servers needs servers: an object of names to entries")
-        try:
-            config = from_mapping({"mcpServers": servers}, origin="setMcpServers")
-        except McpConfigError as exc:
-            raise ValueError(str(exc)) from None
+        config = _servers(servers, "setMcpServers")
         if self.run.mcp is None:
-            self._attach_mcp(from_mapping({"mcpServers": {}}, origin="setMcpServers"))
+            self._attach_mcp(_servers({}, "setMcpServers"))
         manager = self.run.mcp
         assert manager is not None
         result = await manager.set_servers(config, self._set_names)
@@ -196,3 +186,14 @@ class ClientRequests:
         runtime.budget.price = runtime.budget.price.of(model)
         remember_model(runtime, model)
         return {}
+
+
+def _servers(servers: dict[str, Any], origin: str) -> McpConfig:
+    """A client's servers (`.mcp.json`'s `mcpServers` shape) as a configuration; ValueError
+    naming the bad key."""
+    from ...features.mcp import McpConfigError, from_mapping
+
+    try:
+        return from_mapping({"mcpServers": servers}, origin=origin)
+    except McpConfigError as exc:
+        raise ValueError(str(exc)) from None
