@@ -283,4 +283,8 @@ async def resume_goal_loop(runtime: RuntimeCore, prompt: str = "",
     if state is None:  # a goal session always saves its goal first: ours is lost, not the model's fault
         return TurnOutcome(FinishReason.INTERNAL_ERROR,
                            detail="this session has no saved goal to resume")
+    if not state.until and not state.checks:  # (its checks kept out of a bundle): nothing could tell success
+        return TurnOutcome(FinishReason.GOAL_NOT_MET,
+                           detail="this goal has no condition and no checks left (a bundle's checks are "
+                                  "not imported): go on with `recursive goal -c PROMPT --check CMD`")
     return await GoalDriver(runtime, state, judge).resume(prompt)

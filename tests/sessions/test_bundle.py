@@ -112,7 +112,7 @@ def test_a_session_moves_to_another_home_and_goes_on_there(tmp_path: Path, works
 
         server.add(write("c.txt", "c\n"), {"text": "done 3"})
         before = len(server.requests)
-        resumed = on(home_b, "resume", "mv1", "next")
+        resumed = on(home_b, "resume", "mv1", "next", "--api-base", server.openai_base_url)  # (the bundle's is not)
         assert resumed.returncode == 0, resumed.stderr
         assert resumed.stdout == "done 3\n"
         assert user_texts(server.requests[before].body) == ["first", "second", "next"]
@@ -307,25 +307,24 @@ def test_bad_arguments_get_one_line(tmp_path: Path, workspace: Path, isolated_ho
     assert "cannot write" in line
 
 
-def test_import_binds_the_recorded_workspace_or_else_the_current_folder(
+def test_import_binds_the_current_folder_never_the_one_the_bundle_names(
         tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     scripted_session(isolated_home, workspace, tmp_path)
     bundle = export(isolated_home, tmp_path)
-    same = on(tmp_path / "b", "sessions", "import", str(bundle), cwd=tmp_path)
-    assert same.returncode == 0 and "note:" not in same.stderr
-    assert on(tmp_path / "b", "sessions", "list", "-C", str(workspace)).stdout.startswith("s1\t")
-
-    shutil.rmtree(workspace)
     here = tmp_path / "elsewhere"
     here.mkdir()
-    moved = on(tmp_path / "c", "sessions", "import", str(bundle), cwd=here)
+    moved = on(tmp_path / "c", "sessions", "import", str(bundle), cwd=here)  # (its own folder exists here)
     assert moved.returncode == 0, moved.stderr
-    assert f"note: the session's workspace {workspace} does not exist here" in moved.stderr
+    assert (f"note: the session is bound to the current folder {here.resolve()} (it was exported from "
+            f"{workspace}; --workspace DIR chooses another)") in moved.stderr
     meta = json.loads((tmp_path / "c" / "sessions" / "s1" / "meta.json").read_text())
     assert meta["workspace"] == str(here.resolve())
     header = json.loads((tmp_path / "c" / "sessions" / "s1" / "transcript.jsonl").read_text().splitlines()[0])
     assert header["workspace"] == str(here.resolve())
     assert on(tmp_path / "c", "checkpoints", "list", "s1").stdout.startswith("1\t")
+    same = on(tmp_path / "b", "sessions", "import", str(bundle), "-C", str(workspace), cwd=here)
+    assert same.returncode == 0 and "bound to the current folder" not in same.stderr
+    assert on(tmp_path / "b", "sessions", "list", "-C", str(workspace)).stdout.startswith("s1\t")
 
 
 def test_a_session_without_checkpoints_travels_too(tmp_path: Path, workspace: Path,

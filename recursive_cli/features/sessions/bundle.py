@@ -30,7 +30,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -97,6 +97,8 @@ class ImportedSession:
     workspace: Path
     refs: int
     replaced: bool
+    dropped: list[str] = field(default_factory=list)  # what quarantine.py kept out, a line each
+    exported_from: str = ""  # the workspace it had where it was exported
 
 
 def export_bundle(home: Path, session_id: str, dest: Path, warn: Warn | None = None) -> None:
@@ -107,8 +109,9 @@ def export_bundle(home: Path, session_id: str, dest: Path, warn: Warn | None = N
 def import_bundle(home: Path, src: Path, workspace: Path | None = None, force: bool = False,
                   warn: Warn | None = None) -> str:
     """Import the bundle `src` into `home`; returns the session id. The session is bound to
-    `workspace`, by default to its own when that folder exists here, else to the cwd. An
-    existing session with that id is refused (SessionExistsError) unless `force`."""
+    `workspace`, by default to the cwd (never the folder the bundle names); what would reach the network, run code or widen
+    permissions is kept out (quarantine.py). An existing session with that id is refused
+    (SessionExistsError) unless `force`."""
     from .bundle_import import unpack_bundle
 
     return unpack_bundle(home, src, workspace, force, warn).session_id

@@ -49,6 +49,7 @@ from .bundle import (
 from .ids import check_session_id
 from .lock import LOCK_FILE, SessionLock, acquire_lock
 from .meta import META_FILE, SessionMeta, fsync_dir, read_meta, write_meta
+from .quarantine import quarantine
 from .records import (
     SessionError,
     SessionExistsError,
@@ -59,6 +60,8 @@ from .records import (
 )
 from .store import SessionStore
 from .writer import TRANSCRIPT_FILE
+
+ROOM_KEPT = 16 << 20  # bytes left free on the disk after an import, at least
 
 
 def unpack_bundle(home: Path, src: Path, workspace: Path | None = None, force: bool = False,
@@ -73,11 +76,11 @@ def unpack_bundle(home: Path, src: Path, workspace: Path | None = None, force: b
             session_id = manifest.session_id
             if store.exists(session_id) and not force:
                 raise SessionExistsError(_exists_message(store, session_id))
-            place = _workspace(manifest, workspace, warn)
+            place = _workspace(workspace)
             temp = _temp_folder(store)
             _extract(src, tar, members, manifest, temp)
         final = store.root / session_id
-        _rebind(src, temp / "session", manifest, place, final)
+        dropped = _rebind(src, temp / "session", manifest, place, final)
         git, refs = _checkpoints(src, home, place, manifest, temp / "checkpoints.bundle")
         with _Placement(store, session_id, temp, force) as placement:
             if git is not None:
@@ -88,7 +91,8 @@ def unpack_bundle(home: Path, src: Path, workspace: Path | None = None, force: b
                     raise SessionError(f"cannot import the checkpoints of session {session_id}: {exc}") from None
             if placement.old_workspace and Path(placement.old_workspace) != place:
                 _forget_refs(home, Path(placement.old_workspace), session_id)
-        return ImportedSession(session_id, final, place, len(refs), placement.replaced)
+        return ImportedSession(session_id, final, place, len(refs), placement.replaced, dropped,
+                               manifest.workspace)
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
@@ -154,25 +158,20 @@ def _exists_message(store: SessionStore, session_id: str) -> str:
             "import with --force to replace it")
 
 
-def _workspace(manifest: BundleManifest, chosen: Path | None, warn: Warn | None) -> Path:
-    """The workspace the session is bound to: `chosen`, else its own when it exists here, else the cwd."""
+def _workspace(chosen: Path | None) -> Path:
+    """The workspace the session is bound to: `chosen`, else the folder the user is in. Never
+    the folder the manifest names: a bundle does not choose which of the importer's folders
+    its agent works in."""
     if chosen is not None:
         path = chosen.expanduser()
         if not path.is_dir():
             raise SessionError(f"workspace {chosen} is not a folder")
         return path.resolve()
-    recorded = Path(manifest.workspace)
-    if recorded.is_absolute() and recorded.is_dir():
-        return recorded.resolve()
     try:
-        here = Path.cwd().resolve()
+        return Path.cwd().resolve()
     except OSError as exc:
-        raise SessionError(f"the session's workspace {manifest.workspace} does not exist here and "
-                           f"the current folder is gone ({exc.strerror}); name one with --workspace") from None
-    if warn:
-        warn(f"the session's workspace {manifest.workspace} does not exist here; the session is "
-             f"bound to {here} (--workspace DIR chooses another)")
-    return here
+        raise SessionError(f"the current folder is gone ({exc.strerror}); name the session's workspace "
+                           "with --workspace") from None
 
 
 def _temp_folder(store: SessionStore) -> Path:
@@ -189,6 +188,7 @@ def _extract(src: Path, tar: tarfile.TarFile, members: Iterator[tarfile.TarInfo]
              manifest: BundleManifest, temp: Path) -> None:
     """Unpack the session folder into `temp/session` and the checkpoints into
     `temp/checkpoints.bundle`, checking each file against the manifest."""
+    _check_room(src, manifest, temp)
     staged = temp / "session"
     _mkdir(staged)
     found: dict[str, BundleFile] = {}
@@ -209,7 +209,12 @@ def _extract(src: Path, tar: tarfile.TarFile, members: Iterator[tarfile.TarInfo]
         handle = tar.extractfile(member) if member.isfile() else None
         if handle is None:
             raise BundleError(f"{src} holds {member.name}, which is not a regular file")
-        entry = _copy(handle, target)
+        expected = manifest.checkpoints if key == CHECKPOINTS else manifest.files.get(key)
+        if expected is None or member.size != expected.size:
+            what = "its checkpoints" if key == CHECKPOINTS else f"session file {key}"
+            raise BundleError(f"{src} is damaged: {what} "
+                              + ("is not in its manifest" if expected is None else "differs from its manifest"))
+        entry = _copy(handle, target, expected.size)
         if key == CHECKPOINTS:
             checkpoints = entry
         else:
@@ -225,6 +230,23 @@ def _extract(src: Path, tar: tarfile.TarFile, members: Iterator[tarfile.TarInfo]
     for needed in (META_FILE, TRANSCRIPT_FILE):
         if needed not in found:
             raise BundleError(f"{src} holds no {needed} for session {manifest.session_id}")
+
+
+def _check_room(src: Path, manifest: BundleManifest, temp: Path) -> None:
+    """Refuse a bundle whose files would not fit on the disk, before writing any of them."""
+    needed = sum(entry.size for entry in manifest.files.values())
+    needed += manifest.checkpoints.size if manifest.checkpoints else 0
+    try:
+        free = shutil.disk_usage(temp).free
+    except OSError:
+        return
+    if needed + ROOM_KEPT > free:
+        raise SessionWriteError(f"cannot import {src}: its files take {_size(needed)} and {temp.parent} has "
+                                f"{_size(free)} free")
+
+
+def _size(count: int) -> str:
+    return f"{count / (1 << 20):.1f} MiB" if count >= 1 << 20 else f"{count} bytes"
 
 
 def _safe_path(src: Path, relative: str) -> str:
@@ -243,8 +265,9 @@ def _mkdir(path: Path) -> None:
         raise SessionWriteError(f"cannot create {path}: {exc.strerror or exc}") from None
 
 
-def _copy(source: IO[bytes], target: Path) -> BundleFile:
-    """Copy a member to a new file, returning its size and hash (read errors propagate)."""
+def _copy(source: IO[bytes], target: Path, limit: int) -> BundleFile:
+    """Copy a member to a new file, returning its size and hash (read errors propagate); no
+    more than `limit` bytes (its manifest's size) are written: one more is a damaged bundle."""
     _mkdir(target.parent)
     digest, size = hashlib.sha256(), 0
     try:
@@ -255,6 +278,8 @@ def _copy(source: IO[bytes], target: Path) -> BundleFile:
         while chunk := source.read(CHUNK):
             digest.update(chunk)
             size += len(chunk)
+            if size > limit:
+                break
             _write(out, chunk, target)
         _write(out, b"", target)  # (flushed here: a failure to write is ours, not the bundle's)
     return BundleFile(size=size, sha256=digest.hexdigest())
@@ -269,9 +294,10 @@ def _write(out: IO[bytes], chunk: bytes, target: Path) -> None:
         raise SessionWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
-def _rebind(src: Path, folder: Path, manifest: BundleManifest, workspace: Path, final: Path) -> None:
+def _rebind(src: Path, folder: Path, manifest: BundleManifest, workspace: Path, final: Path) -> list[str]:
     """Point the unpacked session at its new workspace (meta.json and the transcript's header)
-    and its saved state's paths at its new folder."""
+    and its saved state's paths at its new folder; keep out what would run or reach the
+    network (quarantine.py). Returns what was kept out, a line each."""
     try:
         meta = read_meta(folder)
     except SessionSchemaError:
@@ -284,11 +310,13 @@ def _rebind(src: Path, folder: Path, manifest: BundleManifest, workspace: Path, 
     meta.workspace = str(workspace)
     if manifest.folder:
         meta.state = _rebased(meta.state, manifest.folder.rstrip("/") + "/", str(final) + "/")
+    dropped = quarantine(meta, str(src), final)
     try:
         write_meta(folder, meta)
         _rewrite_header(src, folder / TRANSCRIPT_FILE, meta)
     except OSError as exc:
         raise SessionWriteError(f"cannot write the imported session: {exc.strerror or exc}") from None
+    return dropped
 
 
 def _rebased(value: Any, old: str, new: str) -> Any:

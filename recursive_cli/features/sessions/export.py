@@ -95,6 +95,9 @@ def render_conversation(loaded: LoadedSession) -> str:
     lines = [f"session {meta.id} · {meta.mode} · {meta.model} · {meta.status} · "
              f"{loaded.turns} turns · {meta.workspace}"]
     lines += [f"warning: {warning}" for warning in loaded.warnings]
+    if meta.imported is not None:
+        lines.append(f"imported from {meta.imported.source} at {meta.imported.at}")
+        lines += [f"  kept out: {line}" for line in meta.imported.dropped]
     current = 0
     for turn, message in _turns(loaded):
         if turn != current:

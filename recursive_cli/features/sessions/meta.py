@@ -30,6 +30,15 @@ class SessionBudgets(BaseModel):
     max_duration: float | None = None
 
 
+class ImportRecord(BaseModel):
+    """Where an imported session came from, and what `sessions import` kept out of it
+    (features/sessions/quarantine.py): `resume` takes those settings from the importer."""
+
+    source: str = ""  # the bundle file, as given
+    at: str = ""
+    dropped: list[str] = []  # one line per setting taken out
+
+
 class SessionMeta(BaseModel):
     """Everything about a session except its conversation."""
 
@@ -60,6 +69,7 @@ class SessionMeta(BaseModel):
     title: str = ""
     finish_reason: str | None = None
     state: dict[str, Any] = {}
+    imported: ImportRecord | None = None  # set by `sessions import`
 
 
 class FirstPrompt(RootModel[str]):

@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...core.settings import LoadedSettings, Settings
+from ...core.settings import ENV_VARS, LoadedSettings, Settings
 from .meta import SessionMeta
 from .records import SessionNotFoundError
 from .store import SessionStore
 
 RESTORED = ("model", "provider", "api_base", "workspace", "permission_mode", "allow", "deny",
             "max_cost", "max_steps", "script")
+# What `sessions import` keeps out of a bundle (quarantine.py): never the bundle's, even should
+# its meta.json be edited after the import.
+IMPORTER_CHOOSES = ("api_base", "script", "permission_mode", "allow", "max_cost", "max_steps")
 
 
 def pick_session(store: SessionStore, ref: str | None, workspace: Path) -> str:
@@ -35,26 +38,43 @@ def saved_values(meta: SessionMeta) -> dict[str, Any]:
 
 
 def restore_settings(loaded: LoadedSettings, meta: SessionMeta) -> tuple[Settings, list[str]]:
-    """The session's saved settings, overridden only by flags given now; notes say what changed."""
+    """The session's saved settings, overridden only by flags given now (and, for the api
+    base, by the environment: the user's own variables choose where their key goes); notes
+    say what changed. An imported session takes what its import kept out from the user."""
     current = loaded.settings
     saved = saved_values(meta)
     values: dict[str, Any] = {}
     notes: list[str] = []
-    for key in RESTORED:
-        given = loaded.sources.get(key) == "flag" or saved[key] in ("", None) and key != "max_cost"
-        now = getattr(current, key)
-        if given and now != saved[key]:
-            notes.append(_override_note(key, saved[key], now))
-        values[key] = now if given else saved[key]
+    for key in RESTORED:  # (provider before api_base: the base variable read is the provider's)
+        source, now = _given(loaded, key, values.get("provider"))
+        unset = saved[key] in ("", None) and key != "max_cost"
+        if source and not unset and now != saved[key]:
+            notes.append(_override_note(key, saved[key], now, source))
+        ours = bool(source) or unset or meta.imported is not None and key in IMPORTER_CHOOSES
+        values[key] = now if ours else saved[key]
     values["api_key"] = loaded.api_key_for(values["provider"])
     return current.model_copy(update=values), notes
 
 
-def _override_note(key: str, old: Any, new: Any) -> str:
-    flag = "--" + key.replace("_", "-")
+def _given(loaded: LoadedSettings, key: str, provider: str | None) -> tuple[str, Any]:
+    """Where the user gave `key` now ("" when not by a flag, nor for the api base by an
+    environment variable) and its value now."""
+    source = loaded.sources.get(key, "")
+    now = getattr(loaded.settings, key)
+    if source == "flag" or key == "api_base" and source == f"env {ENV_VARS['api_base']}":
+        return source, now
+    if key == "api_base":  # OPENAI_BASE_URL or ANTHROPIC_BASE_URL: the session's provider's
+        var = "ANTHROPIC_BASE_URL" if provider == "anthropic" else "OPENAI_BASE_URL"
+        value = loaded.env.get(var)
+        return (f"env {var}", value) if value else ("", now)
+    return "", now
+
+
+def _override_note(key: str, old: Any, new: Any, source: str = "flag") -> str:
+    given = "--" + key.replace("_", "-") if source == "flag" else source.removeprefix("env ")
     if key in ("permission_mode", "allow", "deny"):
-        return f"note: {flag} given: permissions change from {_show(old)} to {_show(new)} for this session"
-    return f"note: {flag} overrides the session's {_show(old)} with {_show(new)}"
+        return f"note: {given} given: permissions change from {_show(old)} to {_show(new)} for this session"
+    return f"note: {given} overrides the session's {_show(old)} with {_show(new)}"
 
 
 def _show(value: Any) -> str:

@@ -163,10 +163,14 @@ def sessions_export(
 """)
 def sessions_import(
     bundle: Annotated[str, typer.Argument(metavar="FILE", help="A bundle written by `sessions export --bundle` (- for stdin).")],
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Bind the session to this workspace (default: its own if that folder exists here, else the current one).")] = None,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Bind the session to this workspace (default: the current folder, never the one the bundle names).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a session with the same id.")] = False,
 ) -> None:
-    """Make an exported session resumable here, its checkpoints included; prints its id."""
+    """Make an exported session resumable here, its checkpoints included; prints its id.
+
+    A bundle is someone else's data: its api base, scripted replies, MCP servers, goal checks,
+    permission mode, allow rules and budgets are kept out (each named on stderr); resuming it
+    uses yours."""
     from .sessions_cmd import import_command
 
     raise typer.Exit(import_command(bundle, workspace, force))

@@ -133,6 +133,8 @@ def saved_mcp(session: LoadedSession) -> McpState | None:
 
     from ...features.mcp import McpState
 
+    if session.meta.imported is not None:  # a bundle's servers are commands: never started (quarantine.py)
+        return None
     try:
         saved = McpState.model_validate(session.meta.state.get(McpState.key) or {})
     except ValidationError:

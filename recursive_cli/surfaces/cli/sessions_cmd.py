@@ -183,6 +183,11 @@ def import_command(src: str, workspace: Path | None, force: bool) -> int:
     action = "replaced" if imported.replaced else "imported"
     sys.stderr.write(f"{action} session {imported.session_id} (workspace {imported.workspace}; "
                      f"{checkpoints})\n")
+    if workspace is None and imported.exported_from != str(imported.workspace):
+        _note(f"the session is bound to the current folder {imported.workspace} (it was exported from "
+              f"{imported.exported_from}; --workspace DIR chooses another)")
+    for line in imported.dropped:  # (a bundle is someone else's data: say what was kept out)
+        _note(f"kept out of the bundle: {line}")
     sys.stdout.write(imported.session_id + "\n")
     return 0
 
