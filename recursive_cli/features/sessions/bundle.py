@@ -107,14 +107,15 @@ def export_bundle(home: Path, session_id: str, dest: Path, warn: Warn | None = N
 
 
 def import_bundle(home: Path, src: Path, workspace: Path | None = None, force: bool = False,
-                  warn: Warn | None = None) -> str:
+                  warn: Warn | None = None, *, own: bool = False) -> str:
     """Import the bundle `src` into `home`; returns the session id. The session is bound to
     `workspace`, by default to the cwd (never the folder the bundle names); what would reach the network, run code or widen
     permissions is kept out (quarantine.py). An existing session with that id is refused
-    (SessionExistsError) unless `force`."""
+    (SessionExistsError) unless `force`. `own`: a bundle the user's own fleet made of its own
+    task's session; its settings are kept."""
     from .bundle_import import unpack_bundle
 
-    return unpack_bundle(home, src, workspace, force, warn).session_id
+    return unpack_bundle(home, src, workspace, force, warn, own=own).session_id
 
 
 # -- export ------------------------------------------------------------------------------------

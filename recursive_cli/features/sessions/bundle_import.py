@@ -65,8 +65,10 @@ ROOM_KEPT = 16 << 20  # bytes left free on the disk after an import, at least
 
 
 def unpack_bundle(home: Path, src: Path, workspace: Path | None = None, force: bool = False,
-                  warn: Warn | None = None) -> ImportedSession:
-    """`import_bundle`, returning what was imported."""
+                  warn: Warn | None = None, *, own: bool = False) -> ImportedSession:
+    """`import_bundle`, returning what was imported. `own`: a bundle this user's own fleet
+    made of its own task's session (surfaces/fleet), whose settings are kept; any other
+    bundle is someone else's data (quarantine.py)."""
     store = SessionStore(home)
     temp: Path | None = None
     try:
@@ -80,7 +82,7 @@ def unpack_bundle(home: Path, src: Path, workspace: Path | None = None, force: b
             temp = _temp_folder(store)
             _extract(src, tar, members, manifest, temp)
         final = store.root / session_id
-        dropped = _rebind(src, temp / "session", manifest, place, final)
+        dropped = _rebind(src, temp / "session", manifest, place, final, own)
         git, refs = _checkpoints(src, home, place, manifest, temp / "checkpoints.bundle")
         with _Placement(store, session_id, temp, force) as placement:
             if git is not None:
@@ -294,7 +296,8 @@ def _write(out: IO[bytes], chunk: bytes, target: Path) -> None:
         raise SessionWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
 
 
-def _rebind(src: Path, folder: Path, manifest: BundleManifest, workspace: Path, final: Path) -> list[str]:
+def _rebind(src: Path, folder: Path, manifest: BundleManifest, workspace: Path, final: Path,
+            own: bool) -> list[str]:
     """Point the unpacked session at its new workspace (meta.json and the transcript's header)
     and its saved state's paths at its new folder; keep out what would run or reach the
     network (quarantine.py). Returns what was kept out, a line each."""
@@ -310,7 +313,7 @@ def _rebind(src: Path, folder: Path, manifest: BundleManifest, workspace: Path, 
     meta.workspace = str(workspace)
     if manifest.folder:
         meta.state = _rebased(meta.state, manifest.folder.rstrip("/") + "/", str(final) + "/")
-    dropped = quarantine(meta, str(src), final)
+    dropped = [] if own else quarantine(meta, str(src), final)
     try:
         write_meta(folder, meta)
         _rewrite_header(src, folder / TRANSCRIPT_FILE, meta)

@@ -43,7 +43,7 @@ def import_bytes(home: Path, data: bytes, workspace: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="recursive-bundle-") as scratch:
         src = Path(scratch) / "session.bundle"
         src.write_bytes(data)
-        return import_bundle(home, src, workspace=workspace, force=True)
+        return import_bundle(home, src, workspace=workspace, force=True, own=True)  # (this fleet's own bundle)
 
 
 def _snapshot(home: Path, folder: Path, scratch_home: Path) -> Path:
