@@ -54,15 +54,15 @@ end
 function __recursive_value_options --description 'Print the options of PATH that take a value'
     switch $argv[1]
         case run resume
-            printf '%s\n' -- --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case tools "mcp list" "mcp get"
-            printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case loop
-            printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case goal
-            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case chat "config show"
-            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case "sessions list" "sessions import" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
@@ -72,7 +72,7 @@ function __recursive_value_options --description 'Print the options of PATH that
         case "checkpoints restore"
             printf '%s\n' -- --turn
         case "hooks list"
-            printf '%s\n' -- --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script
+            printf '%s\n' -- --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case "fleet run"
             printf '%s\n' -- --results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --system-prompt --append-system-prompt --add-dir --script -o --output-format
         case "fleet resume"
@@ -151,6 +151,11 @@ complete -c recursive -n '__recursive_at run resume tools loop goal chat "config
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l sandbox -x -a 'read-only workspace-write off' -d 'What the agent\'s commands may write: read-only, workspace-write or off (default: read-only in read-only mode, else workspace-write).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l sandbox-network -d 'Let the agent\'s commands reach the network (loopback included).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l trust-workspace -d 'Let this workspace\'s own hooks, MCP servers and config take effect for this run (see `recursive trust`).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l bare -d 'A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l strict-config -d 'Fail on an unknown key in a config file.'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
 complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'

@@ -12,10 +12,12 @@ from typing import Literal, get_args
 ProviderName = Literal["openai", "anthropic", "scripted"]
 OutputFormat = Literal["text", "json", "stream-json"]
 PermissionMode = Literal["auto", "accept-edits", "read-only", "ask"]
+SandboxMode = Literal["read-only", "workspace-write", "off"]
 
 PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
+SANDBOX_MODES: tuple[SandboxMode, ...] = get_args(SandboxMode)
 
 
 def spelled_out(values: tuple[str, ...], quote: str = "") -> str:

@@ -23,9 +23,11 @@ from .choices import (  # noqa: F401 (re-exported)
     OUTPUT_FORMATS,
     PERMISSION_MODES,
     PROVIDERS,
+    SANDBOX_MODES,
     OutputFormat,
     PermissionMode,
     ProviderName,
+    SandboxMode,
     spelled_out,
 )
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
@@ -43,6 +45,8 @@ ENV_VARS = {
     "max_steps": "RECURSIVE_MAX_STEPS",
     "script": "RECURSIVE_SCRIPT",
     "mcp_timeout": "RECURSIVE_MCP_TIMEOUT",
+    "sandbox": "RECURSIVE_SANDBOX",
+    "trust_workspace": "RECURSIVE_TRUST_WORKSPACE",
 }
 
 
@@ -90,7 +94,20 @@ class Settings(BaseModel):
     shell_timeout: float = Field(default=120.0, gt=0)
     mcp_timeout: float | None = Field(default=None, gt=0)  # None: Claude's MCP_TIMEOUT, else 30 s (features/mcp)
     allow_private_network: bool = False
+    sandbox: SandboxMode | None = None  # None: by the permission mode (`sandbox_mode`)
+    sandbox_network: bool = False  # commands may reach the network (loopback included)
+    trust_workspace: bool = False  # the workspace's own hooks, servers and config count (features/trust)
+    bare: bool = False  # no user or workspace config, hooks, servers, memory or context files
+    strict_config: bool = False  # an unknown config key is an error, not ignored
     prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
+
+    @property
+    def sandbox_mode(self) -> SandboxMode:
+        """The sandbox in force: the chosen one, else `read-only` in read-only mode and
+        `workspace-write` in every other."""
+        if self.sandbox is not None:
+            return self.sandbox
+        return "read-only" if self.permission_mode == "read-only" else "workspace-write"
 
     @property
     def effective_model(self) -> str:

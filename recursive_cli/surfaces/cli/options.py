@@ -15,7 +15,7 @@ from typing import Annotated, Any, Optional, cast
 import typer
 
 from ...core import wording
-from ...core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, spelled_out
+from ...core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, spelled_out
 from ...core.slotted import Slotted
 from .usage import BadValue
 
@@ -39,6 +39,7 @@ def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
 ProviderName = _choice_enum("ProviderName", PROVIDERS)
 OutputFormat = _choice_enum("OutputFormat", OUTPUT_FORMATS)
 PermissionMode = _choice_enum("PermissionMode", PERMISSION_MODES)
+SandboxMode = _choice_enum("SandboxMode", SANDBOX_MODES)
 _PROVIDERS_HELP = spelled_out(tuple(p + " (any compatible server)" if p == "openai" else p for p in PROVIDERS))
 
 
@@ -47,7 +48,8 @@ class CommonOptions(Slotted):
 
     __slots__ = ("model", "provider", "api_base", "workspace", "add_dir", "max_steps", "max_cost", "max_duration",
                  "output_format", "session_id", "no_session", "no_checkpoints", "permission_mode", "allow", "deny",
-                 "system_prompt", "append_system_prompt", "no_stream", "quiet", "verbose", "script")
+                 "system_prompt", "append_system_prompt", "no_stream", "quiet", "verbose", "script", "sandbox",
+                 "sandbox_network", "trust_workspace", "bare", "strict_config")
     model: Optional[str]
     provider: Optional[enum.Enum]  # a ProviderName
     api_base: Optional[str]
@@ -69,6 +71,11 @@ class CommonOptions(Slotted):
     quiet: bool
     verbose: bool
     script: Optional[Path]
+    sandbox: Optional[enum.Enum]  # a SandboxMode
+    sandbox_network: bool
+    trust_workspace: bool
+    bare: bool
+    strict_config: bool
 
     def __init__(self, model: Optional[str] = None, provider: Optional[enum.Enum] = None,
                  api_base: Optional[str] = None, workspace: Optional[Path] = None,
@@ -79,7 +86,9 @@ class CommonOptions(Slotted):
                  allow: Optional[list[str]] = None, deny: Optional[list[str]] = None,
                  system_prompt: Optional[str] = None, append_system_prompt: Optional[str] = None,
                  no_stream: bool = False, quiet: bool = False, verbose: bool = False,
-                 script: Optional[Path] = None) -> None:
+                 script: Optional[Path] = None, sandbox: Optional[enum.Enum] = None,
+                 sandbox_network: bool = False, trust_workspace: bool = False, bare: bool = False,
+                 strict_config: bool = False) -> None:
         self.model = model
         self.provider = provider
         self.api_base = api_base
@@ -101,6 +110,11 @@ class CommonOptions(Slotted):
         self.quiet = quiet
         self.verbose = verbose
         self.script = script
+        self.sandbox = sandbox
+        self.sandbox_network = sandbox_network
+        self.trust_workspace = trust_workspace
+        self.bare = bare
+        self.strict_config = strict_config
 
     def as_flags(self) -> dict[str, Any]:
         """Values for `load_settings`, enums turned into their strings."""
@@ -169,6 +183,11 @@ _OPTIONS: dict[str, Any] = {
     "quiet": Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)],
     "verbose": Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)],
     "script": Annotated[Optional[Path], typer.Option("--script", metavar="FILE", help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
+    "sandbox": Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the agent's commands may write: " + spelled_out(SANDBOX_MODES) + " (default: read-only in read-only mode, else workspace-write).", rich_help_panel=SAFETY, show_default=False)],
+    "sandbox_network": Annotated[bool, typer.Option("--sandbox-network", help="Let the agent's commands reach the network (loopback included).", rich_help_panel=SAFETY)],
+    "trust_workspace": Annotated[bool, typer.Option("--trust-workspace", help="Let this workspace's own hooks, MCP servers and config take effect for this run (see `recursive trust`).", rich_help_panel=SAFETY)],
+    "bare": Annotated[bool, typer.Option("--bare", help="A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.", rich_help_panel=SAFETY)],
+    "strict_config": Annotated[bool, typer.Option("--strict-config", help="Fail on an unknown key in a config file.", rich_help_panel=SAFETY)],
 }
 _DEFAULTS = _defaults(CommonOptions)
 
