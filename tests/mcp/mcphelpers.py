@@ -25,12 +25,22 @@ LAUNCHER = Path(__file__).with_name("demo_launch.py")
 ZYGOTE = Path(__file__).with_name("demo_zygote.py")
 
 
-def demo_entry(*extra: str, direct: bool = False) -> dict[str, Any]:
+DEMO_VARIABLES = ("DEMO_DIR", "DEMO_ZYGOTE")  # (a server gets only what its entry's `env` gives it)
+
+
+def demo_entry(*extra: str, direct: bool = False, env: dict[str, str] | None = None) -> dict[str, Any]:
     """The `.mcp.json` entry that runs the demo server over stdio: through the launcher, or with
-    `direct`, as `python demo_server.py` (the SDK imported in that very process)."""
+    `direct`, as `python demo_server.py` (the SDK imported in that very process); its `env`
+    passes $DEMO_DIR and $DEMO_ZYGOTE on, and `env`."""
+    given = {**{name: f"${{{name}:-}}" for name in DEMO_VARIABLES}, **(env or {})}
     if direct:
-        return {"command": sys.executable, "args": [str(SERVER), *extra]}
-    return {"command": sys.executable, "args": ["-S", "-I", str(LAUNCHER), *extra]}
+        return {"command": sys.executable, "args": [str(SERVER), *extra], "env": given}
+    return {"command": sys.executable, "args": ["-S", "-I", str(LAUNCHER), *extra], "env": given}
+
+
+def demo_env() -> dict[str, str]:
+    """$DEMO_DIR and $DEMO_ZYGOTE as they are set now, for a server started without a config."""
+    return {name: os.environ[name] for name in DEMO_VARIABLES if name in os.environ}
 
 
 def zygote() -> Iterator[str]:

@@ -148,14 +148,14 @@ def test_allow_glob_lets_a_servers_tools_through_a_strict_mode(workspace: Path, 
 def test_variables_are_expanded_in_the_servers_env(workspace: Path, demo_dir: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEMO_TOKEN", "t0ken")
-    entry = {**demo_entry(), "env": {"GREETING": "${DEMO_TOKEN}-${DEMO_MISSING:-fallback}"}}
+    entry = demo_entry(env={"GREETING": "${DEMO_TOKEN}-${DEMO_MISSING:-fallback}"})
     result, lines = run(workspace, [{"tool_calls": [call("mcp__demo__env", name="GREETING")]}, {"text": "ok"}],
                         config=servers_json(demo=entry))
     assert tool_results(lines)[0]["content"] == "t0ken-fallback"
 
 
 def test_a_missing_variable_fails_that_server_alone(workspace: Path, demo_dir: Path) -> None:
-    entry = {**demo_entry(), "env": {"TOKEN": "${DEMO_SURELY_UNSET_VAR}"}}
+    entry = demo_entry(env={"TOKEN": "${DEMO_SURELY_UNSET_VAR}"})
     result, lines = run(workspace, [{"text": "ok"}], config=servers_json(needs=entry, demo=demo_entry()))
     assert result.returncode == 0
     assert ("warning: MCP server 'needs' failed to start: environment variable DEMO_SURELY_UNSET_VAR is not set"

@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 
 import pytest
 from clitools import alive, wait_gone
-from mcphelpers import command_or_skip, demo_entry
+from mcphelpers import command_or_skip, demo_entry, demo_env
 
-from recursive_cli.features.mcp import rpc, stdio
+from recursive_cli.features.mcp import logfile, rpc, stdio
 from recursive_cli.features.mcp.client import McpCallError, McpConnection
 from recursive_cli.features.mcp.config import ServerEntry, StdioServer
 from recursive_cli.features.mcp.models import call_result, tools_page
@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 
 def connection(command: str, *args: str, env: dict[str, str] | None = None, timeout: float = 30) -> McpConnection:
-    spec = StdioServer(command, tuple(args), tuple((env or {}).items()))
+    spec = StdioServer(command, tuple(args), tuple({**demo_env(), **(env or {})}.items()))
     log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (closed with the test's process)
     return McpConnection(ServerEntry("s", spec, "test"), workspace=Path.cwd(), log=log, start_timeout=timeout)
 
@@ -134,7 +134,7 @@ def test_a_line_past_the_cap_ends_the_connection_not_our_memory(tmp_path: Path,
 
 def test_a_chatty_stderr_is_kept_up_to_the_cap_and_the_server_still_answers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stdio, "LOG_CAP", 1 << 16)  # (4 MiB of stderr, 64 KiB kept)
+    monkeypatch.setattr(logfile, "LOG_CAP", 1 << 16)  # (4 MiB of stderr, 64 KiB kept)
     conn = connection(sys.executable, "-I", str(RAW), str(tmp_path / "r.jsonl"), env={"RAW_STDERR": "4"})
 
     async def body() -> Any:
@@ -148,7 +148,7 @@ def test_a_chatty_stderr_is_kept_up_to_the_cap_and_the_server_still_answers(
     assert to_result(run(body)).content == "still answering"
     log = log_text(conn)
     assert len(log) < (1 << 16) + 200 and log.count("e" * 1023) >= 60
-    assert "(stderr past 0.0625 MiB is not kept)" in log
+    assert "(the log is full at 0.0625 MiB: the server's stderr and notices past it are not kept)" in log
 
 
 def test_a_revision_we_do_not_speak_fails_the_server_and_stops_it(tmp_path: Path) -> None:

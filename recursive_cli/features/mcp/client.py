@@ -2,9 +2,12 @@
 (http.py), the JSON-RPC of each in rpc.py; its tools, calls and resources as our typed values
 (models.py). (The official `mcp` SDK is the tests' oracle, not a part of `recursive`.)
 
-A stdio server runs in its own session (process group) with the environment of `recursive`
-plus its entry's `env`; its stderr goes to `log`, never to the terminal (the server's log
-notices too, for every transport).
+A stdio server runs in its own session (process group) with HOME, LOGNAME, PATH, SHELL, TERM
+and USER of our environment plus its entry's `env` (stdio.py); its stderr goes to `log`, never
+to the terminal (the server's log notices too, for every transport). The tools it lists are
+screened (tools.py: `screen`), those left out named in `left_out`. A server the session cuts
+off (it would not read our answers: rpc.py) is failed for the rest of the run: stopped, its
+calls errors, `on_failed` told.
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ from .models import (
     resources_page,
     tools_page,
 )
-from .rpc import ConnectionClosed, RpcError, RpcPeer
+from .rpc import ConnectionClosed, CutOff, RpcError, RpcPeer
 from .sdk_peer import NO_CLIENT, SdkChannel, SdkPeer
 from .stdio import StdioSession
+from .tools import screen
 
 CLIENT_NAME = "recursive"
 _PAGE_CAP = 50  # list pages read at most (a server whose cursor never ends cannot hang us)
@@ -65,6 +69,7 @@ class McpConnection:
         self.status = "pending"
         self.error = ""
         self.tools: list[ServerTool] = []
+        self.left_out: list[str] = []  # a line for each tool it lists that is not offered (`screen`)
         self.prompts: list[ServerPrompt] = []
         self.server_info: dict[str, str] = {}  # name and version, as it introduced itself
         self.has_resources = False
@@ -74,6 +79,9 @@ class McpConnection:
         self._start_timeout = start_timeout
         self._session: RpcPeer | None = None
         self.on_tools_changed: Callable[[McpConnection], None] | None = None  # after a new listing
+        self.on_failed: Callable[[McpConnection], None] | None = None  # cut off while connected
+        self._stopping: asyncio.Future[None] | None = None
+        self._cut: CutOff | None = None  # why the session cut the server off, if it did
         self._relisting: asyncio.Future[None] | None = None
         self._relist_again = False
 
@@ -92,8 +100,11 @@ class McpConnection:
             return
         self._session, self.pid = session, session.pid
         session.roots = [{"uri": root.resolve().as_uri(), "name": root.name or str(root)} for root in self._roots]
+        session.on_cut_off = self._cut_off
         try:
             await asyncio.wait_for(self._handshake(session), self._start_timeout)
+            if self._cut is not None:  # (between two of the handshake's requests)
+                raise self._cut
         except asyncio.TimeoutError:
             await self.close(graceful=False)
             self._fail(f"did not start within {self._start_timeout:g} s")
@@ -111,14 +122,14 @@ class McpConnection:
             return SdkPeer(spec.name, self._sdk_channel, self._log)
         if isinstance(spec, StdioServer):
             cwd = Path(spec.cwd).expanduser() if spec.cwd else self._workspace
-            return await StdioSession.spawn(spec.command, list(spec.args), env={**os.environ, **dict(spec.env)},
+            return await StdioSession.spawn(spec.command, list(spec.args), env=dict(spec.env),
                                             cwd=self._workspace / cwd, log=self._log)
         return SseSession(spec, self._log) if spec.transport == "sse" else HttpSession(spec, self._log)
 
     async def _handshake(self, session: RpcPeer) -> None:
         await session.initialize(CLIENT_NAME, _version())
         self.server_info = session.server_info
-        self.tools = await _all_pages(session, "tools/list", tools_page)
+        self.tools, self.left_out = screen(await _all_pages(session, "tools/list", tools_page))
         self.has_resources = isinstance(session.capabilities.get("resources"), dict)
         if isinstance(session.capabilities.get("prompts"), dict):
             try:
@@ -126,6 +137,17 @@ class McpConnection:
             except (RpcError, ProtocolError) as exc:  # its tools still count
                 log_cause(f"MCP server {self.name}: listing its prompts failed", exc)
         session.on_tools_changed = self._tools_changed
+
+    def _cut_off(self, error: CutOff) -> None:
+        """(The session cut the server off.) Starting, its start fails; connected, it is failed
+        for the rest of the run, and stopped."""
+        self._cut = error
+        if self.status != "connected":
+            return
+        self._fail(str(error))
+        self._stopping = asyncio.ensure_future(self.close(graceful=False))
+        if self.on_failed is not None:
+            self.on_failed(self)
 
     def _tools_changed(self) -> None:
         """(The server said its tools changed.) List them again, once at a time: a change
@@ -142,10 +164,11 @@ class McpConnection:
             if session is None or self.status != "connected":
                 return
             try:
-                tools = await asyncio.wait_for(_all_pages(session, "tools/list", tools_page), self._start_timeout)
+                listed = await asyncio.wait_for(_all_pages(session, "tools/list", tools_page), self._start_timeout)
             except Exception as exc:  # the tools stay as they were
                 log_cause(f"MCP server {self.name}: listing its changed tools failed", exc)
                 return
+            tools, self.left_out = screen(listed)
             if tools != self.tools:
                 self.tools = tools
                 if self.on_tools_changed is not None:
@@ -216,6 +239,8 @@ class McpConnection:
             self._relisting.cancel()
         session, self._session = self._session, None
         if session is None:
+            if self._stopping is not None and not self._stopping.done():
+                await asyncio.wait({self._stopping})  # (a cut-off server being stopped)
             return
         with contextlib.suppress(Exception):
             await session.close(graceful)
@@ -230,7 +255,7 @@ class McpConnection:
     def _fail(self, reason: str) -> None:
         self.status, self.error = "failed", reason
         tail = log_tail(self._log)
-        if tail and tail not in reason:
+        if tail and tail not in reason and reason not in tail:
             self.error = f"{reason} (stderr: {tail})"
 
 

@@ -5,11 +5,13 @@ on every way out.
 it starts every configured server in parallel, each within its start-up timeout, and adds the
 tools of those that connected. The CLI starts them a moment earlier, before the `init` line,
 which lists them with their status (`start`; idempotent). A server that fails to start is
-reported once on stderr and the run goes on without it. A server that dies turns the call it
-was answering into an error result and is restarted once; one that dies while idle is
-restarted before the next call is sent. A server that says its tools changed is listed
-again and the runtime's tools of it become the new list (a call that changed them waits for
-the listing, so the next step sees it). `aclose` stops them all; `kill_now` kills their
+reported once on stderr and the run goes on without it, as is each tool left out (tools.py:
+`screen`) and each name two tools come to (offered from neither). A server that dies turns the
+call it was answering into an error result and is restarted once; one that dies while idle is
+restarted before the next call is sent; one cut off (it would not read our answers) stays
+stopped, said once. A server that says its tools changed is listed again and the runtime's
+tools of it become the new list (a call that changed them waits for the listing, so the next
+step sees it). `aclose` stops them all; `kill_now` kills their
 process groups at once, for a process about to `os._exit`, and runs at interpreter exit too.
 """
 
@@ -28,9 +30,19 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ...tools.base import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
 from .config import HttpServer, McpConfig, McpState, SdkServer, ServerEntry, StdioServer, call_timeout
-from .models import Resource, ServerPrompt
+from .models import Resource, ServerPrompt, ServerTool
 from .sdk_peer import SdkChannel
-from .tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool, block_text, resource_text, to_result, tool_name
+from .tools import (
+    ListMcpResourcesTool,
+    McpTool,
+    ReadMcpResourceTool,
+    block_text,
+    claim_names,
+    resource_text,
+    shown,
+    to_result,
+    tool_name,
+)
 
 if TYPE_CHECKING:
     from ...core.kernel import TurnOutcome
@@ -60,7 +72,9 @@ class McpManager:
         self._added: set[str] = set()
         self._runtime: RuntimeCore | None = None  # the one given the tools (a server's changes go there)
         self.sdk_channel: SdkChannel | None = None  # the Agent SDK client's, for its own servers (sdk_peer.py)
-        self._server_tools: dict[str, set[str]] = {}  # our names of each server's tools it was given
+        self._listed: dict[str, list[ServerTool]] = {}  # each server's tools, as the runtime was given them
+        self._offered: dict[str, McpTool] = {}  # our name → the tool the runtime has of that name
+        self._told: set[str] = set()  # the lines said already (a left-out tool, a clash)
 
     # -- starting ----------------------------------------------------------------------------
 
@@ -93,13 +107,20 @@ class McpManager:
             if connection.status == "failed":
                 self._warn(f"warning: MCP server {connection.name!r} failed to start: {connection.error}; "
                            "going on without it")
+            self._tell_left_out(connection)
+        self._tell_clashes(claim_names({c.name: c.tools for c in self.connections.values()
+                                        if c.status == "connected"})[1])
 
     def _connection(self, entry: ServerEntry) -> McpConnection:
         connection = McpConnection(entry, workspace=self._workspace, log=self._log(entry.name),
                                    start_timeout=self.config.start_timeout, sdk_channel=self.sdk_channel,
                                    roots=self._roots)
         connection.on_tools_changed = self._tools_changed
+        connection.on_failed = self._cut_off
         return connection
+
+    def _cut_off(self, connection: McpConnection) -> None:
+        self._warn(f"warning: MCP server {connection.name!r} was cut off: {connection.error}; going on without it")
 
     def add_servers(self, config: McpConfig) -> bool:
         """More servers to start with the others (a client's `initialize` sends them); a name
@@ -114,11 +135,10 @@ class McpManager:
         self._runtime = runtime
         resources = False
         for connection in self.connections.values():
-            if connection.status != "connected":
-                continue
-            resources = resources or connection.has_resources
-            for tool in connection.tools:
-                self._add(runtime, McpTool(self, connection.name, tool))
+            if connection.status == "connected":
+                self._listed.setdefault(connection.name, connection.tools)
+                resources = resources or connection.has_resources
+        self._offer(runtime)
         if resources:
             self._add(runtime, ListMcpResourcesTool(self))
             self._add(runtime, ReadMcpResourceTool(self))
@@ -127,8 +147,38 @@ class McpManager:
         if tool.name not in self._added:
             self._added.add(tool.name)
             runtime.add_tool(tool)
-            if isinstance(tool, McpTool):
-                self._server_tools.setdefault(tool.server, set()).add(tool.name)
+
+    def _offer(self, runtime: RuntimeCore) -> None:
+        """The runtime's MCP tools become those of `_listed` (by name, `claim_names`): a name
+        two tools come to is taken away from both, never handed from one server to another."""
+        wanted, clashes = claim_names(self._listed)
+        for name, tool in list(self._offered.items()):
+            if wanted.get(name) != (tool.server, tool.source):
+                del self._offered[name]
+                if name not in wanted:
+                    runtime.remove_tool(name)
+        for name, (server, source) in wanted.items():
+            if name not in self._offered:
+                new: Any = McpTool(self, server, source)  # (a Tool, whose name is per object: mypy wants a ClassVar)
+                self._offered[name] = new
+                runtime.add_tool(new)  # (one of that name, if any, is replaced)
+        self._tell_clashes(clashes)
+
+    def _tell_left_out(self, connection: McpConnection) -> None:
+        for line in connection.left_out:
+            self._tell(f"warning: MCP server {connection.name!r}: {line}")
+
+    def _tell_clashes(self, clashes: Mapping[str, list[tuple[str, str]]]) -> None:
+        for name, claimants in clashes.items():
+            who = " and ".join(f"tool {shown(tool)} of server {shown(server)}" for server, tool in claimants)
+            self._tell(f"warning: MCP {who} both come to the name {name}: offered from neither, "
+                       "so that no call goes to the wrong server (rename a server in its config)")
+
+    def _tell(self, line: str) -> None:
+        """Say `line` on stderr once a run."""
+        if line not in self._told:
+            self._told.add(line)
+            self._warn(line)
 
     def _tools_changed(self, connection: McpConnection, quiet: bool = False) -> None:
         """(A server listed new tools.) The runtime's tools of that server become these: new
@@ -136,21 +186,20 @@ class McpManager:
         runtime = self._runtime
         if runtime is None or self.connections.get(connection.name) is not connection:
             return  # (not given to a runtime yet: `add_tools` will take the new list)
-        listed = connection.tools if connection.status == "connected" else []
-        tools: dict[str, Any] = {tool.name: tool for tool in (McpTool(self, connection.name, t)
-                                                              for t in listed)}  # (Tool: see `_add`)
-        had = self._server_tools.get(connection.name, set())
-        added, gone = sorted(set(tools) - had), sorted(had - set(tools))
-        for name in gone:
-            runtime.remove_tool(name)
-            self._added.discard(name)
-        for tool in tools.values():
-            runtime.add_tool(tool)
-            self._added.add(tool.name)
-        self._server_tools[connection.name] = set(tools)
-        change = ", ".join([*(f"+{name}" for name in added), *(f"-{name}" for name in gone)]) or "schemas changed"
+        had, listed = self._offered_by(connection.name), self._listed.get(connection.name, [])
+        self._listed[connection.name] = connection.tools if connection.status == "connected" else []
+        self._tell_left_out(connection)
+        self._offer(runtime)
+        now = self._offered_by(connection.name)
+        added, gone = sorted(now - had), sorted(had - now)
+        same = {tool.name for tool in listed} == {tool.name for tool in self._listed[connection.name]}
+        change = ", ".join([*(f"+{name}" for name in added), *(f"-{name}" for name in gone)]) or (
+            "schemas changed" if same else "no tool offered anew")
         if not quiet:
-            self._warn(f"MCP server {connection.name!r} changed its tools ({change}): {len(tools)} now")
+            self._warn(f"MCP server {connection.name!r} changed its tools ({change}): {len(now)} now")
+
+    def _offered_by(self, server: str) -> set[str]:
+        return {name for name, tool in self._offered.items() if tool.server == server}
 
     async def reconnect(self, server: str, quiet: bool = True) -> McpConnection:
         """Stop `server` and start it again (a restart, the Agent SDKs' `reconnect_mcp_server`);
@@ -292,6 +341,9 @@ class McpManager:
         except McpCallError as exc:
             if not exc.closed:
                 raise McpCallError(f"MCP server {server!r}: {exc}") from None
+            if connection.status != "connected":  # (cut off meanwhile: a restart would only repeat it)
+                raise McpCallError(f"the MCP server {server!r} is not running ({connection.error})",
+                                   closed=True) from None
             note = await self.restart(server, connection, str(exc))
             raise McpCallError(f"the MCP server {server!r} stopped before answering ({exc}); {note}",
                                closed=True) from None
@@ -349,8 +401,12 @@ class McpManager:
     def prompt_commands(self) -> dict[str, tuple[str, ServerPrompt]]:
         """`/mcp__<server>__<prompt>` (as Claude Code names them) → (server, prompt), for the
         prompts of every connected server."""
-        return {"/" + tool_name(c.name, prompt.name): (c.name, prompt) for c in self.connections.values()
-                if c.status == "connected" for prompt in c.prompts}
+        found: dict[str, list[tuple[str, ServerPrompt]]] = {}
+        for connection in self.connections.values():
+            for prompt in connection.prompts if connection.status == "connected" else ():
+                found.setdefault("/" + tool_name(connection.name, prompt.name), []).append((connection.name, prompt))
+        return {name: claimants[0] for name, claimants in found.items()
+                if len(claimants) == 1}  # (a name two prompts come to: neither, as for tools)
 
     async def prompt_text(self, command: str, words: list[str]) -> str:
         """The text of the prompt that `command` names, its arguments filled from `words` in

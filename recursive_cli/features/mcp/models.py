@@ -20,17 +20,18 @@ class ProtocolError(Exception):
 
 
 class ServerTool(FrozenSlotted):
-    """One tool as the server lists it."""
+    """One tool as the server lists it (its input schema as given: tools.py checks it; `{}`
+    when it gives none)."""
 
     __slots__ = ("name", "title", "description", "input_schema", "read_only")
     name: str
     title: str
     description: str
-    input_schema: dict[str, Any]
+    input_schema: Any
     read_only: bool  # its annotations' `readOnlyHint`
 
     def __init__(self, name: str, title: str = "", description: str = "",
-                 input_schema: dict[str, Any] | None = None, read_only: bool = False) -> None:
+                 input_schema: Any = None, read_only: bool = False) -> None:
         init_fields(self, name=name, title=title, description=description,
                     input_schema={} if input_schema is None else input_schema, read_only=read_only)
 
@@ -119,7 +120,7 @@ def tool_from(data: Any) -> ServerTool | None:
     annotations = data.get("annotations")
     read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
     return ServerTool(data["name"], _text(data.get("title")), _text(data.get("description")),
-                      schema if isinstance(schema, dict) else {}, read_only)
+                      schema, read_only)
 
 
 def tools_page(result: Any) -> tuple[list[ServerTool], str | None]:

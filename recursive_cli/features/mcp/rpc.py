@@ -6,8 +6,9 @@ We offer the newest handshake revision and take any the server counters with fro
 `roots/list` with the workspace (as Claude Code gives its project folder: a filesystem server
 started without folders works in it), anything else (sampling, elicitation: we do not claim
 them) with "method not found".
-Its log notifications go to its log file; `notifications/tools/list_changed` is handed to
-`on_tools_changed` (the connection lists the tools again); other notifications are dropped.
+Its log notifications go to its log file (logfile.py: capped); `notifications/tools/list_changed`
+is handed to `on_tools_changed` (the connection lists the tools again); other notifications
+are dropped.
 A batch (a JSON array, 2025-03-26) is read message by message. A request abandoned by its
 caller (a timeout, Ctrl-C) is cancelled at the server with `notifications/cancelled`.
 
@@ -15,6 +16,12 @@ A transport subclasses `RpcPeer`: `_send` delivers one message (a ConnectionClos
 cannot), `_send_soon` one without waiting (a reply, a cancellation: a task unless the
 transport can write at once), and whatever the server sends goes to `_receive` (or
 `_receive_json`, for its text).
+
+Our answers to what the server asks wait for it to take them: at most SOON_CAP of them here
+(a transport that writes at once bounds their bytes instead: stdio.py). A server that asks
+faster than it takes the answers is cut off (`_cut_off`): the connection ends on our side,
+every request waiting fails saying why, and `on_cut_off` hears it (the connection stops the
+server for the rest of the run).
 """
 
 from __future__ import annotations
@@ -25,10 +32,12 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from . import logfile
 from .models import ProtocolError
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first: we offer the first
 METHOD_NOT_FOUND = -32601
+SOON_CAP = 1024  # answers to the server's requests waiting to be sent, at most (then it is cut off)
 
 
 class RpcError(Exception):
@@ -44,6 +53,10 @@ class ConnectionClosed(Exception):
     """The connection to the server is gone: no answer will come."""
 
 
+class CutOff(ConnectionClosed):
+    """We ended the connection: the server broke a limit (it would not read our answers)."""
+
+
 class RpcPeer:
     """Requests in flight to one server, and the dispatch of what it sends."""
 
@@ -57,6 +70,8 @@ class RpcPeer:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._closed: BaseException | None = None
         self.on_tools_changed: Callable[[], None] | None = None
+        self.on_cut_off: Callable[[CutOff], None] | None = None
+        self._log_full = False
         self.roots: list[dict[str, str]] = []  # `{"uri": "file://…", "name": …}`: claimed when there are any
         self.server_info: dict[str, str] = {}  # its `serverInfo` (name, version), from `initialize`
         self._soon: set[asyncio.Future[None]] = set()
@@ -92,7 +107,8 @@ class RpcPeer:
         """The server's result for `method`; RpcError for its error, ConnectionClosed when it
         is gone. Cancelled (a timeout), the request is cancelled at the server too."""
         if self._closed is not None:
-            raise ConnectionClosed("the server closed the connection")
+            raise ConnectionClosed(str(self._closed) if isinstance(self._closed, ConnectionClosed)
+                                   else "the server closed the connection")
         self._ids += 1
         number = self._ids
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -122,7 +138,13 @@ class RpcPeer:
         raise NotImplementedError
 
     def _send_soon(self, message: dict[str, Any]) -> None:
-        """Send without waiting (a reply, a cancellation): a task, kept until it is done."""
+        """Send without waiting (a reply, a cancellation): a task, kept until it is done;
+        SOON_CAP of them waiting cut the server off."""
+        if self._closed is not None:
+            return
+        if len(self._soon) >= SOON_CAP:
+            self._cut_off(f"the server sent requests faster than it took {SOON_CAP} answers")
+            return
         task = asyncio.ensure_future(self._quietly(message))
         self._soon.add(task)
         task.add_done_callback(self._soon.discard)
@@ -198,9 +220,20 @@ class RpcPeer:
             self._note(f"[{params.get('level', 'info')}{logger}] {text}")
 
     def _note(self, text: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._log.write(text + "\n")
-            self._log.flush()
+        """A line in the server's log (LOG_CAP bytes of it at most: logfile.py)."""
+        if not self._log_full:
+            self._log_full = not logfile.append(self._log, (text + "\n").encode("utf-8", "replace"))
+
+    def _cut_off(self, reason: str) -> None:
+        """End the connection on our side (the server broke a limit): noted in its log, every
+        request waiting fails with CutOff(`reason`), and `on_cut_off` hears of it."""
+        if self._closed is not None:
+            return
+        error = CutOff(reason)
+        self._note(f"(cut off: {reason})")
+        self._close_pending(error)
+        if self.on_cut_off is not None:
+            self.on_cut_off(error)
 
     def _close_pending(self, error: BaseException) -> None:
         """The connection is gone: every request waiting fails with ConnectionClosed."""

@@ -3,14 +3,19 @@ the server's stdin and stdout (the protocol's stdio transport).
 
 Why not the `mcp` SDK: importing it cost ≈ 0.45 s of CPU before the first byte reached the
 server (its package loads its server half, uvicorn and starlette among it), which every run
-with a server paid, and its install pulled in twelve packages more. A line that is not JSON is noted in the server's log and skipped; a
-line longer than LINE_CAP ends the connection rather than our memory.
+with a server paid, and its install pulled in twelve packages more. A line that is not JSON
+is noted in the server's log and skipped; a line longer than LINE_CAP ends the connection
+rather than our memory.
 
-Its stderr is copied into its log file, LOG_CAP bytes at most (the rest is read and dropped).
-The server runs in a session (process group) of its own, so that stopping it stops what it
-started. Stopping follows the protocol's order: close its stdin, give it 2 s to exit, SIGTERM
-its group, 2 s more, SIGKILL. The tests hold this against the SDK's own client on the same
-servers (tests/mcp/test_stdio_session.py).
+The server gets HOME, LOGNAME, PATH, SHELL, TERM and USER of our environment and its entry's
+`env` (which wins), as the `mcp` SDK's client gives them (`get_default_environment`): never
+our API keys, nor anything else it was not given. Its stderr is copied into its log file
+(logfile.py: LOG_CAP bytes at most, the rest read and dropped). Our answers to its requests
+wait in the pipe's buffer for it to read them, OUT_CAP bytes of them at most: a server that
+asks and does not read is cut off (rpc.py). It runs in a session (process group) of its own,
+so that stopping it stops what it started. Stopping follows the protocol's order: close its
+stdin, give it 2 s to exit, SIGTERM its group, 2 s more, SIGKILL. The tests hold this against
+the SDK's own client on the same servers (tests/mcp/test_stdio_session.py).
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import logfile
 from .rpc import ConnectionClosed, RpcPeer, stop_task
 
 GRACE = 2.0  # seconds a server has to exit after its stdin closes, and again after SIGTERM
 LINE_CAP = 64 << 20  # bytes of one message at most (a server that never ends its line cannot fill our memory)
-LOG_CAP = 8 << 20  # bytes of a server's stderr kept in its log file, restarts included (nor can it fill the disk)
+OUT_CAP = 8 << 20  # bytes of our answers a server may leave unread (a deaf one cannot fill our memory)
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # the `mcp` SDK's list (POSIX)
 _CHUNK = 1 << 16
 
 
@@ -40,17 +47,18 @@ class StdioSession(RpcPeer):
         self.process = process
         self.pid: int = process.pid
         self._write_lock = asyncio.Lock()
+        self._awaited = 0  # bytes of our own requests written and not yet drained (not the server's fault)
         self._reader = asyncio.ensure_future(self._read())
         self._stderr = asyncio.ensure_future(self._copy_stderr())
 
     @classmethod
     async def spawn(cls, command: str, args: list[str], *, env: Mapping[str, str], cwd: Path,
                     log: TextIO) -> StdioSession:
-        """Start `command args`, its stderr copied into `log` (LOG_CAP bytes of it). OSError
-        when it cannot start."""
+        """Start `command args` with `env` over INHERITED_ENV of ours, its stderr copied into
+        `log`. OSError when it cannot start."""
         process = await asyncio.create_subprocess_exec(
             command, *args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=dict(env), cwd=str(cwd), start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, env=server_env(env), cwd=str(cwd), start_new_session=True)
         return cls(process, log)
 
     # -- sending ----------------------------------------------------------------------------
@@ -58,24 +66,47 @@ class StdioSession(RpcPeer):
     async def _send(self, message: dict[str, Any]) -> None:
         stdin = self.process.stdin
         assert stdin is not None
+        size = 0
         try:
-            self._write_now(message)
+            size = self._write_now(message)
+            self._awaited += size
             async with self._write_lock:
                 await stdin.drain()
         except (ConnectionError, OSError, RuntimeError) as exc:  # (a closed transport raises RuntimeError)
             self._close_pending(exc)
-            raise ConnectionClosed("the server closed the connection") from exc
+            raise ConnectionClosed(str(self._closed) if isinstance(self._closed, ConnectionClosed)
+                                   else "the server closed the connection") from exc
+        finally:
+            self._awaited -= size
 
     def _send_soon(self, message: dict[str, Any]) -> None:
+        """Write at once (a reply, a cancellation); the server is cut off when more than
+        OUT_CAP bytes of what we sent it on our own wait unread."""
+        stdin = self.process.stdin
+        if self._closed is not None or stdin is None:
+            return
+        if stdin.transport.get_write_buffer_size() - self._awaited > OUT_CAP:
+            self._cut_off(f"the server does not read its input: over {OUT_CAP / (1 << 20):g} MiB of our "
+                          "answers to its requests wait unread")
+            return
         with contextlib.suppress(ConnectionError, OSError, RuntimeError):
             self._write_now(message)
 
-    def _write_now(self, message: dict[str, Any]) -> None:
+    def _write_now(self, message: dict[str, Any]) -> int:
+        """Hand `message` to the pipe; its size in bytes."""
         stdin = self.process.stdin
         assert stdin is not None
         if stdin.is_closing():
             raise ConnectionResetError("the server's stdin is closed")
-        stdin.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        stdin.write(data)
+        return len(data)
+
+    def _cut_off(self, reason: str) -> None:
+        stdin = self.process.stdin
+        if stdin is not None:
+            stdin.transport.abort()  # (what it left unread goes now, not at the close)
+        super()._cut_off(reason)
 
     # -- what the server sends -----------------------------------------------------------------
 
@@ -86,7 +117,7 @@ class StdioSession(RpcPeer):
         size = 0
         error: BaseException = ConnectionClosed("the server closed the connection")
         try:
-            while chunk := await stdout.read(_CHUNK):
+            while self._closed is None and (chunk := await stdout.read(_CHUNK)):
                 pieces = chunk.split(b"\n")
                 if len(pieces) > 1:
                     pieces[0] = b"".join([*held, pieces[0]])
@@ -106,23 +137,14 @@ class StdioSession(RpcPeer):
         self._close_pending(error)
 
     async def _copy_stderr(self) -> None:
-        """The server's stderr into its log, LOG_CAP bytes of the file at most; the rest is
-        read and dropped (a server blocked on a full pipe would stop answering)."""
+        """The server's stderr into its log while it has room; the rest is read and dropped (a
+        server blocked on a full pipe would stop answering)."""
         stderr = self.process.stderr
         assert stderr is not None
-        cut = False
+        full = False
         with contextlib.suppress(ConnectionError, OSError, ValueError):
             while chunk := await stderr.read(_CHUNK):
-                if cut:
-                    continue
-                self._log.flush()
-                fd = self._log.fileno()
-                room = LOG_CAP - os.fstat(fd).st_size
-                if room > 0:
-                    os.write(fd, chunk[:room])
-                if room < len(chunk):
-                    cut = True
-                    os.write(fd, f"\n(stderr past {LOG_CAP / (1 << 20):g} MiB is not kept)\n".encode())
+                full = full or not logfile.append(self._log, chunk)
 
     # -- stopping -----------------------------------------------------------------------------
 
@@ -161,6 +183,13 @@ class StdioSession(RpcPeer):
                 return False
             await asyncio.sleep(0.01)
         return True
+
+
+def server_env(own: Mapping[str, str]) -> dict[str, str]:
+    """A server's environment: INHERITED_ENV of ours, then `own` (its entry's `env`)."""
+    inherited = {name: os.environ[name] for name in INHERITED_ENV
+                 if name in os.environ and not os.environ[name].startswith("()")}  # (not a shell function)
+    return {**inherited, **own}
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -1,8 +1,12 @@
 """MCP servers' tools as our tools, and their results as ours.
 
 Each server tool becomes `mcp__<server>__<tool>` (as Claude Code names them; characters a
-model API refuses in a name become `_`), with the server's description and JSON Schema. Its
-kind is `read` only when the server marks it `readOnlyHint`, so `read-only` mode allows it and
+model API refuses in a name become `_`), with the server's description (DESCRIPTION_CAP
+characters of it, as Claude Code cuts them) and JSON Schema. A name two tools come to (servers
+`a.b` and `a_b`, say) is offered from neither (`claim_names`): a call is never sent to a server
+it was not meant for. What goes into every model request is bounded (`screen`): a tool whose
+input schema is not an object schema or is over SCHEMA_CAP bytes is left out, and so are those
+past TOOLS_CAP tools or SERVER_CAP bytes of one server, each said on stderr. Its kind is `read` only when the server marks it `readOnlyHint`, so `read-only` mode allows it and
 no other. The subject that `--allow`/`--deny` patterns and the terminal see is the first
 string argument the schema declares (a path, a query).
 
@@ -19,6 +23,7 @@ import binascii
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
@@ -33,6 +38,11 @@ if TYPE_CHECKING:
 PREFIX = "mcp__"
 MAX_NAME = 64  # what OpenAI and Anthropic accept in a tool name
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+SCHEMA_CAP = 64 << 10  # bytes of one tool's input schema as JSON (it goes into every model request)
+DESCRIPTION_CAP = 2048  # characters of a tool's description the model is shown (Claude Code's cut too)
+TOOLS_CAP = 256  # tools of one server offered at most
+SERVER_CAP = 1 << 20  # bytes of one server's schemas and descriptions offered, in all
+_CUT = "… [truncated]"
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -54,8 +64,8 @@ class McpTool:
         self.name = tool_name(server, tool.name)
         self.server = server
         self.remote_name: str = tool.name
-        self.description = (tool.description or tool.title or
-                            f"The {tool.name} tool of the MCP server {server}.")
+        self.source = tool  # (what the server listed: an unchanged listing keeps this object)
+        self.description = cut(tool.description or tool.title or f"The {tool.name} tool of the MCP server {server}.")
         self.schema = object_schema(tool.input_schema)
         self.read_only = tool.read_only
         self._subject = next((key for key, value in self.schema.get("properties", {}).items()
@@ -78,6 +88,80 @@ class McpTool:
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await self._manager.call_tool(self.server, self.remote_name, arguments, ctx)
+
+
+def cut(description: str) -> str:
+    """`description`, DESCRIPTION_CAP characters of it at most (saying so when cut)."""
+    if len(description) <= DESCRIPTION_CAP:
+        return description
+    return description[:DESCRIPTION_CAP - len(_CUT)] + _CUT
+
+
+def screen(tools: Sequence[ServerTool]) -> tuple[list[ServerTool], list[str]]:
+    """The tools of one server fit to offer, and lines for those left out: one for each tool
+    whose schema is unfit, one for all from where TOOLS_CAP or SERVER_CAP is reached."""
+    kept: list[ServerTool] = []
+    left_out: list[str] = []
+    over: list[str] = []
+    spent = 0
+    for index, tool in enumerate(tools):
+        problem, size = schema_problem(tool.input_schema) if index < TOOLS_CAP else ("", 0)
+        size += len(cut(tool.description or tool.title).encode())
+        if over or index >= TOOLS_CAP or (not problem and spent + size > SERVER_CAP):
+            over.append(tool.name)
+        elif problem:
+            left_out.append(f"tool {shown(tool.name)} left out: {problem}")
+        else:
+            kept.append(tool)
+            spent += size
+    if over:
+        left_out.append(f"{len(over)} tools left out, from {shown(over[0])} on: a server is offered {TOOLS_CAP} "
+                        f"tools and {SERVER_CAP >> 20} MiB of their schemas and descriptions at most")
+    return kept, left_out
+
+
+def schema_problem(schema: Any) -> tuple[str, int]:
+    """What makes `schema` unfit as a tool's input schema ('' when nothing), and its size."""
+    if not isinstance(schema, dict):
+        return "its input schema is not a JSON object", 0
+    try:
+        size = len(json.dumps(schema, separators=(",", ":")))  # (ASCII: as many bytes)
+    except (TypeError, ValueError, RecursionError):
+        return "its input schema cannot be written as JSON", 0
+    if size > SCHEMA_CAP:
+        return f"its input schema is {_size(size)} of JSON, over the {SCHEMA_CAP >> 10} KB cap", size
+    if schema.get("type", "object") != "object":
+        return f"its input schema is not an object schema (type {shown(schema['type'])})", size
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict) or not all(isinstance(v, (dict, bool)) for v in properties.values()):
+        return "its input schema's properties are not an object of schemas", size
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        return "its input schema's required is not a list of names", size
+    return "", size
+
+
+def shown(value: Any) -> str:
+    """`value` quoted for a message, 60 characters of it at most (a name a server chose)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def claim_names(listed: Mapping[str, Sequence[ServerTool]]) -> tuple[dict[str, tuple[str, ServerTool]],
+                                                                     dict[str, list[tuple[str, str]]]]:
+    """Our name for each server's tool (server → its tools): `{name: (server, tool)}` for the
+    names one tool comes to, and `{name: [(server, tool name), …]}` for those two or more do:
+    offered from none of them."""
+    claims: dict[str, list[tuple[str, ServerTool]]] = {}
+    for server, tools in listed.items():
+        for tool in tools:
+            claimants = claims.setdefault(tool_name(server, tool.name), [])
+            if all((other, mine.name) != (server, tool.name) for other, mine in claimants):
+                claimants.append((server, tool))  # (a server listing a tool twice: the first)
+    names = {name: found[0] for name, found in claims.items() if len(found) == 1}
+    clashes = {name: [(server, tool.name) for server, tool in found] for name, found in claims.items()
+               if len(found) > 1}
+    return names, clashes
 
 
 def object_schema(schema: Any) -> dict[str, Any]:
