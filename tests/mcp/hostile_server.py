@@ -4,7 +4,7 @@ disk or the memory, or to take another server's calls.
 
     python hostile_server.py [--tools a,b] [--later c] [--label L] [--record FILE]
                              [--dump-env FILE] [--notices MIB] [--flood MIB] [--flood-method M]
-                             [--flood-at initialize]
+                             [--flood-at initialize] [--deep]
                              [--bad-schemas MIB] [--many N]
 
 --tools      the tools it lists (default `echo`); each call is answered `L:tool:{arguments}`
@@ -19,6 +19,7 @@ disk or the memory, or to take another server's calls.
 --bad-schemas lists `huge` (an input schema of MIB MiB), `scalar` (type string), `listy` (a
              list), `loose` (properties a list) and `wordy` (a 100,000-character description)
 --many       lists N more tools, `t0` … `tN-1`
+--deep       before each answer to a call, a line of 100,000 `[` (JSON nested past any parser's depth)
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ def serve(args: argparse.Namespace) -> None:
             if args.later and not later:  # (told before the answer: the client lists them again before its next step)
                 later = True
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            if args.deep:
+                out.write(b"[" * 100_000 + b"\n")
             call(args, number, message.get("params") or {})
         elif method == "ping" and number is not None:
             answer(number, {})
@@ -127,6 +130,7 @@ def main() -> None:
     parser.add_argument("--flood-at", default="list", choices=["list", "initialize"])
     parser.add_argument("--bad-schemas", type=float, default=0)
     parser.add_argument("--many", type=int, default=0)
+    parser.add_argument("--deep", action="store_true")
     args = parser.parse_args()
     if args.dump_env:
         with open(args.dump_env, "w", encoding="utf-8") as dump:

@@ -3,10 +3,12 @@ the disk or the memory, nor takes another server's calls."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +18,11 @@ from fakeserver import FakeLLMServer
 from mcphelpers import servers_json
 
 from recursive_cli.features.mcp.logfile import LOG_CAP
+from recursive_cli.features.mcp.rpc import SOON_CAP
 from recursive_cli.features.mcp.tools import DESCRIPTION_CAP, TOOLS_CAP
 
 HOSTILE = Path(__file__).with_name("hostile_server.py")
+HOSTILE_HTTP = Path(__file__).with_name("hostile_http_server.py")
 SECRETS = {"RECURSIVE_API_KEY": "sk-recursive-secret", "OPENAI_API_KEY": "sk-openai-secret",
            "ANTHROPIC_API_KEY": "sk-ant-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret"}
 MIB = 1 << 20
@@ -28,6 +32,18 @@ PEAK_BOUND = 200 * MIB
 
 def hostile(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(HOSTILE), *args], **({"env": env} if env else {})}
+
+
+@contextlib.contextmanager
+def hostile_http(*args: str) -> Iterator[dict[str, Any]]:
+    """hostile_http_server.py running; its entry."""
+    proc = subprocess.Popen([sys.executable, str(HOSTILE_HTTP), *args], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield {"type": "http", "url": f"http://127.0.0.1:{int(proc.stdout.readline())}/mcp"}
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def call(tool: str, **arguments: Any) -> dict[str, Any]:
@@ -85,6 +101,15 @@ def test_a_flood_of_log_notices_and_junk_lines_stops_at_the_logs_cap(workspace: 
     assert text.endswith("(the log is full at 8 MiB: the server's stderr and notices past it are not kept)\n")
 
 
+def test_an_http_servers_flood_of_log_notices_stops_at_the_logs_cap(workspace: Path, isolated_home: Path) -> None:
+    with hostile_http("--notices", str(2 * LOG_CAP // MIB)) as entry:
+        result, lines = run(workspace, [call("mcp__h__echo", text="x"), {"text": "done"}], servers_json(h=entry))
+    assert result.returncode == 0, result.stderr
+    assert tool_results(lines)[0]["content"] == '{"text": "x"}'
+    (log,) = isolated_home.rglob("mcp/h.log")
+    assert LOG_CAP <= log.stat().st_size < LOG_CAP + 4096
+
+
 # --- 3. the memory: a server that asks and never reads is cut off ----------------------------------
 
 PEAK = """import resource, subprocess, sys
@@ -133,6 +158,22 @@ def test_a_server_cut_off_while_it_starts_fails_to_start(workspace: Path) -> Non
     assert lines[0]["mcp_servers"] == [{"name": "h", "status": "failed"}]
     assert warnings(result) == ["warning: MCP server 'h' failed to start: the server does not read its input: over "
                                 "8 MiB of our answers to its requests wait unread; going on without it"]
+
+
+def test_an_http_server_that_asks_faster_than_it_takes_our_answers_is_cut_off(workspace: Path) -> None:
+    with hostile_http("--flood", str(4 * SOON_CAP)) as entry:
+        result, lines = run(workspace, [{"text": "done"}], servers_json(h=entry))
+    assert result.returncode == 0, result.stderr
+    assert lines[0]["mcp_servers"] == [{"name": "h", "status": "failed"}]
+    assert warnings(result) == [f"warning: MCP server 'h' failed to start: the server sent requests faster than it "
+                                f"took {SOON_CAP} answers; going on without it"]
+
+
+def test_a_line_nested_too_deep_to_read_is_skipped_and_the_call_still_answered(workspace: Path) -> None:
+    result, lines = run(workspace, [call("mcp__h__echo", text="deep"), {"text": "done"}],
+                        servers_json(h=hostile("--deep")), env={"MCP_TOOL_TIMEOUT": "20000"})
+    assert result.returncode == 0, result.stderr
+    assert tool_results(lines)[0]["content"] == 'hostile:echo:{"text": "deep"}'
 
 
 # --- 4. tool names: a name two tools come to goes to neither -------------------------------------

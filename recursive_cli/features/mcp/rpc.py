@@ -37,7 +37,7 @@ from .models import ProtocolError
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first: we offer the first
 METHOD_NOT_FOUND = -32601
-SOON_CAP = 1024  # answers to the server's requests waiting to be sent, at most (then it is cut off)
+SOON_CAP = 256  # answers to the server's requests waiting to be sent, at most (then it is cut off)
 
 
 class RpcError(Exception):
@@ -170,10 +170,11 @@ class RpcPeer:
     # -- what the server sends -----------------------------------------------------------------
 
     def _receive_json(self, text: bytes | str) -> None:
-        """One message's JSON (or a batch's): a text that is not JSON is noted and skipped."""
+        """One message's JSON (or a batch's): a text that is not JSON (or nested too deep to
+        read) is noted and skipped."""
         try:
             message = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             shown = text[:200].decode("utf-8", "replace") if isinstance(text, bytes) else text[:200]
             self._note(f"(not JSON from the server, skipped: {shown})")
             return
