@@ -88,17 +88,20 @@ def test_a_server_gets_only_the_safe_variables_and_its_own_env(workspace: Path, 
 
 # --- 2. the disk: a server's log stops at its cap --------------------------------------------------
 
-def test_a_flood_of_log_notices_and_junk_lines_stops_at_the_logs_cap(workspace: Path, isolated_home: Path) -> None:
-    notices = str(3 * LOG_CAP // MIB)  # MiB of notices, as much of junk lines: more than 3 logs' worth noted
-    result, lines = run(workspace, [call("mcp__h__echo", text="still here"), {"text": "done"}],
-                        servers_json(h=hostile("--notices", notices)))
+def test_a_flood_of_log_notices_or_junk_lines_stops_at_the_logs_cap(workspace: Path, isolated_home: Path) -> None:
+    flood = str(3 * LOG_CAP // MIB)  # MiB: three logs' worth
+    config = servers_json(h=hostile("--notices", flood), j=hostile("--junk", flood, "--label", "j"))
+    result, lines = run(workspace, [call("mcp__h__echo", text="still here"), call("mcp__j__echo", text="me too"),
+                                    {"text": "done"}], config)
     assert result.returncode == 0, result.stderr
-    assert tool_results(lines)[0]["content"] == 'hostile:echo:{"text": "still here"}'  # it was read and answered
-    (log,) = isolated_home.rglob("mcp/h.log")
-    assert LOG_CAP <= log.stat().st_size < LOG_CAP + 4096
-    text = log.read_text()
-    assert "[info flood] nnn" in text and "(not JSON from the server, skipped: jjj" in text
-    assert text.endswith("(the log is full at 8 MiB: the server's stderr and notices past it are not kept)\n")
+    assert [r["content"] for r in tool_results(lines)] == ['hostile:echo:{"text": "still here"}',
+                                                           'j:echo:{"text": "me too"}']  # read and answered
+    full = "(the log is full at 8 MiB: the server's stderr and notices past it are not kept)\n"
+    for name, line in (("h", "[info flood] nnn"), ("j", "(not JSON from the server, skipped: jjj")):
+        (log,) = isolated_home.rglob(f"mcp/{name}.log")
+        assert LOG_CAP <= log.stat().st_size < LOG_CAP + 4096
+        text = log.read_text()
+        assert text.startswith(line) and text.endswith(full)
 
 
 def test_an_http_servers_flood_of_log_notices_stops_at_the_logs_cap(workspace: Path, isolated_home: Path) -> None:
