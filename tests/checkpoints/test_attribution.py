@@ -4,7 +4,9 @@ The session's own changes are what its tool calls and background jobs changed; w
 else changes meanwhile — between the session's tool calls, or while a file tool writes
 another path — is left alone by a restore, and a file someone changed after the session
 wrote it is a conflict. "Someone else" is played by code that runs while the scripted model
-is "thinking" (`meanwhile`), or while a file tool runs (`during_write_file`).
+is "thinking" (`meanwhile`), or while a file tool runs (`during_write_file`). What a shell
+command or a job changed may have been written by someone else while it ran: a restore
+lists it as a conflict and needs --force for it (test_restore_conflicts.py).
 """
 
 from __future__ import annotations
@@ -71,7 +73,12 @@ def test_restore_undoes_only_the_sessions_own_changes(fast: Agent, workspace: Pa
     assert "theirs.txt" not in diff and "user-new.txt" not in diff
     assert fast.checkpoints("diff").stdout == diff  # the whole session: the same one turn
 
-    restore = fast.checkpoints("restore", "--turn", "1")
+    refused = fast.checkpoints("restore", "--turn", "1")
+    assert refused.returncode == 1
+    assert refused.stdout.splitlines()[5:] == [
+        "conflicts (changed while a command ran that may not have been their only writer):",
+        "  made.txt  (during run_shell in turn 1)"]
+    restore = fast.checkpoints("restore", "--turn", "1", "--force")
     assert restore.returncode == 0, restore.stderr
     assert restore.stdout.splitlines()[1:5] == ["  remove    made.txt", "  restore   mine.txt",
                                                 "  remove    new.py", "  recreate  old.py"]
@@ -120,7 +127,9 @@ def test_a_background_job_belongs_to_the_turn_that_started_it(fast: Agent, works
     assert proc.returncode == 0, proc.stderr
     assert (workspace / "job.txt").exists()
     assert [(r[0], r[2]) for r in rows(fast)] == [("1", "1"), ("2", "0")]
-    assert fast.checkpoints("restore", "--turn", "1").returncode == 0
+    refused = fast.checkpoints("restore", "--turn", "1")
+    assert refused.returncode == 1 and "  job.txt  (during run_background in turn 1)" in refused.stdout
+    assert fast.checkpoints("restore", "--turn", "1", "--force").returncode == 0
     assert not (workspace / "job.txt").exists()
 
 
@@ -142,7 +151,7 @@ def test_attribution_survives_kill_9_and_resume(fast: Agent, workspace: Path) ->
     fast.turn("carry on")  # a new process: its first snapshot ends the killed call's window
     (workspace / "later.txt").write_text("after the resume\n")
 
-    restore = fast.checkpoints("restore", "--turn", "1")
+    restore = fast.checkpoints("restore", "--turn", "1", "--force")  # (half.txt is the shell's)
     assert restore.returncode == 0, restore.stderr
     assert {p.name: p.read_text() for p in workspace.iterdir()} == {
         "a.txt": "a0\n", "theirs.txt": "made while the model thought\n",
@@ -162,21 +171,21 @@ def test_an_interrupted_tool_call_still_owns_what_it_did(fast: Agent, workspace:
         agent.kill()
     (workspace / "theirs.txt").write_text("after the run\n")
     assert [(r[0], r[2]) for r in rows(fast)] == [("1", "2")]
-    assert fast.checkpoints("restore", "--turn", "1").returncode == 0
+    assert fast.checkpoints("restore", "--turn", "1", "--force").returncode == 0
     assert [p.name for p in workspace.iterdir()] == ["theirs.txt"]
 
 
 def test_a_rewound_turn_can_be_restored_again(fast: Agent, workspace: Path) -> None:
     fast.turn("one", shell("echo 1 > f1.txt"))
     fast.turn("two", shell("echo 2 > f2.txt"))
-    assert fast.checkpoints("restore", "--turn", "2").returncode == 0
-    assert fast.checkpoints("restore", "--turn", "1").returncode == 0
+    assert fast.checkpoints("restore", "--turn", "2", "--force").returncode == 0
+    assert fast.checkpoints("restore", "--turn", "1", "--force").returncode == 0
     fast.turn("three", shell("echo 3 > f3.txt"))
     assert [(r[0], r[2], r[4]) for r in rows(fast)] == [("1", "1", "rewound"), ("2", "1", "rewound"),
                                                         ("3", "1", "")]
     assert "+1" in fast.checkpoints("diff", "1").stdout  # a rewound turn's diff is still there
 
-    again = fast.checkpoints("restore", "--turn", "1")
+    again = fast.checkpoints("restore", "--turn", "1", "--force")
     assert again.returncode == 0, again.stderr
     assert again.stdout.splitlines()[0] == ("restore s1 to before turn 1 (undoes turn 3; turn 1 "
                                             "itself was undone by an earlier restore)")
@@ -206,9 +215,9 @@ def test_a_folder_replaced_by_a_symlink(fast: Agent, tmp_path: Path, workspace: 
     other = Agent(tmp_path, workspace, isolated_home, "s2", in_process=True)
     later = other.turn("another session", shell("echo x > x.txt"), flags=("-o", "stream-json"))
     assert all("error" not in line for line in stream(later, "checkpoint")), later.stdout
-    assert other.checkpoints("restore", "--turn", "1").returncode == 0
+    assert other.checkpoints("restore", "--turn", "1", "--force").returncode == 0
 
-    restore = fast.checkpoints("restore", "--turn", "1")
+    restore = fast.checkpoints("restore", "--turn", "1", "--force")
     assert restore.returncode == 0, restore.stderr
     assert state(workspace) == start  # a folder again, and the symlink a symlink
     assert os.readlink(workspace / "link") == "target.txt"

@@ -116,7 +116,9 @@ def test_a_tool_call_killed_before_its_end_owns_its_changes(cp: GitCheckpointer,
     later = GitCheckpointer(isolated_home, workspace, "s1")  # another process reads it from disk
     assert sorted(later.history().own({2})) == ["a.txt", "b.txt"]
     plan = plan_restore(later, 2)
-    assert plan.conflicts == []
+    # (a shell command's: someone else may have written them too, so a restore needs --force)
+    assert plan.unsure == {"a.txt": "run_shell in turn 2", "b.txt": "run_shell in turn 2"}
+    assert plan.conflicts == ["a.txt", "b.txt"]
     assert [(a.kind, a.path) for a in plan.actions] == [("restore", "a.txt"), ("remove", "b.txt")]
 
 
@@ -151,7 +153,7 @@ def test_restore_then_restore_earlier(cp: GitCheckpointer, workspace: Path) -> N
     assert state(workspace) == states[2]
     (workspace / "untouched.txt").write_text("by hand")  # no turn touched it: not a conflict
     plan = plan_restore(cp, 2)
-    assert plan.conflicts == [] and plan.undone == [2]
+    assert plan.conflicts == sorted(plan.unsure) == ["a.txt", "t2.txt"] and plan.undone == [2]
     apply_restore(cp, plan)
     assert state(workspace) == {**states[1], "untouched.txt": ("file", b"by hand", False)}
     assert [t.turn for t in cp.turns() if t.rewound] == [2, 3]

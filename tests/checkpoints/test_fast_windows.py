@@ -132,6 +132,9 @@ def test_a_call_killed_after_quiet_calls_owns_what_it_did(tmp_path: Path, worksp
     resumed.turns = 1
     resumed.turn("carry on")  # a new process: its first snapshot ends the killed call's window
     restore = resumed.checkpoints("restore", "--turn", "1")
+    assert restore.returncode == 1  # half.txt is a shell command's: another process may have written it
+    assert "  half.txt  (during run_shell in turn 1)" in restore.stdout
+    restore = resumed.checkpoints("restore", "--turn", "1", "--force")
     assert restore.returncode == 0, restore.stderr
     assert {p.name: p.read_text() for p in workspace.iterdir()} == {
         "keep.txt": "keep\n", "theirs.txt": "made while the model thought\n"}

@@ -114,6 +114,6 @@ def test_a_turn_with_a_call_still_counts_what_it_changed(workspace: Path, tmp_pa
     assert done.returncode == 0, done.stderr
     assert "checkpoint: turn 1 changed 1 file" in done.stderr
     assert "log" in runs.commands  # the call's window is read back
-    restored = invoke("checkpoints", "restore", "s2", "--turn", "1")
+    restored = invoke("checkpoints", "restore", "s2", "--turn", "1", "--force")  # (a shell command's)
     assert restored.returncode == 0, restored.stderr
     assert (workspace / "a.txt").read_text() == "one\n"

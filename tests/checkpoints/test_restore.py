@@ -1,4 +1,8 @@
-"""Checkpoints through the real CLI: shell edits snapshotted around every turn, then undone."""
+"""Checkpoints through the real CLI: shell edits snapshotted around every turn, then undone.
+
+What a shell command changed may have been written by another process while it ran, so a
+restore of it is refused unless forced (test_restore_conflicts.py); these tests force it.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ def test_shell_edits_are_restored_turn_by_turn(agent: Agent, workspace: Path) ->
         agent.turn(f"turn {number}", shell(command))
     assert not (workspace / ".git").exists()  # not a git repository, and none was made
     for number in range(len(TURNS), 0, -1):
-        proc = agent.checkpoints("restore", "--turn", str(number))
+        proc = agent.checkpoints("restore", "--turn", str(number), "--force")
         assert proc.returncode == 0, proc.stderr
         assert state(workspace) == before[number - 1], f"before turn {number}"
     assert [r["turn"] for r in agent.records("rewind")] == [4, 3, 2, 1]
@@ -108,7 +112,7 @@ def test_workspace_that_is_a_git_repository_is_left_byte_identical(agent: Agent,
     listed = agent.checkpoints("diff", "1").stdout
     assert "main.py" in listed and "build/out.o" not in listed and "run.log" not in listed
     agent.turn("more", shell("echo again >> main.py"))
-    proc = agent.checkpoints("restore", "--turn", "1")
+    proc = agent.checkpoints("restore", "--turn", "1", "--force")
     assert proc.returncode == 0, proc.stderr
 
     after = state(workspace)
@@ -147,21 +151,27 @@ def test_dry_run_prints_the_plan_and_changes_nothing(agent: Agent, workspace: Pa
     agent.turn("edit", shell("rm keep.txt && echo made > made.txt && mkdir d && echo x > d/x.txt"))
     now, refs, records = state(workspace), agent.refs(), agent.records()
     proc = agent.checkpoints("restore", "--turn", "1", "--dry-run")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1  # the verdict a restore would get
     assert proc.stdout.splitlines() == [
         "restore s1 to before turn 1 (undoes turn 1)",
         "  remove    d/x.txt",
         "  recreate  keep.txt",
         "  remove    made.txt",
+        "conflicts (changed while a command ran that may not have been their only writer):",
+        "  d/x.txt  (during run_shell in turn 1)",
+        "  keep.txt  (during run_shell in turn 1)",
+        "  made.txt  (during run_shell in turn 1)",
     ]
-    assert "dry run: nothing was changed" in proc.stderr
+    forced = agent.checkpoints("restore", "--turn", "1", "--dry-run", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert forced.stdout == proc.stdout and "dry run: nothing was changed" in forced.stderr
     assert state(workspace) == now and agent.refs() == refs and agent.records() == records
 
 
 def test_restore_rewinds_the_conversation_and_resume_goes_on(agent: Agent, workspace: Path) -> None:
     for number in (1, 2, 3):
         agent.turn(f"task {number}", shell(f"echo {number} > f{number}.txt"))
-    assert agent.checkpoints("restore", "--turn", "2").returncode == 0
+    assert agent.checkpoints("restore", "--turn", "2", "--force").returncode == 0
     session = load_session(agent.home / "sessions" / "s1")
     assert [m.content for m in session.messages if m.role == "user"] == ["task 1"]
     assert sorted(p.name for p in workspace.iterdir()) == ["f1.txt"]
@@ -172,7 +182,7 @@ def test_restore_rewinds_the_conversation_and_resume_goes_on(agent: Agent, works
     assert [m.content for m in session.messages if m.role == "user"] == ["task 1", "task 4"]
     listing = [line.split("\t") for line in agent.checkpoints("list").stdout.splitlines()]
     assert [(r[0], r[4]) for r in listing] == [("1", ""), ("2", "rewound"), ("3", "rewound"), ("4", "")]
-    assert agent.checkpoints("restore", "--turn", "4").returncode == 0
+    assert agent.checkpoints("restore", "--turn", "4", "--force").returncode == 0
     assert sorted(p.name for p in workspace.iterdir()) == ["f1.txt"]
     again = agent.checkpoints("restore", "--turn", "3")  # undone already: nothing left to undo
     assert again.returncode == 0, again.stderr
@@ -198,7 +208,7 @@ def test_binary_files_round_trip(agent: Agent, workspace: Path) -> None:
     (workspace / "image.bin").write_bytes(original)
     agent.turn("binary", shell("head -c 5000 /dev/urandom > image.bin && printf '\\000\\377' > new.bin"))
     assert "Binary files" in agent.checkpoints("diff", "1").stdout
-    assert agent.checkpoints("restore", "--turn", "1").returncode == 0
+    assert agent.checkpoints("restore", "--turn", "1", "--force").returncode == 0
     assert (workspace / "image.bin").read_bytes() == original and not (workspace / "new.bin").exists()
 
 
@@ -210,7 +220,7 @@ def test_file_over_the_size_cap_is_skipped_listed_and_left_alone(agent: Agent, w
     assert after["skipped"] == [{"path": "big.bin", "reason": "11 MiB, over the 10 MiB size cap"}]
     assert "checkpoint: not snapshotted: big.bin (11 MiB, over the 10 MiB size cap)" in proc.stderr
     assert "big.bin" not in agent.checkpoints("diff", "1").stdout
-    restore = agent.checkpoints("restore", "--turn", "1")
+    restore = agent.checkpoints("restore", "--turn", "1", "--force")
     assert restore.returncode == 0, restore.stderr
     assert "left alone (never snapshotted):\n  big.bin (11 MiB, over the 10 MiB size cap)" in restore.stdout
     assert (workspace / "small.txt").read_text() == "small\n"

@@ -74,7 +74,7 @@ def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspa
     assert gc.returncode == 0, gc.stderr
     assert removed.refs() == {} and set(kept.refs()) == {"head", "turns/1/before", "turns/1/after"}
     assert not (spares / "removed").exists() and (spares / "kept" / "head").is_file()
-    assert kept.checkpoints("restore", "--turn", "1").returncode == 0
+    assert kept.checkpoints("restore", "--turn", "1", "--force").returncode == 0  # (a shell command's)
     assert not (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
 
 

@@ -112,7 +112,8 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                                   "`restore --turn 1` again")),
         ("folder-becomes-symlink", ("a turn replaces the folder `sub` by a symlink to a folder "
                                     "outside and deletes the symlink `link`; another session's "
-                                    "turn follows; then `restore --turn 1`")),
+                                    "turn follows; then `restore --turn 1 --force` (a shell "
+                                    "command's changes, which another process may have made too)")),
         ("openai-cut-tool-call", ("openai: `finish_reason: \"length\"` 9 characters into the second "
                                   "of two `run_shell` calls (`touch HALF_EXECUTED`, …), then an answer")),
         ("anthropic-cut-tool-call", ("anthropic: `stop_reason: \"max_tokens\"` 9 characters into the "

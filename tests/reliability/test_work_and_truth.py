@@ -123,8 +123,9 @@ def test_restore_keeps_what_the_user_changed_during_the_turn(
     (workspace / "theirs.txt").write_text("t0\n")
     meanwhile[1] = write(workspace / "theirs.txt", "the user's edit\n")  # between two calls
     meanwhile[2] = write(workspace / "user-new.txt", "the user's new file\n")
+    # (file tools: what a shell command changes may be someone else's too, and needs --force)
     session.turn("work", call("edit_file", path="mine.txt", old_string="v0", new_string="v1"),
-                 shell("echo made > made.txt"))
+                 call("write_file", path="made.txt", content="made\n"))
 
     restore = session.checkpoints("restore", "--turn", "1")
 
@@ -163,11 +164,11 @@ def test_restore_refuses_to_overwrite_a_later_user_edit(
 
 
 def test_a_rewound_turn_can_be_restored_again(session: Session, workspace: Path) -> None:
-    session.turn("one", shell("echo 1 > f1.txt"))
-    session.turn("two", shell("echo 2 > f2.txt"))
+    session.turn("one", call("write_file", path="f1.txt", content="1\n"))
+    session.turn("two", call("write_file", path="f2.txt", content="2\n"))
     assert session.checkpoints("restore", "--turn", "2").returncode == 0
     assert session.checkpoints("restore", "--turn", "1").returncode == 0
-    session.turn("three", shell("echo 3 > f3.txt"))
+    session.turn("three", call("write_file", path="f3.txt", content="3\n"))
     before = [(row[0], row[4]) for row in session.listing()]
     assert before == [("1", "rewound"), ("2", "rewound"), ("3", "")]
 
@@ -194,7 +195,7 @@ def test_a_folder_replaced_by_a_symlink(session: Session, tmp_path: Path, worksp
     swap = session.turn("swap", shell(f"rm -rf sub && ln -s {elsewhere} sub && rm link"))
     other = Session(tmp_path, workspace, isolated_home, "s2")
     later = other.turn("another session", shell("echo x > x.txt"))
-    restore = session.checkpoints("restore", "--turn", "1")
+    restore = session.checkpoints("restore", "--turn", "1", "--force")  # (a shell command's changes)
 
     for proc in (swap, later, restore):
         assert "warning" not in proc.stderr and "error" not in proc.stderr, proc.stderr

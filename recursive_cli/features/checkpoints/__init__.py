@@ -12,6 +12,7 @@ not git repositories work the same.
     refs.py          moving an existing ref by writing its file under git's lock (no git process)
     attribution.py   which changes are the session's own: the windows around its tool calls and jobs
     calls.py         which tool calls get a window, and the paths a file tool may claim
+    journal.py       what restores wrote, so other sessions' windows do not take it for theirs
     restore.py       planning and applying "put the workspace back as it was before turn N"
     observer.py      the observer that snapshots around every turn, tool call and job of a runtime
     gc.py            dropping the refs of sessions that no longer exist

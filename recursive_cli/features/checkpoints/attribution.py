@@ -3,16 +3,29 @@
 Around every tool call that may change the workspace (and every background job) the
 session commits two snapshots into its chain of snapshots (the history of its `head` ref):
 an `open` commit just before the call runs and a `close` commit once it has ended. A
-window's own changes are the difference between the two; a file tool's window counts only
-the paths the tool was asked to write. Whatever changed between windows — while the model
-was thinking, between turns — was done by someone else (the user, another session), and a
-restore leaves it alone.
+window's changes are the difference between the two. Whatever changed between windows —
+while the model was thinking, between turns — was done by someone else (the user, another
+session), and a restore leaves it alone.
+
+How sure a window is of its changes depends on who could have made them. A file tool
+(write_file, edit_file, apply_patch) writes in this process, only the paths in its
+arguments: its window counts only those, and they are surely the session's. A shell
+command, a background job or a tool we know nothing about (an MCP server's) may write
+anything, and so may every other process while it runs: the OS tells us that something
+changed during the window, not who changed it (inotify has no writer's pid; fanotify has
+one only with CAP_SYS_ADMIN, and only while that writer still lives). Its changes count as
+the session's but are `unsure`: a restore does not revert them unless forced (restore.py).
+What a restore of another session wrote during a window is not counted at all: the window
+reads it from the restores' journal (journal.py) when it closes, and a path that holds
+exactly what that restore wrote is the restore's.
 
 Each commit of the chain carries its event as one JSON line in its message, e.g.
 `{"event": "close", "turn": 3, "window": "<open commit>", "paths": ["a.py"], "by": "…"}`,
-where `by` names the process that wrote it. A window that was never closed belongs to a
-process that died (kill -9): it ends at the first later commit of another process (the
-resumed run's next snapshot, a restore), or at the workspace as it is now when there is none.
+where `by` names the process that wrote it (and `outside`, when a restore wrote during the
+window, maps each path it wrote to the entry it gave it, null for a removal). A window that
+was never closed belongs to a process that died (kill -9): it ends at the first later
+commit of another process (the resumed run's next snapshot, a restore), or at the workspace
+as it is now when there is none.
 """
 
 from __future__ import annotations
@@ -48,15 +61,18 @@ class Entry(FrozenSlotted):
 
 class OwnChange(FrozenSlotted):
     """A path the session changed: as it was before the session's first change to it, and
-    as the session left it (None: no such path)."""
+    as the session left it (None: no such path). `unsure` names the call during which it
+    changed and another process may have changed it too ("run_shell in turn 2"); "" when
+    every call that changed it was a file tool that named it."""
 
-    __slots__ = ("path", "before", "after")
+    __slots__ = ("path", "before", "after", "unsure")
     path: str
     before: Entry | None
     after: Entry | None
+    unsure: str
 
-    def __init__(self, path: str, before: Entry | None, after: Entry | None) -> None:
-        init_fields(self, path=path, before=before, after=after)
+    def __init__(self, path: str, before: Entry | None, after: Entry | None, unsure: str = "") -> None:
+        init_fields(self, path=path, before=before, after=after, unsure=unsure)
 
     @property
     def status(self) -> str:
@@ -71,7 +87,7 @@ class OwnChange(FrozenSlotted):
 class Window(Slotted):
     """One watched tool call or job: the trees at its start and end, and what it may claim."""
 
-    __slots__ = ("turn", "tool", "pre", "by", "start", "post", "end", "paths")
+    __slots__ = ("turn", "tool", "pre", "by", "start", "post", "end", "paths", "outside")
     turn: int
     tool: str
     pre: str
@@ -79,10 +95,12 @@ class Window(Slotted):
     start: int  # position in the chain, oldest first
     post: str | None  # None while it is open
     end: int
-    paths: frozenset[str] | None  # only these count (a file tool's); None: every path
+    paths: frozenset[str] | None  # only these count, surely (a file tool's); None: every path, unsure
+    outside: dict[str, Entry | None]  # what restores of other sessions wrote meanwhile
 
     def __init__(self, turn: int, tool: str, pre: str, by: str, start: int, post: str | None = None,
-                 end: int = -1, paths: frozenset[str] | None = None) -> None:
+                 end: int = -1, paths: frozenset[str] | None = None,
+                 outside: dict[str, Entry | None] | None = None) -> None:
         self.turn = turn
         self.tool = tool
         self.pre = pre
@@ -91,6 +109,13 @@ class Window(Slotted):
         self.post = post
         self.end = end
         self.paths = paths
+        self.outside = {} if outside is None else outside
+
+    def claims(self, change: _RawChange) -> bool:
+        """Whether `change` counts as this window's: a path it may claim, not a restore's write."""
+        if self.paths is not None and change.path not in self.paths:
+            return False
+        return not self.outside or change.path not in self.outside or self.outside[change.path] != change.new
 
 
 class _RawChange(FrozenSlotted):
@@ -127,13 +152,14 @@ def read_windows(log: bytes) -> list[Window]:
         if event.get("event") == "open" and isinstance(turn, int):
             windows[commit] = Window(turn, str(event.get("tool", "")), tree, by, position)
         elif event.get("event") == "close":
-            _close(windows.get(str(event.get("window"))), tree, position, event.get("paths"))
+            _close(windows.get(str(event.get("window"))), tree, position, event)
     return list(windows.values())
 
 
-def _close(window: Window | None, tree: str, position: int, paths: object) -> None:
+def _close(window: Window | None, tree: str, position: int, event: dict[str, Any]) -> None:
     if window is not None and window.post is None:
-        window.post, window.end, window.paths = tree, position, _paths(paths)
+        window.post, window.end, window.paths = tree, position, _paths(event.get("paths"))
+        window.outside = entries_from_json(event.get("outside"))
 
 
 def _log_records(log: bytes) -> Iterable[tuple[str, str, dict[str, Any]]]:
@@ -163,6 +189,23 @@ def _paths(value: object) -> frozenset[str] | None:
     return None
 
 
+def entries_from_json(value: object) -> dict[str, Entry | None]:
+    """Paths with their entries as `entries_to_json` wrote them (what is not well formed is left out)."""
+    found: dict[str, Entry | None] = {}
+    if isinstance(value, dict):
+        for path, entry in value.items():
+            if entry is None:
+                found[path] = None
+            elif isinstance(entry, list) and len(entry) == 2:
+                found[path] = Entry(str(entry[0]), str(entry[1]))
+    return found
+
+
+def entries_to_json(writes: dict[str, Entry | None]) -> dict[str, list[str] | None]:
+    """Paths with their entries for JSON: path → [mode, blob], or null for no such path."""
+    return {path: None if entry is None else [entry.mode, entry.blob] for path, entry in writes.items()}
+
+
 class History:
     """The session's windows with their changes; what a set of turns did, as the session's own.
 
@@ -178,19 +221,23 @@ class History:
 
     def own(self, turns: Collection[int]) -> dict[str, OwnChange]:
         """Every path the windows of `turns` changed, from before the first window that touched
-        it to after the last one; paths they left as they found them are not listed."""
+        it to after the last one; paths they left as they found them are not listed. A path
+        is `unsure` when a window that may claim anything (not a file tool's) changed it."""
         first: dict[str, Entry | None] = {}
         last: dict[str, tuple[int, Entry | None]] = {}
+        unsure: dict[str, str] = {}
         for window, changes in zip(self.windows, self._all_changes()):
             if window.turn not in turns:
                 continue
             for change in changes:
-                if window.paths is not None and change.path not in window.paths:
+                if not window.claims(change):
                     continue
                 first.setdefault(change.path, change.old)
                 if change.path not in last or window.end >= last[change.path][0]:
                     last[change.path] = (window.end, change.new)
-        return {path: OwnChange(path, first[path], last[path][1])
+                if window.paths is None:
+                    unsure[change.path] = f"{window.tool or 'a tool call'} in turn {window.turn}"
+        return {path: OwnChange(path, first[path], last[path][1], unsure.get(path, ""))
                 for path in sorted(first) if first[path] != last[path][1]}
 
     def _all_changes(self) -> list[list[_RawChange]]:

@@ -5,7 +5,8 @@ it on top of the session's previous snapshot and points the session's refs at it
 lists them). The objects are git's, so identical files and unchanged folders cost nothing.
 Besides the snapshots before and after every turn, the chain holds one before and one after
 every tool call that may change the workspace: these windows tell the session's own changes
-from everyone else's (attribution.py).
+from everyone else's (attribution.py), restores of other sessions meanwhile included (their
+journal, journal.py: each capture notes its size under the index mutex).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
 from .objects import write_commit
 from .refs import absent, create_ref, files_backend, has_loose_object, movable, move_ref
-from .repo import ensure_repo, head_ref, session_refs, shadow_git, turn_ref
+from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
 
 Phase = Literal["before", "after"]
@@ -82,30 +83,35 @@ class FileChange(FrozenSlotted):
 
 
 class Capture(FrozenSlotted):
-    """The workspace as a tree in the shadow repository, and the scan that staged it."""
+    """The workspace as a tree in the shadow repository, the scan that staged it, and the
+    restores' journal's size then (journal.py)."""
 
-    __slots__ = ("tree", "scan")
+    __slots__ = ("tree", "scan", "mark")
     tree: str
     scan: Scan
+    mark: int
 
-    def __init__(self, tree: str, scan: Scan) -> None:
-        init_fields(self, tree=tree, scan=scan)
+    def __init__(self, tree: str, scan: Scan, mark: int = 0) -> None:
+        init_fields(self, tree=tree, scan=scan, mark=mark)
 
 
 class OpenWindow(FrozenSlotted):
-    """A tool call or job being watched: its `open` snapshot, and the head before it."""
+    """A tool call or job being watched: its `open` snapshot, the head before it, and the
+    restores' journal's size when it opened."""
 
-    __slots__ = ("turn", "label", "commit", "tree", "previous", "made")
+    __slots__ = ("turn", "label", "commit", "tree", "previous", "made", "mark")
     turn: int
     label: str
     commit: str
     tree: str
     previous: tuple[str, str] | None
     made: float  # when its commit was written (time.monotonic)
+    mark: int
 
     def __init__(self, turn: int, label: str, commit: str, tree: str, previous: tuple[str, str] | None,
-                 made: float = 0.0) -> None:
-        init_fields(self, turn=turn, label=label, commit=commit, tree=tree, previous=previous, made=made)
+                 made: float = 0.0, mark: int = 0) -> None:
+        init_fields(self, turn=turn, label=label, commit=commit, tree=tree, previous=previous, made=made,
+                    mark=mark)
 
 
 class Checkpointer(Protocol):
@@ -148,6 +154,7 @@ class GitCheckpointer:
         self._written: tuple[tuple[int, ...], str] | None = None  # (index stamp, its tree)
         self._unused: OpenWindow | None = None  # the last window that changed nothing
         self._loose_refs: bool | None = None  # whether refs are files this process may move (refs.py)
+        self._journal = str(self.git.index.with_name(RESTORES_JOURNAL))
         self.process = secrets.token_hex(6)  # names this process in the events it commits
 
     def snapshot(self, turn: int, phase: Phase) -> Snapshot:
@@ -170,10 +177,10 @@ class GitCheckpointer:
             capture = self.capture(watch=True)
             again = self._reopened(turn, label, capture.tree, previous)
             if again is not None:
-                return again
+                return replace(again, mark=capture.mark)
             commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {label} starts",
                                  event={"event": "open", "turn": turn, "tool": label})
-        return OpenWindow(turn, label, commit, capture.tree, previous, time.monotonic())
+        return OpenWindow(turn, label, commit, capture.tree, previous, time.monotonic(), capture.mark)
 
     def _reopened(self, turn: int, label: str, tree: str,
                   previous: tuple[str, str] | None) -> OpenWindow | None:
@@ -194,7 +201,8 @@ class GitCheckpointer:
 
     def close_window(self, window: OpenWindow, paths: list[str] | None = None) -> None:
         """Snapshot the workspace once the call has ended; what changed since it opened is the
-        session's (only `paths` of it, when given). A call that changed nothing leaves no trace."""
+        session's (only `paths` of it, when given; none of what restores wrote meanwhile). A
+        call that changed nothing leaves no trace."""
         with self._lock:
             capture = self.capture(watch=True)
             head = self.head()
@@ -204,9 +212,14 @@ class GitCheckpointer:
                 self._head = window.previous
                 self._unused = window
                 return
+            event: dict[str, Any] = {"event": "close", "turn": window.turn, "window": window.commit,
+                                     "paths": paths}
+            if capture.mark != window.mark:  # a restore wrote meanwhile (journal.py)
+                from .journal import writes_between
+
+                event["outside"] = attribution.entries_to_json(writes_between(self.git, window.mark, capture.mark))
             self.commit(capture.tree, f"{self.session_id}: turn {window.turn} {window.label} ended",
-                        event={"event": "close", "turn": window.turn, "window": window.commit,
-                               "paths": paths})
+                        event=event)
 
     def open_quietly(self, turn: int, label: str) -> OpenWindow | None:
         """`open_window` when it can be done at once, without git and without waiting: the
@@ -219,12 +232,14 @@ class GitCheckpointer:
             unused, previous = self._unused, self._head
             if unused is None or previous is None or not self._head_known \
                     or (unused.turn, unused.label, unused.previous) != (turn, label, previous) \
-                    or time.monotonic() - unused.made > REUSE_SECONDS \
-                    or self._quiet_tree() != unused.tree \
+                    or time.monotonic() - unused.made > REUSE_SECONDS:
+                return None
+            quiet = self._quiet()
+            if quiet is None or quiet[0] != unused.tree \
                     or not self._write_here({head_ref(self.session_id): unused.commit}, known=False):
                 return None
             self._unused, self._head = None, (unused.commit, unused.tree)
-            return unused
+            return unused if unused.mark == quiet[1] else replace(unused, mark=quiet[1])
         finally:
             self._lock.release()
 
@@ -236,8 +251,10 @@ class GitCheckpointer:
             return False
         try:
             head = self._head
-            if window.previous is None or head is None or head[0] != window.commit \
-                    or self._quiet_tree() != window.tree \
+            if window.previous is None or head is None or head[0] != window.commit:
+                return False
+            quiet = self._quiet()
+            if quiet is None or quiet[0] != window.tree \
                     or not self._write_here({head_ref(self.session_id): window.previous[0]}, known=True):
                 return False
             self._head, self._unused = window.previous, window
@@ -245,15 +262,18 @@ class GitCheckpointer:
         finally:
             self._lock.release()
 
-    def _quiet_tree(self) -> str | None:
-        """The tree of the workspace when it is known without walking or git, else None."""
+    def _quiet(self) -> tuple[str, int] | None:
+        """The tree of the workspace and the journal's mark, when the tree is known without
+        walking or git; else None."""
         if not self._ready or self._written is None:
             return None
         with self.git.index_locked(wait=False) as held:
             if not held or known_clean(self.git, self.max_file_bytes) is None:
                 return None
             stamp = _stamp(self.git.index)
-            return self._written[1] if stamp is not None and stamp == self._written[0] else None
+            if stamp is None or stamp != self._written[0]:
+                return None
+            return self._written[1], self._journal_mark()
 
     def capture(self, watch: bool = False) -> Capture:
         """Stage the workspace into the kept index and write its tree (no commit, no ref);
@@ -264,7 +284,16 @@ class GitCheckpointer:
             if not scan.clean:
                 stage(self.git, scan)
             tree = self._write_tree()
-        return Capture(tree, scan)
+            mark = self._journal_mark()
+        return Capture(tree, scan, mark)
+
+    def _journal_mark(self) -> int:
+        """The size of the restores' journal (journal.py), 0 when there is none; to be taken
+        holding the index mutex, as restores write it."""
+        try:
+            return os.stat(self._journal).st_size
+        except OSError:
+            return 0
 
     def _write_tree(self) -> str:
         """The tree of the kept index: `git write-tree`, unless the index file is the very one

@@ -5,6 +5,7 @@
         index        the index snapshots are staged through, kept between turns so an
                      unchanged tree costs a stat per file and no hashing
         index.mutex  held (flock) while a process uses the index
+        restores.jsonl  what restores wrote, for other sessions' windows (journal.py)
         workspace    the workspace's path, for people and for `sessions gc`
 
 Refs of a session:
@@ -29,6 +30,7 @@ from pathlib import Path
 from .git import ShadowGit
 
 CHECKPOINTS_DIR = "checkpoints"
+RESTORES_JOURNAL = "restores.jsonl"  # next to the index
 REF_ROOT = "refs/recursive"
 # Written into the shadow repository's config once, when it is created.
 SHADOW_CONFIG = {

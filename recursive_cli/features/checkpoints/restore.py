@@ -6,8 +6,14 @@ session first changed it — modified files restored, created files removed, del
 recreated, symlinks recreated as links. What anyone else changed, during the turns or
 between them, is left alone. A path whose content is no longer what the session left
 (someone changed it since) is a conflict: restoring would lose that edit, so it is refused
-unless forced. The workspace as it was just before the restore is committed too, so a
-forced restore loses nothing either.
+unless forced. So is a path that changed while a shell command, a job or another tool that
+may write anything ran (`unsure`, attribution.py): another process may have written it
+then, and we cannot tell whose its content is. The workspace as it was just before the
+restore is committed too, so a forced restore loses nothing either.
+
+The files are written holding the index mutex, after what is about to be written has been
+added to the restores' journal (journal.py): a session running in the same workspace
+meanwhile does not take the restore's writes for its own.
 
 Any turn with a checkpoint can be named, a turn an earlier restore undid too: the restore
 then undoes the turns that ran after it and are still in effect, so the workspace and the
@@ -26,6 +32,7 @@ from typing import Literal
 from . import UnknownTurnError
 from .attribution import Entry, OwnChange, scratch_index
 from .checkpointer import Capture, GitCheckpointer, TurnCheckpoints
+from .journal import record_writes
 from .repo import turn_ref
 from .scan import Skipped
 
@@ -48,10 +55,13 @@ class RestorePlan:
     turn: int
     undone: list[int]  # the turns the restore takes back
     actions: list[RestoreAction]
-    conflicts: list[str]  # paths to change whose content is not what the session left
+    conflicts: list[str]  # paths changed only when forced: someone else changed them, or may have
     skipped: list[Skipped]  # never snapshotted, so left alone whatever they hold
     current: Capture = field(repr=False)
     already_undone: bool = False  # turn N itself was undone by an earlier restore
+    # those of the conflicts that still hold what the session left, but changed while a call
+    # ran that may not have been their only writer: path → that call ("run_shell in turn 2")
+    unsure: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,9 +84,10 @@ def plan_restore(cp: GitCheckpointer, turn: int) -> RestorePlan:
     now = cp.entries(current.tree) if own else {}
     actions = [action for change in own.values()
                if (action := _action(change, now.get(change.path))) is not None]
-    conflicts = sorted(a.path for a in actions if _conflict(cp.workspace, own[a.path], now.get(a.path)))
-    return RestorePlan(turn, [t.turn for t in undone], actions, conflicts, current.scan.skipped,
-                       current, already_undone=start.rewound)
+    changed = {a.path for a in actions if _conflict(cp.workspace, own[a.path], now.get(a.path))}
+    unsure = {a.path: own[a.path].unsure for a in actions if own[a.path].unsure and a.path not in changed}
+    return RestorePlan(turn, [t.turn for t in undone], actions, sorted({*changed, *unsure}),
+                       current.scan.skipped, current, already_undone=start.rewound, unsure=unsure)
 
 
 def _unknown_turn(session_id: str, turn: int, turns: list[TurnCheckpoints]) -> str:
@@ -113,10 +124,12 @@ def apply_restore(cp: GitCheckpointer, plan: RestorePlan) -> RestoreResult:
     event = {"event": "restore", "turn": plan.turn}
     cp.commit(plan.current.tree, f"{cp.session_id}: workspace before restoring to turn {plan.turn}",
               event=event)
-    blocked = [a.path for a in plan.actions if a.kind == "remove" and not _remove(cp.workspace, a.path)]
-    writes = [a for a in plan.actions if a.kind != "remove"]
-    blocked += [a.path for a in writes if _blocked(cp.workspace, a.path)]
-    _checkout(cp, {a.path: a.entry for a in writes if a.entry is not None and a.path not in blocked})
+    with cp.git.index_locked():  # (journal.py: no other session's window opens or closes halfway)
+        record_writes(cp.git, cp.session_id, plan.turn, {a.path: a.entry for a in plan.actions})
+        blocked = [a.path for a in plan.actions if a.kind == "remove" and not _remove(cp.workspace, a.path)]
+        writes = [a for a in plan.actions if a.kind != "remove"]
+        blocked += [a.path for a in writes if _blocked(cp.workspace, a.path)]
+        _checkout(cp, {a.path: a.entry for a in writes if a.entry is not None and a.path not in blocked})
     after = cp.capture()
     commit = cp.commit(after.tree, f"{cp.session_id}: restored to before turn {plan.turn}", event=event)
     _retire(cp, plan.undone)

@@ -169,9 +169,7 @@ def run_restore(cp: GitCheckpointer, session: LoadedSession, turn: int, dry_run:
     plan = plan_restore(cp, turn)
     _print_plan(cp.session_id, plan)
     if plan.conflicts and not force:
-        return fail(f"{_files(len(plan.conflicts))} changed by someone else since the session "
-                    "wrote them would be overwritten (listed above as conflicts); --force "
-                    "restores anyway")
+        return fail(_refusal(plan))
     if dry_run:
         sys.stderr.write("dry run: nothing was changed\n")
         return 0
@@ -197,11 +195,27 @@ def _print_plan(session_id: str, plan: RestorePlan) -> None:
     if plan.skipped:
         lines.append("left alone (never snapshotted):")
         lines += [f"  {skip.describe()}" for skip in plan.skipped]
-    if plan.conflicts:
+    changed = [path for path in plan.conflicts if path not in plan.unsure]
+    if changed:
         lines.append("conflicts (changed by someone else since the session wrote them):")
-        lines += [f"  {path}" for path in plan.conflicts]
+        lines += [f"  {path}" for path in changed]
+    if plan.unsure:
+        lines.append("conflicts (changed while a command ran that may not have been their only writer):")
+        lines += [f"  {path}  (during {call})" for path, call in sorted(plan.unsure.items())]
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
+
+
+def _refusal(plan: RestorePlan) -> str:
+    """Why a restore with conflicts is refused, and how to restore anyway."""
+    changed = len(plan.conflicts) - len(plan.unsure)
+    reasons = []
+    if changed:
+        reasons.append(f"{_files(changed)} changed by someone else since the session wrote them")
+    if plan.unsure:
+        reasons.append(f"{_files(len(plan.unsure))} that another process may have written while the "
+                       "session's command ran")
+    return f"{' and '.join(reasons)} would be overwritten (listed above as conflicts); --force restores anyway"
 
 
 def _files(count: int) -> str:
