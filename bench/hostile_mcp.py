@@ -17,6 +17,8 @@ stderr to a file): initialize, list_tools, one call of `echo`; "request" is the 
 tool list it got (what an agent built on it would send the model).
 
 Both get MCP_TOOL_TIMEOUT / read_timeout_seconds of 30 s, and each run is killed after 120 s.
+"disk" is what the client wrote to files and its stderr (a file here) on the server's behalf:
+our `mcp/h.log` and warnings; the SDK's errlog (the server's stderr) and its own log lines.
 Peak RSS is the child's `wait4` rusage: the largest of it and its descendants (the server).
 
     python bench/hostile_mcp.py [--cases notices,flood,schema] [--json FILE]
@@ -76,7 +78,7 @@ def ours(case: str) -> dict[str, Any]:
                 "-o", "stream-json", "-C", str(work / "ws"), "call the tool"]
         wall, rss, code, killed = measured(argv, env, str(work), work / "out")
         sizes = server.stats()["sizes"]
-    logs = sum(path.stat().st_size for path in (work / "home").rglob("mcp/*.log"))
+    logs = sum(path.stat().st_size for path in (work / "home").rglob("mcp/*.log")) + (work / "out.err").stat().st_size
     results = [block for line in (work / "out").read_text().splitlines() if line.startswith('{"type":"user"')
                for block in json.loads(line)["message"]["content"] if block.get("type") == "tool_result"]
     outcome = "killed" if killed else (results[0]["content"] if results else f"exit {code}, no call")
@@ -92,7 +94,7 @@ def theirs(case: str) -> dict[str, Any]:
         report = json.loads((work / "out").read_text())
     except ValueError:
         report = {"outcome": f"exit {code}", "tools_bytes": 0}
-    disk = (work / "errlog").stat().st_size if (work / "errlog").exists() else 0
+    disk = (work / "out.err").stat().st_size + ((work / "errlog").stat().st_size if (work / "errlog").exists() else 0)
     return {"client": "mcp SDK ClientSession", "case": case, "peak_rss_mb": rss, "disk_mb": disk / MB,
             "request_mb": report["tools_bytes"] / MB, "wall_s": wall,
             "outcome": "killed" if killed else report["outcome"]}

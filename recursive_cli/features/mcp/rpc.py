@@ -37,6 +37,7 @@ from .models import ProtocolError
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first: we offer the first
 METHOD_NOT_FOUND = -32601
+_OPENERS = ("{", "[", b"{", b"[")  # how a message (or a batch) starts
 SOON_CAP = 256  # answers to the server's requests waiting to be sent, at most (then it is cut off)
 
 
@@ -172,9 +173,8 @@ class RpcPeer:
     def _receive_json(self, text: bytes | str) -> None:
         """One message's JSON (or a batch's): a text that is not JSON (or nested too deep to
         read) is noted and skipped."""
-        try:
-            message = json.loads(text)
-        except (ValueError, RecursionError):
+        message = _parsed(text)
+        if message is None:
             shown = text[:200].decode("utf-8", "replace") if isinstance(text, bytes) else text[:200]
             self._note(f"(not JSON from the server, skipped: {shown})")
             return
@@ -246,6 +246,17 @@ class RpcPeer:
                                           else "the server closed the connection")
                 closed.__cause__ = error if not isinstance(error, ConnectionClosed) else None
                 future.set_exception(closed)
+
+
+def _parsed(text: bytes | str) -> Any:
+    """The JSON object or array `text` holds; None when it holds none (a junk line costs no
+    exception: a flood of them is read fast)."""
+    if text.lstrip()[:1] not in _OPENERS:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 async def stop_task(task: asyncio.Future[Any] | None) -> None:
