@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"
+        case run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"
             return 0
     end
     return 1
@@ -63,6 +63,8 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
         case chat "config show"
             printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox
+        case trust
+            printf '%s\n' -- --revoke
         case "sessions list" "sessions import" "config path"
             printf '%s\n' -- -C --workspace
         case "sessions export"
@@ -87,6 +89,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools 
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomously: wake up when scheduled, react to finished background jobs, stop when done.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'goal' -d 'Run turns until the goal holds: every --check passes and the judge agrees --until holds.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'chat' -d 'Talk with the agent on this terminal: an interactive session in the workspace.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'trust' -d 'Trust a folder\'s own configuration: its hooks (.claude/settings.json, .claude/settings.local.json, .recursive/settings.json), its .mcp.json servers and the keys of its .recursive/config.toml that loosen yours take effect there, until one of those files changes. Shows what it trusts first.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace snapshots taken before and after every turn: list, diff, restore.'
@@ -94,6 +97,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'mcp' -d 'The MCP servers t
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'hooks' -d 'The command hooks in force (Claude Code\'s settings format).'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'fleet' -d 'Many goal or run tasks at once on Ray: a local Ray started in-process, or a cluster.'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg trust 0 0' -r -F
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout as jsonl, json or Markdown, or as a bundle to move it to another machine.'
@@ -121,7 +125,7 @@ complete -c recursive -n '__recursive_arg "fleet run" 0 0' -r -F
 complete -c recursive -n '__recursive_arg "fleet status" 0 0' -r -F
 complete -c recursive -n '__recursive_arg "fleet resume" 0 0' -r -F
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal chat sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
@@ -165,6 +169,9 @@ complete -c recursive -n '__recursive_at goal' -l check -x -d 'Shell command tha
 complete -c recursive -n '__recursive_at goal' -l judge-model -x -d 'Model for the judge (default: the run\'s model).'
 complete -c recursive -n '__recursive_at goal' -l max-turns -x -d 'Give up after this many turns, 1 or more (exit 4).'
 complete -c recursive -n '__recursive_at goal "fleet run"' -l check-timeout -x -d 'Kill a check after this long, e.g. 90, 90s, 5m.'
+complete -c recursive -n '__recursive_at trust' -l list -d 'List the trusted folders and whether each is still as you trusted it.'
+complete -c recursive -n '__recursive_at trust' -l revoke -r -F -d 'Trust DIR no longer.'
+complete -c recursive -n '__recursive_at trust' -l json -d 'Machine-readable list (with --list).'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
 complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored; the default), json or md.'

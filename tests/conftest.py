@@ -25,7 +25,8 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 
 _SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RECURSIVE_API_KEY", "OPENAI_BASE_URL",
              "ANTHROPIC_BASE_URL", "RECURSIVE_API_BASE", "RECURSIVE_MODEL", "RECURSIVE_PROVIDER",
-             "RECURSIVE_WORKSPACE", "RECURSIVE_SCRIPT", "RECURSIVE_MAX_STEPS", "NO_COLOR")
+             "RECURSIVE_WORKSPACE", "RECURSIVE_SCRIPT", "RECURSIVE_MAX_STEPS", "NO_COLOR",
+             "RECURSIVE_TRUST_WORKSPACE")
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +47,14 @@ def base_temp_first(tmp_path_factory: pytest.TempPathFactory) -> None:
     module-scoped fixture making the first folders of a worker at once had one delete the other's
     (tests/reliability/test_hostile_input.py: "workspace does not exist")."""
     tmp_path_factory.getbasetemp()
+
+
+@pytest.fixture
+def trusted_workspaces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every workspace's own hooks, `.mcp.json` servers and config count, for the CLI this test
+    runs in process or starts (`RECURSIVE_TRUST_WORKSPACE=1`, as `--trust-workspace`): for the
+    tests of what those files do, not of whether they may (tests/test_trust.py)."""
+    monkeypatch.setenv("RECURSIVE_TRUST_WORKSPACE", "1")
 
 
 @pytest.fixture

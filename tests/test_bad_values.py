@@ -123,7 +123,7 @@ def test_a_bad_value_from_the_environment_names_the_variable(env: dict[str, str]
     ('add-dir = "../lib"', "add-dir: expected a list, e.g. add-dir = [\"../lib\"] (got '../lib')"),
 ])
 def test_a_bad_value_in_config_names_the_file_line_and_key(line: str, expected: str, tmp_path: Path,
-                                                           workspace: Path) -> None:
+                                                           workspace: Path, trusted_workspaces: None) -> None:
     config = project_config(workspace, f'# settings of this project\n{line}\n')
     proc = invoke("run", "x", *scripted(tmp_path, workspace))
     key, accepted = expected.split(": ", 1)

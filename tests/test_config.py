@@ -19,7 +19,7 @@ def test_sources_in_precedence_order(workspace: Path, isolated_home: Path) -> No
     (isolated_home / "config.toml").write_text('model = "from-user"\nmax-steps = 7\nmax-cost = 2.5\n')
     (workspace / ".recursive").mkdir()
     (workspace / ".recursive" / "config.toml").write_text('max-steps = 9\npermission-mode = "read-only"\n')
-    data = show("-C", str(workspace), "--max-cost", "1", env={"RECURSIVE_MODEL": "from-env"})
+    data = show("-C", str(workspace), "--max-cost", "1", "--trust-workspace", env={"RECURSIVE_MODEL": "from-env"})
     assert data["model"] == {"value": "from-env", "source": "env RECURSIVE_MODEL"}
     assert data["max-steps"]["value"] == "9"
     assert data["max-steps"]["source"] == f"project config {workspace / '.recursive' / 'config.toml'}:1"
@@ -39,9 +39,20 @@ def test_unknown_key_names_file_and_line(workspace: Path, isolated_home: Path) -
     isolated_home.mkdir(parents=True)
     config = isolated_home / "config.toml"
     config.write_text('model = "x"\n\nmax_stepz = 3\n')
-    proc = invoke("config", "show")
+    proc = invoke("config", "show", "--strict-config")
     assert proc.returncode == 1
     assert proc.stderr == f"error: {config}:3: unknown key 'max_stepz'\n"
+
+
+def test_unknown_key_is_a_warning_without_strict_config(workspace: Path, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text('model = "x"\n\nmax_stepz = 3\n')
+    proc = invoke("config", "show", "--json")
+    assert proc.returncode == 0
+    assert proc.stderr == (f"warning: {config}:3: unknown key 'max_stepz' (ignored; --strict-config makes "
+                           "it an error)\n")
+    assert json.loads(proc.stdout)["model"]["value"] == "x"
 
 
 def test_bad_value_names_file_line_and_key(workspace: Path, isolated_home: Path) -> None:

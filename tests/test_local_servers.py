@@ -71,7 +71,7 @@ def test_a_base_url_from_the_environment_or_config_needs_no_key(workspace: Path)
                         env={"RECURSIVE_API_BASE": server.openai_base_url})
         (workspace / ".recursive").mkdir()
         (workspace / ".recursive" / "config.toml").write_text(f'api-base = "{server.openai_base_url}"\n')
-        by_config = invoke("run", "hi", "-C", str(workspace), "-m", "qwen")
+        by_config = invoke("run", "hi", "-C", str(workspace), "-m", "qwen", "--trust-workspace")
         requests = list(server.requests)
     assert (by_env.returncode, by_env.stdout) == (0, "from env\n"), by_env.stderr
     assert (by_config.returncode, by_config.stdout) == (0, "from config\n"), by_config.stderr
@@ -219,7 +219,7 @@ def test_a_malformed_base_url_from_env_or_config_names_its_source(workspace: Pat
     config = workspace / ".recursive" / "config.toml"
     config.parent.mkdir()
     config.write_text('model = "qwen"\napi-base = "localhost:1234/v1"\n')
-    by_config = invoke("run", "hi", "-C", str(workspace))
+    by_config = invoke("run", "hi", "-C", str(workspace), "--trust-workspace")
     assert by_config.returncode == 2
     assert by_config.stderr.startswith(f"error: invalid value for api-base (project config {config}:2): "
                                        "'localhost:1234/v1' has no scheme; add http://")

@@ -130,7 +130,7 @@ def test_a_local_model_priced_zero_runs_and_costs_zero(tmp_path: Path, workspace
 
 
 def test_the_workspace_price_wins_and_overrides_the_builtin_table(
-        tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+        tmp_path: Path, workspace: Path, isolated_home: Path, trusted_workspaces: None) -> None:
     user_config(isolated_home, '[prices."gpt-4o"]\ninput = 4\noutput = 0\n'
                                f'[prices."{LOCAL}"]\ninput = 1\noutput = 0\n')
     project_config(workspace, '[prices."gpt-4o"]\ninput = 8\noutput = 0\n')
@@ -205,7 +205,8 @@ def show(*args: str) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
-def test_config_show_tells_the_price_and_its_source(workspace: Path, isolated_home: Path) -> None:
+def test_config_show_tells_the_price_and_its_source(workspace: Path, isolated_home: Path,
+                                                    trusted_workspaces: None) -> None:
     assert show("-C", str(workspace))["price"] == {
         "value": "input $0.4, output $1.6, cache read $0.1 per million tokens",  # gpt-4.1-mini
         "source": "builtin table"}

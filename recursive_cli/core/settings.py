@@ -33,6 +33,7 @@ from .choices import (  # noqa: F401 (re-exported)
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
 from .slotted import Slotted
+from .workspace_trust import HeldKey, TrustCheck, TrustVerdict, loosens, toml_value
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
                                            "scripted": "scripted"}
@@ -114,26 +115,35 @@ class Settings(BaseModel):
         return self.model or DEFAULT_MODELS[self.provider]
 
 
-CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key"}
+CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key", "bare"}  # (--bare reads no config file)
 
 
 class LoadedSettings(Slotted):
     """The merged settings and, per key, where its value came from; the home folder, and the
-    environment they were loaded from (`os.environ` by default)."""
+    environment they were loaded from (`os.environ` by default); whether the workspace's own
+    configuration counts (`trust`), the keys of its config left out until it does (`held`),
+    and the unknown keys of the config files, ignored (`warnings`)."""
 
-    __slots__ = ("settings", "sources", "home", "env")
+    __slots__ = ("settings", "sources", "home", "env", "trust", "held", "warnings")
     unshown = frozenset({"env"})
     settings: Settings
     sources: dict[str, str]
     home: Path
     env: Mapping[str, str]
+    trust: TrustVerdict | None  # None: not decided (settings made by hand)
+    held: list[HeldKey]
+    warnings: list[str]
 
     def __init__(self, settings: Settings, sources: dict[str, str] | None = None, home: Path = Path(),
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, trust: TrustVerdict | None = None,
+                 held: list[HeldKey] | None = None, warnings: list[str] | None = None) -> None:
         self.settings = settings
         self.sources = {} if sources is None else sources
         self.home = home
         self.env = os.environ if env is None else env
+        self.trust = trust
+        self.held = [] if held is None else held
+        self.warnings = [] if warnings is None else warnings
 
     def api_key_for(self, provider: str) -> str | None:
         """The API key for `provider` from the environment these settings were loaded from."""
@@ -163,8 +173,9 @@ def parse_duration(text: str) -> float:
     return sum(float(n) * units[u] for n, u in parts)
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """A config file's keys (long option names, `-` or `_`), or {} when it does not exist."""
+def read_config_file(path: Path, unknown: list[str] | None = None) -> dict[str, Any]:
+    """A config file's keys (long option names, `-` or `_`), or {} when it does not exist; an
+    unknown key is a ConfigError, or with `unknown` given, noted there and left out."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -183,8 +194,11 @@ def read_config_file(path: Path) -> dict[str, Any]:
     for key, value in data.items():
         name = key.replace("-", "_")
         if name not in CONFIG_KEYS:
-            line = _line_of(text, key)
-            raise ConfigError(f"{path}:{line}: unknown key {key!r}")
+            problem = f"{path}:{_line_of(text, key)}: unknown key {key!r}"
+            if unknown is None:
+                raise ConfigError(problem)
+            unknown.append(problem)
+            continue
         values[name] = value
     return values
 
@@ -200,9 +214,9 @@ def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
     return {name: env[var] for name, var in ENV_VARS.items() if env.get(var)}
 
 
-def _file_layer(label: str, path: Path) -> tuple[dict[str, Any], dict[str, str]]:
+def _file_layer(label: str, path: Path, unknown: list[str] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """A config file's values and, per key, `label path:line` for error messages and `config show`."""
-    values = read_config_file(path)
+    values = read_config_file(path, unknown)
     if not values:
         return values, {}
     text = path.read_text(encoding="utf-8")
@@ -215,18 +229,29 @@ def _file_layer(label: str, path: Path) -> tuple[dict[str, Any], dict[str, str]]
     return values, where
 
 
-def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None) -> LoadedSettings:
-    """Merge every source; raises ConfigError naming the bad file, variable or flag."""
+def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None,
+                  trust: TrustCheck | None = None) -> LoadedSettings:
+    """Merge every source; raises ConfigError naming the bad file, variable or flag. The
+    workspace's config keys that loosen anything count once it is trusted: by the user for
+    this run (`trust-workspace` in flags, env or user config), else as `trust` says (the
+    record of `recursive trust`; None: untrusted). `--bare` reads no config file."""
     env = os.environ if env is None else env
     home = recursive_home(env)
-    user = _file_layer("user config", home / "config.toml")
-    env_values = _env_values(env)
     given_flags = {k: v for k, v in flags.items() if v is not None and v != [] and v is not False}
+    bare = bool(given_flags.get("bare"))
+    unknown: list[str] = []
+    user = ({}, {}) if bare else _file_layer("user config", home / "config.toml", unknown)
+    env_values = _env_values(env)
     workspace = Path(given_flags.get("workspace") or env_values.get("workspace")
                      or user[0].get("workspace") or Path.cwd()).expanduser()
-    project = _file_layer("project config", workspace / ".recursive" / "config.toml")
-    layers = [user, project, (env_values, {k: f"env {ENV_VARS[k]}" for k in env_values}),
-              (given_flags, {k: "flag" for k in given_flags})]
+    project = ({}, {}) if bare else _file_layer("project config", workspace / ".recursive" / "config.toml", unknown)
+    env_layer = (env_values, {k: f"env {ENV_VARS[k]}" for k in env_values})
+    flag_layer = (given_flags, {k: "flag" for k in given_flags})
+    verdict = _trust_verdict(workspace, home, trust, bare, [flag_layer, env_layer, user])
+    held = [] if verdict.trusted else _hold(project, user[0], overridden=set(env_values) | set(given_flags))
+    project[0].pop("trust_workspace", None)  # (never the workspace's own say, trusted or not)
+    warnings = _unknown_keys(unknown, [flag_layer, user, project])
+    layers = [user, project, env_layer, flag_layer]
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for values, where in layers:
@@ -248,7 +273,54 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     except ValidationError as exc:
         error = BadValueError if _source_of(exc, sources) == "flag" else ConfigError  # flag: exit 2
         raise error(_describe(exc, sources)) from None
-    return LoadedSettings(settings, sources, home, env)
+    return LoadedSettings(settings, sources, home, env, verdict, held, warnings)
+
+
+def loosening_keys(workspace: Path, home: Path) -> list[HeldKey]:
+    """The keys of `workspace`'s own config that loosen the user's, whether it is trusted or
+    not (what `recursive trust` shows); ConfigError for a config file that cannot be read."""
+    user = _file_layer("user config", home / "config.toml", [])
+    return _hold(_file_layer("project config", workspace / ".recursive" / "config.toml", []), user[0], set())
+
+
+def _trust_verdict(workspace: Path, home: Path, trust: TrustCheck | None, bare: bool,
+                   layers: list[tuple[dict[str, Any], dict[str, str]]]) -> TrustVerdict:
+    """Whether the workspace's own configuration counts: never with `--bare`; for this run
+    when the user says so (flag, env or user config, in that order); else as `trust` says."""
+    workspace = workspace.resolve()
+    if bare:
+        return TrustVerdict(workspace, False, "--bare", quiet=True)
+    for values, where in layers:
+        if str(values.get("trust_workspace", "")).lower() in ("1", "true", "yes", "on"):
+            source = where.get("trust_workspace", "flag")
+            return TrustVerdict(workspace, True, "--trust-workspace" if source == "flag" else source)
+    return trust(workspace, home) if trust is not None else TrustVerdict(workspace, False, "not trusted")
+
+
+def _hold(project: tuple[dict[str, Any], dict[str, str]], user: Mapping[str, Any],
+          overridden: set[str]) -> list[HeldKey]:
+    """Take the keys out of the workspace's config that loosen the user's (`user` over the
+    defaults); those that would have counted (no env variable or flag sets them) are returned."""
+    values, where = project
+    base = {**{key: field.default for key, field in Settings.model_fields.items()}, **user}
+    held: list[HeldKey] = []
+    label = "project config "
+    for model, price in values.pop("prices", {}).items():
+        source = where.pop(f"prices.{model}", "").removeprefix(label)
+        held.append(HeldKey(f'prices."{model}"', price.describe(), source))
+    for key in [key for key, value in values.items() if loosens(key, value, base)]:
+        value, source = values.pop(key), where.pop(key, "").removeprefix(label)
+        if key not in overridden:
+            held.append(HeldKey(key.replace("_", "-"), toml_value(value), source))
+    return sorted(held, key=lambda item: int(item.where.rpartition(":")[2] or 0))  # (in the file's order)
+
+
+def _unknown_keys(unknown: list[str], layers: list[tuple[dict[str, Any], dict[str, str]]]) -> list[str]:
+    """Warnings for the config files' unknown keys; ConfigError for the first with
+    `strict-config` (a flag, or either config file)."""
+    if unknown and any(values.get("strict_config") is True for values, _ in layers):
+        raise ConfigError(unknown[0])
+    return [f"{problem} (ignored; --strict-config makes it an error)" for problem in unknown]
 
 
 PRICE_FIELDS = {"input": "input", "output": "output", "cache_read": "cached_input",

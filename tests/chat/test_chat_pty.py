@@ -387,7 +387,8 @@ def test_sigterm_at_the_prompt_ends_the_session_with_143(open_chat: Open, isolat
     assert not (isolated_home / "sessions" / session_id / "lock").exists()
 
 
-def test_the_workspace_hooks_apply_to_the_session(open_chat: Open, workspace: Path, tmp_path: Path) -> None:
+def _context_hook(workspace: Path, tmp_path: Path) -> Path:
+    """A `.recursive/settings.json` hook that adds "today is Tuesday" to every prompt."""
     hook = tmp_path / "context.sh"
     hook.write_text("#!/bin/bash\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": "
                     "\"UserPromptSubmit\", \"additionalContext\": \"today is Tuesday\"}}'\n")
@@ -395,8 +396,17 @@ def test_the_workspace_hooks_apply_to_the_session(open_chat: Open, workspace: Pa
     (workspace / ".recursive").mkdir()
     (workspace / ".recursive" / "settings.json").write_text(json.dumps(
         {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": str(hook)}]}]}}))
+    return hook
+
+
+def test_the_workspace_hooks_apply_to_the_session_once_trusted(open_chat: Open, workspace: Path, tmp_path: Path,
+                                                               isolated_home: Path) -> None:
+    hook = _context_hook(workspace, tmp_path)
     with FakeLLMServer([{"text": "it is Tuesday"}]) as server:
         chat = open_chat("chat", *server_args(server))
+        chat.expect(f"hook UserPromptSubmit [*] '{hook}' (.recursive/settings.json)")
+        chat.expect("[y/N]")
+        chat.say("y")
         chat.prompt()
         chat.say("what day is it?")
         chat.expect("it is Tuesday")
@@ -404,6 +414,25 @@ def test_the_workspace_hooks_apply_to_the_session(open_chat: Open, workspace: Pa
         assert chat.leave() == 0
     prompt = server.requests[0].body["messages"][-1]["content"]
     assert "what day is it?" in prompt and "today is Tuesday" in prompt
+    assert str(workspace.resolve()) in json.loads((isolated_home / "trust.json").read_text())["folders"]
+
+
+def test_a_workspace_not_trusted_at_the_question_runs_without_its_hooks(open_chat: Open, workspace: Path,
+                                                                       tmp_path: Path, isolated_home: Path) -> None:
+    _context_hook(workspace, tmp_path)
+    with FakeLLMServer([{"text": "no idea"}]) as server:
+        chat = open_chat("chat", *server_args(server))
+        chat.expect("[y/N]")
+        chat.say("n")
+        chat.expect("going on without them")
+        chat.prompt()
+        chat.say("what day is it?")
+        chat.expect("no idea")
+        chat.prompt()
+        assert chat.leave() == 0
+    assert "today is Tuesday" not in server.requests[0].body["messages"][-1]["content"]
+    assert "skipped" not in chat.seen  # (answered: no note on top)
+    assert not (isolated_home / "trust.json").exists()
 
 
 def test_rewind_refuses_to_overwrite_an_outside_edit_unless_forced(open_chat: Open, workspace: Path) -> None:

@@ -9,6 +9,11 @@ import pytest
 from mcphelpers import serve, zygote
 
 
+@pytest.fixture(autouse=True)
+def _trusted(trusted_workspaces: None) -> None:
+    """The workspaces' `.mcp.json` servers start here (whether they may: tests/test_trust.py)."""
+
+
 @pytest.fixture(scope="session")
 def demo_zygote() -> Iterator[str]:
     """This worker's demo zygote (started for the first test that asks for `demo_dir`)."""

@@ -66,7 +66,9 @@ def test_flag_forms() -> None:
     assert options.system_prompt == "-terse-" and options.max_turns == 3 and options.resume == "abc"
     assert options.allowed_tools == ["Bash(git log:*)", "Read", "Edit", "Write"]
     assert options.prompt_permission and options.streaming_input
-    assert options.ignored == ["--setting-sources"]
+    assert options.ignored == [] and options.setting_sources == ["user"] and not options.trusts_workspace
+    assert parse_flags(["--setting-sources=user,project"]).trusts_workspace
+    assert parse_flags(["--setting-sources", "local"]).trusts_workspace
     assert split_list("Bash(npm run test:*), Grep") == ["Bash(npm run test:*)", "Grep"]
     assert parse_flags(["-p", "--tools", "", "hi"]).tools == [] and parse_flags(["-p", "hi"]).tools is None
     assert parse_flags(["--print", "--", "-not a flag"]).prompt_words == ["-not a flag"]

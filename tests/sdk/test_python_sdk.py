@@ -166,6 +166,22 @@ def test_query_with_can_use_tool(agent_cli: AgentCli) -> None:
     assert [r["request"]["subtype"] for r in requests] == ["can_use_tool", "can_use_tool"]
 
 
+def test_setting_sources_project_runs_the_workspaces_own_hooks(agent_cli: AgentCli, tmp_path: Path) -> None:
+    marker = tmp_path / "project-hook-ran"
+    (agent_cli.workspace / ".claude").mkdir()
+    (agent_cli.workspace / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": f"touch {marker}"}]}]}}))
+    agent_cli.server.add({"text": "one"})
+    agent_cli.server.add({"text": "two"})
+    stderr: list[str] = []
+
+    result_of(collect("hi", options(agent_cli, stderr=stderr.append)))  # no setting_sources: not trusted
+    assert not marker.exists()
+    assert any("skipped the workspace's hook UserPromptSubmit" in line for line in stderr)
+    result_of(collect("hi", options(agent_cli, setting_sources=["project"])))  # the program's explicit choice
+    assert marker.exists()
+
+
 def test_hooks_are_called_back(agent_cli: AgentCli) -> None:
     agent_cli.server.add({"tool_calls": [call("run_shell", command="echo secret")]},
                          {"tool_calls": [call("write_file", path="b.txt", content="x")]},

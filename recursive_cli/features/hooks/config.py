@@ -4,6 +4,7 @@
 "command": "…", "timeout": 60}]}]}}`, read in this order (all of them add up):
 `$RECURSIVE_HOME/settings.json`, the workspace's `.claude/settings.json`,
 `.claude/settings.local.json` and `.recursive/settings.json`, then each `--settings FILE|JSON`.
+The workspace's three count only once it is trusted (features/trust.py): the caller says.
 A matcher is a regex over tool names, matched whole against our name and Claude's
 (`Bash` matches `run_shell`); none, `""` or `*` match every tool. Hooks of other types than
 `command` and events we do not fire are kept out silently, so Claude's files work unchanged.
@@ -79,15 +80,23 @@ class HookConfig(Slotted):
 
 def settings_files(workspace: Path, home: Path) -> list[Path]:
     """The settings files hooks are read from, in order (present or not)."""
-    return [home / "settings.json", workspace / ".claude" / "settings.json",
-            workspace / ".claude" / "settings.local.json", workspace / ".recursive" / "settings.json"]
+    return [home / "settings.json", *workspace_settings_files(workspace)]
 
 
-def load_hooks(workspace: Path, home: Path, given: Sequence[str] = ()) -> HookConfig:
-    """The hooks of every settings file that exists and of each `--settings FILE|JSON`;
-    HookConfigError naming the file (or `--settings`) and the key for a malformed one."""
+def workspace_settings_files(workspace: Path) -> list[Path]:
+    """The workspace's own settings files, in order (present or not)."""
+    return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json",
+            workspace / ".recursive" / "settings.json"]
+
+
+def load_hooks(workspace: Path, home: Path, given: Sequence[str] = (), *, user: bool = True,
+               project: bool = False) -> HookConfig:
+    """The hooks of the user's settings file (unless not `user`), of the workspace's (only
+    when `project`: a trusted workspace) and of each `--settings FILE|JSON`; HookConfigError
+    naming the file (or `--settings`) and the key for a malformed one."""
     config = HookConfig()
-    for path in settings_files(workspace, home):
+    paths = ([home / "settings.json"] if user else []) + (workspace_settings_files(workspace) if project else [])
+    for path in paths:
         if path.is_file():
             _add(config, str(path), _read(path, str(path)))
     for value in given:
@@ -99,6 +108,20 @@ def load_hooks(workspace: Path, home: Path, given: Sequence[str] = ()) -> HookCo
                 raise HookConfigError(f"--settings: file not found: {value}")
             _add(config, str(path), _read(path, f"--settings {value}"))
     return config
+
+
+def workspace_hooks(workspace: Path) -> tuple[list[HookCommand], list[str]]:
+    """The hooks of the workspace's own settings files, to show before they are trusted; and
+    the problem of each file that cannot be used (`FILE: not valid JSON: …`)."""
+    hooks: list[HookCommand] = []
+    problems: list[str] = []
+    for path in workspace_settings_files(workspace):
+        if path.is_file():
+            try:
+                hooks.extend(parse_hooks(_read(path, str(path)), str(path)))
+            except HookConfigError as exc:
+                problems.append(str(exc))
+    return hooks, problems
 
 
 def parse_hooks(data: Any, source: str) -> list[HookCommand]:

@@ -123,15 +123,18 @@ class McpState(StatePart):
 
 
 def load_mcp_config(workspace: Path, home: Path, configs: Sequence[str] = (), strict: bool = False,
-                    env: Mapping[str, str] | None = None, timeout: float | None = None) -> McpConfig:
+                    env: Mapping[str, str] | None = None, timeout: float | None = None, *,
+                    user: bool = True, project: bool = False) -> McpConfig:
     """Every source merged (see the module docstring); McpConfigError for a malformed one.
-    `timeout`: the `mcp-timeout` setting, when set (else `start_timeout(env)`)."""
+    `timeout`: the `mcp-timeout` setting, when set (else `start_timeout(env)`). The user's
+    file counts unless not `user` (`--bare`), the workspace's only with `project`: once the
+    workspace is trusted (features/trust.py)."""
     env = os.environ if env is None else env
     merged = McpConfig(start_timeout=start_timeout(env, timeout))
     if not strict:
-        for label, path in (("user", home / USER_FILE), ("project", workspace / PROJECT_FILE)):
-            if path.is_file():
-                merged = merged.merge(parse_source(_read(path, str(path)), f"{label} {path}", str(path), env))
+        for label, path, wanted in (("user", home / USER_FILE, user), ("project", workspace / PROJECT_FILE, project)):
+            if wanted and path.is_file():
+                merged = merged.merge(_file_source(label, path, env))
     given: list[str] = []
     for value in configs:
         text, where, kept = flag_source(value)
@@ -139,6 +142,17 @@ def load_mcp_config(workspace: Path, home: Path, configs: Sequence[str] = (), st
         merged = merged.merge(parse_source(text, f"--mcp-config {where}", f"--mcp-config {where}", env))
     merged.request = McpState(configs=given, strict=strict) if given or strict else None
     return merged
+
+
+def project_servers(workspace: Path, env: Mapping[str, str]) -> McpConfig:
+    """The servers of the workspace's own `.mcp.json` alone (none without one), to show
+    before it is trusted; McpConfigError for a malformed file."""
+    path = workspace / PROJECT_FILE
+    return _file_source("project", path, env) if path.is_file() else McpConfig()
+
+
+def _file_source(label: str, path: Path, env: Mapping[str, str]) -> McpConfig:
+    return parse_source(_read(path, str(path)), f"{label} {path}", str(path), env)
 
 
 def flag_source(value: str) -> tuple[str, str, str]:

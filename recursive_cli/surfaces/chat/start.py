@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core import utf8
@@ -72,10 +73,15 @@ def new_chat_launch(common: CommonOptions) -> Launch | int:
 
 
 def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, prompt: str) -> int:
-    """Run sessions one after another: the first, then the one `/clear` or `/resume` asks for."""
+    """Run sessions one after another: the first, then the one `/clear` or `/resume` asks for;
+    before each, on an untrusted workspace, whether to trust it (once per folder)."""
     from .session import ChatSession
+    from .trust_prompt import ask_trust
 
+    asked: dict[Path, bool] = {}
     while True:
+        if not isinstance(spec, int):
+            spec = ask_trust(spec, asked, lambda: new_chat_launch(common))
         if isinstance(spec, int):
             return spec
         if spec.resumed is not None and spec.mode != "run":  # its driver carries it on, not a person

@@ -286,6 +286,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "hooks": "recursive_cli.surfaces.cli.hooks_cmd",
     "chat": "recursive_cli.surfaces.cli.chat_cmd",
     "fleet": "recursive_cli.surfaces.fleet.fleet_cmd",
+    "trust": "recursive_cli.surfaces.cli.trust_cmd",
 }
 _whole: list[typer.Typer] = []
 

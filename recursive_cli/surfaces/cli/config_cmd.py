@@ -16,18 +16,30 @@ from .errors import EXIT_ERROR, EXIT_USAGE, fail
 from .options import CommonOptions, McpOptions
 
 if TYPE_CHECKING:
+    from ...core.workspace_trust import TrustVerdict
     from ...features.hooks import HookConfig
     from ...features.mcp.config import McpConfig, ServerEntry
 
 
-def load_or_fail(common: CommonOptions) -> LoadedSettings | int:
-    """The settings of a command with `common` options; or the exit code of the error, already
-    reported: 2 for a value malformed in itself (BadValueError: a bad base URL, wherever it was
-    set), 1 for any other configuration error (SPEC §4: broken config)."""
+def load_or_fail(common: CommonOptions, quiet: bool = False) -> LoadedSettings | int:
+    """The settings of a command with `common` options, the unknown keys of the config files
+    warned about on stderr (unless `quiet`); or the exit code of the error, already reported:
+    2 for a value malformed in itself (BadValueError: a bad base URL, wherever it was set), 1
+    for any other configuration error (SPEC §4: broken config)."""
     try:
-        return load_settings(common.as_flags())
+        loaded = load_settings(common.as_flags(), trust=recorded_trust)
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
+    if not quiet:
+        sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
+    return loaded
+
+
+def recorded_trust(workspace: Path, home: Path) -> TrustVerdict:
+    """Whether `recursive trust` recorded `workspace` as trusted (features/trust.py)."""
+    from ...features.trust import check_trust
+
+    return check_trust(workspace, home)
 
 
 def mask(secret: str) -> str:
@@ -79,11 +91,13 @@ def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig |
     """The MCP servers these settings and flags configure (not started); or the exit code of a
     malformed configuration (2), already reported, as `run` reports it."""
     from ...features.mcp.config import McpConfigError, load_mcp_config
+    from ...features.trust import verdict_for
 
     workspace = loaded.settings.workspace.expanduser().resolve()
     try:
         return load_mcp_config(workspace, loaded.home, options.mcp_config or [], options.strict_mcp_config,
-                               loaded.env, loaded.settings.mcp_timeout)
+                               loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
+                               project=verdict_for(loaded, workspace).trusted)
     except McpConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
 
@@ -121,6 +135,18 @@ def server_row(view: dict[str, Any]) -> tuple[str, str, str]:
     if view.get("problem"):
         parts.append(f"cannot start: {view['problem']}")
     return (f"mcp.{view['name']}", "; ".join(parts), view["origin"])
+
+
+def trust_view(loaded: LoadedSettings) -> tuple[dict[str, Any], list[str]]:
+    """Whether the workspace's own configuration counts (trusted, why, its config files),
+    and what of it is left out, one line per hook, MCP server and config key."""
+    from ...features.trust import verdict_for, workspace_offer
+
+    verdict = verdict_for(loaded, loaded.settings.workspace.expanduser())
+    view = {"trusted": verdict.trusted, "reason": verdict.reason, "files": list(verdict.files)}
+    if not verdict.skips:
+        return view, []
+    return view, workspace_offer(verdict.workspace, loaded.env, loaded.held).lines()
 
 
 def hook_views(config: HookConfig) -> list[dict[str, Any]]:
@@ -166,16 +192,21 @@ def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions |
     rows = config_rows(loaded)
     servers = [server_view(entry) for entry in mcp.servers.values()]
     hooked = hook_views(hooks)
+    trust, skipped = trust_view(loaded)
     if as_json:
         data: dict[str, Any] = {key: {"value": value, "source": source} for key, value, source in rows}
         origins = ", ".join(dict.fromkeys(view["origin"] for view in servers)) or "-"  # (in the servers' order)
         data["mcp-servers"] = {"value": servers, "source": origins}
         sources = ", ".join(dict.fromkeys(str(view["source"]) for view in hooked)) or "-"
         data["hooks"] = {"value": hooked, "source": sources}
+        data["workspace-trust"] = {"value": trust, "source": trust["reason"]}
+        data["skipped"] = {"value": skipped, "source": trust["reason"] if skipped else "-"}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     rows += [server_row(view) for view in servers] or [("mcp-servers", "(none)", "-")]
     rows += [hook_row(view) for view in hooked] or [("hooks", "(none)", "-")]
+    rows.append(("workspace-trust", "trusted" if trust["trusted"] else "not trusted", trust["reason"]))
+    rows += [("skipped", line, trust["reason"]) for line in skipped]
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table

@@ -79,19 +79,24 @@ ENVIRONMENT = (
      "retried. Default: 600."),
     ("RECURSIVE_MCP_TIMEOUT", "How long an MCP server may take to start, a duration, as the "
      "config key `mcp-timeout`. Default: 30 s (Claude's `MCP_TIMEOUT`, in ms, when unset)."),
+    ("RECURSIVE_TRUST_WORKSPACE", "When 1, the workspace's own hooks, MCP servers and config "
+     "keys count for this run, as `--trust-workspace`."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),
 )
 
 FILES = (
     ("$RECURSIVE_HOME/config.toml", "User configuration; keys are the long option names."),
     (".recursive/config.toml", "Project configuration in the workspace; overrides the user "
-     "file."),
+     "file. Its keys that loosen yours (prices, api-base, allow, a higher budget…) count only "
+     "once the workspace is trusted."),
+    ("$RECURSIVE_HOME/trust.json", "The folders trusted with `recursive trust`, with a sha256 "
+     "of each of their config files: a change makes the folder untrusted again."),
     ("$RECURSIVE_HOME/sessions/", "One folder per session, named by its id, holding "
      "`transcript.jsonl` (append-only), `meta.json` and a `lock` file."),
     ("$RECURSIVE_HOME/checkpoints/", "Workspace snapshots: a shadow git repository per "
      "workspace, with refs per session and turn. The workspace's own `.git` is never touched."),
-    (".mcp.json, $RECURSIVE_HOME/mcp.json", "MCP servers of the workspace and of the user, "
-     "in Claude Code's `mcpServers` format; `--mcp-config` adds more."),
+    (".mcp.json, $RECURSIVE_HOME/mcp.json", "MCP servers of the workspace (once it is "
+     "trusted) and of the user, in Claude Code's `mcpServers` format; `--mcp-config` adds more."),
     ("AGENTS.md, CLAUDE.md", "Project instructions at the workspace root (`AGENTS.md` first), "
      "appended to the system prompt."),
 )

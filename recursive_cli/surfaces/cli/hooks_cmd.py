@@ -56,6 +56,9 @@ def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> i
     config = hooks_or_fail(loaded, settings)
     if isinstance(config, int):
         return config
+    from ...features.trust import run_notes
+
+    sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, frozenset({"hooks"})))
     rows = [{"event": hook.event, "matcher": hook.matcher or "*", "command": hook.command,
              "timeout": hook.timeout, "source": hook.source} for hook in config.hooks]
     rows.sort(key=lambda row: EVENTS.index(str(row["event"])))
@@ -78,12 +81,15 @@ def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> i
 
 
 def hooks_or_fail(loaded: "LoadedSettings", given: list[str]) -> Union["HookConfig", int]:
-    """The hooks of the settings files and `--settings`; or exit 2, reported, for a malformed one."""
+    """The hooks of the settings files and `--settings` (the workspace's once it is trusted,
+    the user's but with `--bare`); or exit 2, reported, for a malformed one."""
     from ...features.hooks import HookConfigError, load_hooks
+    from ...features.trust import verdict_for
 
     workspace = loaded.settings.workspace.expanduser().resolve()
     try:
-        return load_hooks(workspace, loaded.home, given)
+        return load_hooks(workspace, loaded.home, given, user=not loaded.settings.bare,
+                          project=verdict_for(loaded, workspace).trusted)
     except HookConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ...features.mcp import McpConfig, McpState
     from ...features.sessions.reader import LoadedSession
     from ...features.sessions.writer import JsonlSessionWriter
+    from ...tools.base import ToolRegistry
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -116,11 +117,13 @@ def mcp_config(spec: Launch) -> McpConfig | None | int:
             path.is_file() for path in (workspace / ".mcp.json", spec.loaded.home / "mcp.json")):
         return None
     from ...features.mcp import McpConfigError, load_mcp_config
+    from ...features.trust import verdict_for
 
     request = spec.mcp or (saved_mcp(spec.resumed) if spec.resumed is not None else None)
     try:
         return load_mcp_config(workspace, spec.loaded.home, request.configs if request else (),
-                               request.strict if request else False, spec.loaded.env)
+                               request.strict if request else False, spec.loaded.env, user=not settings.bare,
+                               project=verdict_for(spec.loaded, workspace).trusted)
     except McpConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
 
@@ -215,12 +218,15 @@ def launch(spec: Launch, work: Work) -> int:
         if spec.lock is not None:
             spec.lock.release()
         return hooks
+    note_untrusted(spec.loaded, strict_mcp=spec.mcp is not None and spec.mcp.strict)
     shown = (spec.sinks or output_sinks)(settings, spec.session_id)
     sink = FanoutSink(show_hook_events(shown, spec.include_hook_events))
     binding = None
     try:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
                    .session_id(spec.session_id).sink(sink))
+        if settings.bare:
+            builder.tools(bare_tools())
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
         if not settings.no_session:
             binding = _bind(spec, runtime, settings)
@@ -249,6 +255,24 @@ def launch(spec: Launch, work: Work) -> int:
         elif spec.lock is not None:
             spec.lock.release()
     return _write_last_message(spec.output, result)
+
+
+def note_untrusted(loaded: LoadedSettings, strict_mcp: bool = False) -> None:
+    """One stderr line for each hook, MCP server (but with `--strict-mcp-config`, which keeps
+    them out anyway) and config key of an untrusted workspace that the run leaves out."""
+    from ...features.trust import ALL_PARTS, run_notes
+
+    parts = ALL_PARTS - {"mcp"} if strict_mcp else ALL_PARTS
+    sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, parts))
+
+
+def bare_tools() -> ToolRegistry:
+    """The tools of a `--bare` run: the core tools without the memory kept under
+    `$RECURSIVE_HOME` (`remember`, `recall`)."""
+    from ...tools.base import ToolRegistry
+    from ...tools.catalog import core_tools
+
+    return ToolRegistry([tool for tool in core_tools() if tool.name not in ("remember", "recall")])
 
 
 def _write_last_message(output: OutputRequest, result: RunFinished) -> int:

@@ -101,13 +101,18 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
     them; or the exit code of a malformed configuration (2), already reported."""
     from ...features.mcp import McpConfigError, McpManager, load_mcp_config
     from ...features.mcp.tools import ListMcpResourcesTool, McpTool, ReadMcpResourceTool
+    from ...features.trust import run_notes, verdict_for
 
     workspace = loaded.settings.workspace.expanduser().resolve()
+    trust = verdict_for(loaded, workspace)  # (an untrusted workspace's servers are not started, not even here)
     try:
         config = load_mcp_config(workspace, loaded.home, options.mcp_config or [], options.strict_mcp_config,
-                                 loaded.env, loaded.settings.mcp_timeout)
+                                 loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
+                                 project=trust.trusted)
     except McpConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
+    if not options.strict_mcp_config:
+        sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, frozenset({"mcp"})))
     if only is not None:
         if only not in config.servers:
             known = ", ".join(config.servers) or "none"

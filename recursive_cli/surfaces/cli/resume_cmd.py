@@ -105,7 +105,7 @@ def open_session(common: CommonOptions, ref: str | None, continuing: bool = Fals
         lock.release()
         return fail(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
                     "(pass -C DIR to resume it in another folder)")
-    restored = LoadedSettings(settings, loaded.sources, loaded.home)
+    restored = LoadedSettings(settings, loaded.sources, loaded.home, trust=loaded.trust, held=loaded.held)
     return Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock,
                   judge_model=saved_judge_model(session))
 

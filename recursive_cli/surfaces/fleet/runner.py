@@ -40,7 +40,7 @@ from ...core.settings import default_home
 from .progress import Tally, Views
 from .record import LOGS_DIR, SESSIONS_DIR, FleetRecord
 from .results import BAD_TASK, FLEET_BUDGET, INFRASTRUCTURE, ResultLine, append_result
-from .tasks import TaskSpec, cli_flags
+from .tasks import TaskSpec, cli_flags, trust_flags
 from .worker import AttemptBundle, AttemptDone, AttemptItem, AttemptJob, AttemptLine, AttemptStarted, run_attempt
 
 INSTALL_HINT = "recursive fleet needs Ray: pip install 'recursive-cli[fleet]'"
@@ -223,7 +223,7 @@ class Scheduler:
                          attempt=attempt, mode=task.mode or "run", prompt=task.prompt,
                          workspace=task.workspace or self.plan.record.workspace, ref=task.ref, git=task.git,
                          flags=cli_flags(task, cap), resume=resume,
-                         resume_flags=[] if cap is None else ["--max-cost", str(cap)],
+                         resume_flags=([] if cap is None else ["--max-cost", str(cap)]) + trust_flags(task),
                          bundle=bundle.read_bytes() if resume and bundle.is_file() else None,
                          home=str(self.home), driver_host=self.host, user_config=self.user_config)
         options: dict[str, Any] = {"num_cpus": task.num_cpus or 1}

@@ -100,12 +100,15 @@ class TaskDefaults(BaseModel):
 
 class TaskSpec(TaskDefaults):
     """One line of TASKS.jsonl: what to do (`prompt`), where (`workspace`: a folder, or a git
-    URL cloned on the worker at `ref`), and how (the `TaskDefaults` fields)."""
+    URL cloned on the worker at `ref`), and how (the `TaskDefaults` fields). `trust`: the
+    workspace's own hooks, MCP servers and config count (`--trust-workspace`); a line's own
+    say only, never the fleet's flags, and without it a clone's never do."""
 
     id: str
     prompt: str
     workspace: str | None = None
     ref: str | None = None
+    trust: bool = False
 
     @field_validator("id")
     @classmethod
@@ -233,7 +236,13 @@ def cli_flags(task: TaskSpec, max_cost: float | None) -> list[str]:
     flags += _valued("--append-system-prompt", task.append_system_prompt)
     flags += _repeated("--add-dir", task.add_dir)
     flags += ["--no-checkpoints"] if task.no_checkpoints else []
-    return flags + (["--no-stream"] if task.no_stream else [])
+    return flags + (["--no-stream"] if task.no_stream else []) + trust_flags(task)
+
+
+def trust_flags(task: TaskSpec) -> list[str]:
+    """`--trust-workspace` when the task's line says `"trust": true`, for a new session and a
+    resumed one alike."""
+    return ["--trust-workspace"] if task.trust else []
 
 
 def _valued(flag: str, value: object) -> list[str]:

@@ -115,19 +115,23 @@ class StepModel:
 def assemble(options: HeadlessOptions) -> HeadlessRun:
     """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
     for settings or a session that cannot be had."""
+    from ...features.trust import ALL_PARTS, check_trust, run_notes
+
     schema = json_schema(options.json_schema) if options.json_schema else None
-    loaded = load_settings(settings_flags(options))
+    loaded = load_settings(settings_flags(options), trust=check_trust)
+    sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
     refused = unenforceable_budget(loaded)
     if refused:
         raise UsageError(refused.replace("--max-cost", "--max-budget-usd"))
     picked = session.pick(options, loaded)
     settings = picked.loaded.settings
     view = ClaudeView(settings.workspace.expanduser().resolve())
-    known = {tool.name for tool in core_tools()} | set(_CHECKPOINT_TOOLS)
+    tools = [tool for tool in core_tools() if not (settings.bare and tool.name in ("remember", "recall"))]
+    known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
-    registry = RewritingToolRegistry(core_tools(), keep)
+    registry = RewritingToolRegistry(tools, keep)
     ledger = CallLedger()
     fan = FanoutSink([ledger])
     holder: list[AgentRuntime] = []
@@ -144,6 +148,8 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
                    .session_id(picked.session_id).sink(fan).tools(registry))
         builder.hooks(user_hooks(options, picked.loaded))  # the settings files' and --settings' hooks
+        parts = ALL_PARTS - {"mcp"} if options.strict_mcp_config else ALL_PARTS
+        sys.stderr.writelines(f"{note}\n" for note in run_notes(picked.loaded, parts))
         runtime = (builder.mcp(servers) if servers else builder).build()
     except BaseException:
         if picked.lock is not None:
@@ -183,12 +189,15 @@ def _bind(picked: session.Continued, runtime: AgentRuntime, options: HeadlessOpt
 
 
 def user_hooks(options: HeadlessOptions, loaded: LoadedSettings) -> HookConfig:
-    """The command hooks of the settings files and `--settings`; UsageError for a malformed one."""
+    """The command hooks of the settings files (the workspace's once it is trusted, the user's
+    but with `--bare`) and `--settings`; UsageError for a malformed one."""
     from ...features.hooks import HookConfigError, load_hooks
+    from ...features.trust import verdict_for
 
     workspace = loaded.settings.workspace.expanduser().resolve()
     try:
-        return load_hooks(workspace, loaded.home, [options.settings] if options.settings else [])
+        return load_hooks(workspace, loaded.home, [options.settings] if options.settings else [],
+                          user=not loaded.settings.bare, project=verdict_for(loaded, workspace).trusted)
     except HookConfigError as exc:
         raise UsageError(str(exc)) from None
 
@@ -208,7 +217,8 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "append_system_prompt": _text(options.append_system_prompt, options.append_system_prompt_file,
                                       "--append-system-prompt-file"),
         "no_stream": options.no_stream, "quiet": options.quiet, "verbose": options.debug,
-        "script": options.script,
+        "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
+        "strict_config": options.strict_config,
     }
 
 
@@ -256,6 +266,7 @@ def mcp_config(options: HeadlessOptions, picked: session.Continued) -> McpConfig
     if not (given or saved or (workspace / ".mcp.json").is_file() or (loaded.home / "mcp.json").is_file()):
         return None  # (the feature stays unloaded)
     from ...features.mcp import McpConfigError, McpState, load_mcp_config
+    from ...features.trust import verdict_for
     from ..cli.launch import saved_mcp
 
     request: McpState | None = None
@@ -265,6 +276,6 @@ def mcp_config(options: HeadlessOptions, picked: session.Continued) -> McpConfig
         request = saved_mcp(picked.resumed)
     try:
         return load_mcp_config(workspace, loaded.home, request.configs if request else (), request.strict if request else False,
-                               loaded.env)
+                               loaded.env, user=not loaded.settings.bare, project=verdict_for(loaded, workspace).trusted)
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None

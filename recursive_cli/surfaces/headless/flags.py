@@ -55,6 +55,7 @@ class HeadlessOptions:
     mcp_config: list[str] = field(default_factory=list)
     strict_mcp_config: bool = False
     settings: str | None = None
+    setting_sources: list[str] | None = None  # Claude's `user`, `project`, `local` (None: not given)
     include_partial_messages: bool = False
     include_hook_events: bool = False
     replay_user_messages: bool = False
@@ -73,11 +74,21 @@ class HeadlessOptions:
     no_stream: bool = False
     quiet: bool = False
     script: Path | None = None
+    trust_workspace: bool = False
+    bare: bool = False
+    strict_config: bool = False
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
     @property
     def streaming_input(self) -> bool:
         return self.input_format == "stream-json"
+
+    @property
+    def trusts_workspace(self) -> bool:
+        """Whether the workspace's own hooks, servers and config count for this run: ours
+        (`--trust-workspace`), or the SDK's `setting_sources` naming `project` or `local`
+        (the program's explicit choice)."""
+        return self.trust_workspace or bool({"project", "local"} & set(self.setting_sources or ()))
 
     @property
     def prompt_permission(self) -> bool:
@@ -117,7 +128,7 @@ _FLAGS: dict[str, Flag] = {
     "--session-id": Flag("session_id"), "--fork-session": Flag("fork_session", "bool"),
     "--add-dir": Flag("add_dir", "list"),
     "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
-    "--settings": Flag("settings"),
+    "--settings": Flag("settings"), "--setting-sources": Flag("setting_sources", "list"),
     "--include-partial-messages": Flag("include_partial_messages", "bool"),
     "--include-hook-events": Flag("include_hook_events", "bool"),
     "--replay-user-messages": Flag("replay_user_messages", "bool"),
@@ -131,11 +142,13 @@ _FLAGS: dict[str, Flag] = {
     "--allow": Flag("allow", "append"), "--deny": Flag("deny", "append"),
     "--no-stream": Flag("no_stream", "bool"), "--quiet": Flag("quiet", "bool"),
     "-q": Flag("quiet", "bool"), "--script": Flag("script"),
+    "--trust-workspace": Flag("trust_workspace", "bool"), "--bare": Flag("bare", "bool"),
+    "--strict-config": Flag("strict_config", "bool"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
 # Claude Code's flags that have nothing to change here: accepted, and listed in `ignored`.
-_IGNORED_VALUE = ("--debug-file", "--setting-sources", "--betas", "--max-thinking-tokens", "--thinking",
+_IGNORED_VALUE = ("--debug-file", "--betas", "--max-thinking-tokens", "--thinking",
                   "--thinking-display", "--effort", "--plugin-dir", "--plugin-dir-no-mcp", "--agent",
                   "--agents", "--task-budget", "--resume-session-at", "--resume-drops-turn",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
@@ -282,4 +295,6 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --include-partial-messages   Also stream_event lines while the model writes.
   --fail-on permission_denied  A denied call makes the turn an error even if the model answered.
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.
+  --setting-sources LIST       With project or local: the workspace's own hooks, .mcp.json and
+                               config count (as --trust-workspace).  --bare, --strict-config.
 """

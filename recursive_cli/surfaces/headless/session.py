@@ -59,7 +59,8 @@ def pick(options: HeadlessOptions, loaded: LoadedSettings) -> Continued:
     except BaseException:
         lock.release()
         raise
-    return Continued(ref, LoadedSettings(settings, loaded.sources, loaded.home, loaded.env), session, lock)
+    restored = LoadedSettings(settings, loaded.sources, loaded.home, loaded.env, loaded.trust, loaded.held)
+    return Continued(ref, restored, session, lock)
 
 
 def fork(store: SessionStore, source: str, new_id: str) -> str:
