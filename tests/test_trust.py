@@ -175,6 +175,8 @@ def test_bare_ignores_them_even_when_trusted(repo: Repo, isolated_home: Path, tm
     given = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"touch {flagged}"}]}]}})
     assert repo.run("--bare", "--settings", given).returncode == 0
     assert flagged.exists()  # what the command line gives still counts
+    listed = [tool["name"] for tool in json.loads(invoke("tools", "--bare", "--json", cwd=repo.path).stdout)]
+    assert "read_file" in listed and "remember" not in listed and "recall" not in listed
 
 
 def test_revoke(repo: Repo) -> None:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ...features.mcp import McpConfig, McpState
     from ...features.sessions.reader import LoadedSession
     from ...features.sessions.writer import JsonlSessionWriter
-    from ...tools.base import ToolRegistry
+    from ...tools.base import Tool
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -226,7 +226,9 @@ def launch(spec: Launch, work: Work) -> int:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
                    .session_id(spec.session_id).sink(sink))
         if settings.bare:
-            builder.tools(bare_tools())
+            from ...tools.base import ToolRegistry
+
+            builder.tools(ToolRegistry(run_tools(settings)))
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
         if not settings.no_session:
             binding = _bind(spec, runtime, settings)
@@ -266,13 +268,12 @@ def note_untrusted(loaded: LoadedSettings, strict_mcp: bool = False) -> None:
     sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, parts))
 
 
-def bare_tools() -> ToolRegistry:
-    """The tools of a `--bare` run: the core tools without the memory kept under
+def run_tools(settings: Settings) -> list[Tool]:
+    """The core tools of a run; a `--bare` one's without the memory kept under
     `$RECURSIVE_HOME` (`remember`, `recall`)."""
-    from ...tools.base import ToolRegistry
     from ...tools.catalog import core_tools
 
-    return ToolRegistry([tool for tool in core_tools() if tool.name not in ("remember", "recall")])
+    return [tool for tool in core_tools() if not (settings.bare and tool.name in ("remember", "recall"))]
 
 
 def _write_last_message(output: OutputRequest, result: RunFinished) -> int:

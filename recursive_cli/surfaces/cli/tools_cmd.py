@@ -17,9 +17,9 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
     if isinstance(loaded, int):
         return loaded
     settings = loaded.settings
-    from ...tools.catalog import core_tools
+    from .launch import run_tools
 
-    tools = core_tools()
+    tools = run_tools(settings)
     if not (settings.no_session or settings.no_checkpoints):  # what launch adds (with git present)
         from ...features.checkpoints.git import find_git
         from ...features.checkpoints.tools import checkpoint_tools
