@@ -112,7 +112,9 @@ def test_a_clone_priced_at_nothing_cannot_disarm_max_cost(repo: Repo) -> None:
 def test_trusted_it_runs_them_until_one_of_its_files_changes(repo: Repo, isolated_home: Path) -> None:
     shown = invoke("trust", cwd=repo.path)
     assert shown.returncode == 0, shown.stderr
-    assert f"trusted {repo.path.resolve()}" in shown.stdout
+    assert shown.stdout.startswith(f"trusting {repo.path.resolve()}: ")
+    assert shown.stdout.endswith("trusted; a change to one of its config files (.claude/settings.json, .mcp.json, "
+                                 ".recursive/config.toml), or a new one, makes it untrusted again\n")
     for text in ("hook UserPromptSubmit", "MCP server marker", "config allow", 'config prices."local-m"'):
         assert text in shown.stdout
     assert stat.S_IMODE((isolated_home / "trust.json").stat().st_mode) == 0o600
@@ -130,6 +132,15 @@ def test_trusted_it_runs_them_until_one_of_its_files_changes(repo: Repo, isolate
                                       for line in notes(proc.stderr))
     [row] = json.loads(invoke("trust", "--list", "--json").stdout)
     assert (row["path"], row["state"], row["changed"]) == (str(repo.path.resolve()), "changed", [".mcp.json"])
+    listed = invoke("trust", "--list").stdout
+    assert listed == f"{repo.path.resolve()}\tchanged: .mcp.json\t{row['trusted_at']}\n"
+
+
+def test_hooks_list_names_the_hooks_it_leaves_out(repo: Repo) -> None:
+    proc = invoke("hooks", "list", cwd=repo.path)
+    assert proc.stdout.startswith("no hooks")
+    [note] = notes(proc.stderr)
+    assert note.startswith(NOTE + "hook UserPromptSubmit [*] ")
 
 
 def test_a_file_added_after_trusting_makes_it_untrusted(repo: Repo) -> None:
@@ -219,6 +230,14 @@ def test_keys_that_only_narrow_count_untrusted(workspace: Path, isolated_home: P
     assert [line.split(" (")[0] for line in data["skipped"]["value"]] == [
         "config max-cost = 3", 'config sandbox = "off"', "config sandbox-network = true",
         'config api-base = "http://127.0.0.1:9/v1"']
+
+
+def test_a_flag_is_what_the_workspace_config_is_weighed_against(workspace: Path) -> None:
+    (workspace / ".recursive").mkdir()
+    (workspace / ".recursive" / "config.toml").write_text('sandbox = "workspace-write"\n')
+    data = json.loads(invoke("config", "show", "--json", "-C", str(workspace), "--permission-mode", "read-only").stdout)
+    assert data["sandbox"]["value"] == "(none)"  # read-only's own sandbox, not the clone's looser one
+    assert data["skipped"]["value"] == ['config sandbox = "workspace-write" (.recursive/config.toml:1)']
 
 
 def test_strict_config_fails_on_an_unknown_key(repo: Repo) -> None:

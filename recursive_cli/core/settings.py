@@ -248,7 +248,8 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     env_layer = (env_values, {k: f"env {ENV_VARS[k]}" for k in env_values})
     flag_layer = (given_flags, {k: "flag" for k in given_flags})
     verdict = _trust_verdict(workspace, home, trust, bare, [flag_layer, env_layer, user])
-    held = [] if verdict.trusted else _hold(project, user[0], overridden=set(env_values) | set(given_flags))
+    users = {**user[0], **env_values, **given_flags}  # what the user set, whichever way
+    held = [] if verdict.trusted else _hold(project, users, overridden=set(env_values) | set(given_flags))
     project[0].pop("trust_workspace", None)  # (never the workspace's own say, trusted or not)
     warnings = _unknown_keys(unknown, [flag_layer, user, project])
     layers = [user, project, env_layer, flag_layer]
@@ -299,8 +300,9 @@ def _trust_verdict(workspace: Path, home: Path, trust: TrustCheck | None, bare: 
 
 def _hold(project: tuple[dict[str, Any], dict[str, str]], user: Mapping[str, Any],
           overridden: set[str]) -> list[HeldKey]:
-    """Take the keys out of the workspace's config that loosen the user's (`user` over the
-    defaults); those that would have counted (no env variable or flag sets them) are returned."""
+    """Take the keys out of the workspace's config that loosen the user's (`user`: their
+    config, env and flags, over the defaults); those that would have counted (no env variable
+    or flag sets them) are returned."""
     values, where = project
     base = {**{key: field.default for key, field in Settings.model_fields.items()}, **user}
     held: list[HeldKey] = []

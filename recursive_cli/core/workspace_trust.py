@@ -22,13 +22,12 @@ from .slotted import FrozenSlotted, init_fields
 # fingerprints them (relative to the workspace).
 WORKSPACE_FILES = (".claude/settings.json", ".claude/settings.local.json", ".recursive/settings.json",
                    ".mcp.json", ".recursive/config.toml")
-TRUST_HINT = "`recursive trust .` trusts it, `--trust-workspace` for one run"
 
 # Keys a workspace may never set before it is trusted, whatever their value: where the key
 # goes and what answers (api-base, provider, script), what a run costs (prices), what the
 # tools reach (add-dir, workspace), and trust itself.
 ALWAYS_HELD = frozenset({"api_base", "provider", "script", "prices", "add_dir", "workspace",
-                         "trust_workspace", "bare"})
+                         "trust_workspace"})
 # Limits a lower value narrows (None: no limit at all).
 LIMITS = {"max_steps": 100, "max_cost": None, "max_duration": None, "shell_timeout": 120.0,
           "mcp_timeout": 30.0}
@@ -41,7 +40,7 @@ RANKS = {"permission_mode": ("read-only", "ask", "accept-edits", "auto"),
 
 class TrustVerdict(FrozenSlotted):
     """Whether `workspace`'s own configuration counts (`trusted`), and why or why not
-    (`reason`: `--trust-workspace`, `recorded 2026-…`, `.mcp.json changed since you trusted
+    (`reason`: `--trust-workspace`, `trusted 2026-…`, `.mcp.json changed since you trusted
     it`…); `files`: its own config files that exist (`WORKSPACE_FILES`); `quiet`: skip them
     without a note (the user chose it: `--bare`)."""
 

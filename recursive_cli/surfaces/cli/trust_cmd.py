@@ -72,14 +72,15 @@ def record_command(home: Path, folder: Path) -> int:
         return fail(f"not a folder: {folder}", EXIT_USAGE)
     workspace = workspace.resolve()
     offer = workspace_offer(workspace, os.environ, loosening_keys(workspace, home))
-    record = TrustStore(home).trust(workspace)
     if offer:
-        sys.stdout.write(f"trusted {workspace}; from now on these run or take effect there:\n")
+        sys.stdout.write(f"trusting {workspace}: from now on these run or take effect there:\n")
         sys.stdout.writelines(f"  {line}\n" for line in offer.lines())
     else:
-        sys.stdout.write(f"trusted {workspace} (no hooks, MCP servers or loosening config keys of its own yet)\n")
+        sys.stdout.write(f"trusting {workspace} (no hooks, MCP servers or loosening config keys of its own yet)\n")
+    record = TrustStore(home).trust(workspace)
     files = ", ".join(record.files) or "none yet"
-    sys.stdout.write(f"a change to one of its config files ({files}), or a new one, makes it untrusted again\n")
+    sys.stdout.write(f"trusted; a change to one of its config files ({files}), or a new one, makes it "
+                     "untrusted again\n")
     return 0
 
 
