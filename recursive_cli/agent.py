@@ -206,10 +206,12 @@ class AgentRuntimeBuilder:
         return self
 
     def build(self) -> AgentRuntime:
-        """The runtime; raises ConfigError when the workspace or provider settings are unusable."""
+        """The runtime; raises ConfigError when the workspace or provider settings are unusable
+        (SandboxUnavailableError when the command sandbox they ask for cannot start here)."""
         from .core.prompts import build_system_prompt
         from .drivers import driver_for
         from .tools.catalog import core_tools
+        from .tools.os_sandbox import command_sandbox
         from .tools.sandbox import WorkspaceSandbox
 
         s = self._settings
@@ -218,12 +220,15 @@ class AgentRuntimeBuilder:
         driver = driver_for(self._mode)
         provider = self._provider or self._make_provider()
         # RECURSIVE_HOME holds the sessions (this one's folder too): file tools never write there.
-        sandbox = WorkspaceSandbox(workspace, [check_workspace(p, "--add-dir") for p in s.add_dir],
-                                   protected=[self._home])
+        add_dirs = [check_workspace(p, "--add-dir") for p in s.add_dir]
+        commands = command_sandbox(s.sandbox_mode, workspace, add_dirs, protected=[self._home],
+                                   network=s.sandbox_network)
+        sandbox = WorkspaceSandbox(workspace, add_dirs, protected=[self._home],
+                                   read_only=s.sandbox_mode == "read-only")
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
-                              allow_private_network=s.allow_private_network)
+                              allow_private_network=s.allow_private_network, commands=commands)
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
-                                     append=s.append_system_prompt)
+                                     append=s.append_system_prompt, sandbox=commands.describe())
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
                         price=Price(provider.model, s.prices))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
@@ -231,7 +236,8 @@ class AgentRuntimeBuilder:
                                session_id=self._session_id)
         attach_guards(runtime, s)
         runtime.system_prompt_for = lambda names: build_system_prompt(
-            workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt)
+            workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt,
+            sandbox=commands.describe())
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
         if self._mcp:
             self._attach_mcp(runtime)

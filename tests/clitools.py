@@ -185,6 +185,31 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+GONE = 1 << 23  # above any pid_max: no such process
+
+
+def host_pid(pid_file: Path) -> int:
+    """The pid, as this test sees it, of the process whose pid a command wrote to `pid_file`
+    (`$$` or `$!`). Inside the command sandbox's pid namespace that number is the namespace's:
+    the process is the one with that namespace pid working in the file's folder. GONE when
+    no live process matches (it has ended)."""
+    written = int(pid_file.read_text())
+    folder = str(pid_file.parent.resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        line = next((row for row in status.splitlines() if row.startswith("NSpid:")), "")
+        pids = [int(part) for part in line.split()[1:]]
+        if pids and pids[-1] == written and (len(pids) > 1 or pids[0] == written) and cwd == folder:
+            return pids[0]
+    return GONE
+
+
 def wait_gone(pid: int, timeout: float = 5.0) -> bool:
     """Whether process `pid` is gone (or a zombie) within `timeout` seconds."""
     deadline = time.monotonic() + timeout

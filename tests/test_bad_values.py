@@ -10,6 +10,7 @@ goal whose judge has no price is refused under --max-cost as a new one is.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import CliResult, invoke, run_cli, wait_gone, wait_until, write_script
+from clitools import CliResult, host_pid, invoke, run_cli, wait_gone, wait_until, write_script
 
 from recursive_cli.core import errors, settings
 
@@ -238,8 +239,9 @@ def test_a_killed_turn_is_priced_from_config_when_resumed(tmp_path: Path, worksp
     finally:
         proc.kill()  # kill -9 mid-turn: the step's cost ($1.00 at the configured price) is unrecorded
         proc.wait(timeout=10)
-    tool_pid = int(pid_file.read_text())
-    os.kill(tool_pid, signal.SIGKILL)
+    tool_pid = host_pid(pid_file)
+    with contextlib.suppress(ProcessLookupError):  # (in the sandbox it died with the run)
+        os.kill(tool_pid, signal.SIGKILL)
     assert wait_gone(tool_pid)
     resumed = invoke("resume", "k1", "-C", str(workspace), "--max-cost", "0.5", "-o", "json")
     result = json.loads(resumed.stdout)

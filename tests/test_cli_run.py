@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from clitools import alive, invoke, json_lines, wait_until, write_script
+from clitools import alive, host_pid, invoke, json_lines, wait_until, write_script
 
 
 def call(name: str, **arguments: object) -> dict:
@@ -187,7 +187,7 @@ def _start_and_signal(tmp_path: Path, workspace: Path, signum: int) -> tuple[int
     sent = time.monotonic()
     proc.send_signal(signum)
     out, _ = proc.communicate(timeout=20)
-    return proc.returncode, json_lines(out), time.monotonic() - sent, int(pid_file.read_text())
+    return proc.returncode, json_lines(out), time.monotonic() - sent, host_pid(pid_file)
 
 
 def test_sigint_exits_130_and_stops_the_tool(tmp_path: Path, workspace: Path) -> None:

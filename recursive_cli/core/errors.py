@@ -5,6 +5,7 @@ The modules that raise these errors re-export them under their old names.
 
     RecursiveError                  base of every failure recursive reports itself
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
+     │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
      │    └── BadValueError         a value malformed in itself, wherever it was set: exit 2
      ├── ScriptError                the scripted provider's script file is missing or malformed
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
@@ -48,6 +49,11 @@ class ConfigError(RecursiveError):
 class BadValueError(ConfigError):
     """A value that is malformed in itself, wherever it was set (a base URL without a scheme):
     a usage error, exit 2, as a bad flag is (SPEC §4)."""
+
+
+class SandboxUnavailableError(ConfigError):
+    """The command sandbox the run asks for cannot start here (no bubblewrap, no user
+    namespaces, not Linux): the run refuses to start, exit 2, saying how to fix it."""
 
 
 class ScriptError(RecursiveError):

@@ -32,12 +32,13 @@ def project_instructions(workspace: Path) -> str:
 
 
 def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
-                        replace: str | None = None, append: str | None = None) -> str:
-    """Compose the system prompt: guidance, environment and the mode's `note` (its driver's);
-    `replace` swaps the built-in part, `append` extends it."""
+                        replace: str | None = None, append: str | None = None, sandbox: str = "") -> str:
+    """Compose the system prompt: guidance, environment (with `sandbox`: what commands may
+    do) and the mode's `note` (its driver's); `replace` swaps the built-in part, `append`
+    extends it."""
     base = replace if replace is not None else "\n\n".join([
         GUIDANCE,
-        _environment(workspace, tools),
+        _environment(workspace, tools) + (f"\nSandbox: {sandbox}" if sandbox else ""),
         note,
     ])
     parts = [base, project_instructions(workspace), append or ""]

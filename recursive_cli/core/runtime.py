@@ -296,3 +296,5 @@ class RuntimeCore:
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+        if self.tool_context.commands is not None:
+            self.tool_context.commands.close()  # (the sandbox's private temp folder)

@@ -7,7 +7,7 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
@@ -244,11 +244,28 @@ class TodoItem(Slotted):
         self.status = status
 
 
+class CommandSandbox(Protocol):
+    """The OS sandbox the agent's commands run in (os_sandbox.py's is the one)."""
+
+    @property
+    def confined(self) -> bool: ...
+
+    def wrap(self, argv: Sequence[str], cwd: str, report: int = -1) -> list[str]:
+        """`argv` as it runs confined, working in `cwd`; what it leaves running named on `report`."""
+        ...
+
+    def refusal(self, output: str, exit_code: int | None) -> str:
+        """What to tell the model when a failed command's output shows the sandbox refused it."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class ToolContext(Slotted):
     """Everything a tool may use: the sandbox, limits, per-run state and per-workspace storage."""
 
     __slots__ = ("sandbox", "home", "shell_timeout", "output_limit", "allow_private_network", "processes",
-                 "todos")
+                 "todos", "commands")
     sandbox: Sandbox
     home: Path
     shell_timeout: float
@@ -256,10 +273,11 @@ class ToolContext(Slotted):
     allow_private_network: bool
     processes: ProcessTracker
     todos: list[TodoItem]
+    commands: CommandSandbox | None  # the OS sandbox the agent's commands run in (None: off)
 
     def __init__(self, sandbox: Sandbox, home: Path, shell_timeout: float = 120.0, output_limit: int = 30_000,
                  allow_private_network: bool = False, processes: ProcessTracker | None = None,
-                 todos: list[TodoItem] | None = None) -> None:
+                 todos: list[TodoItem] | None = None, commands: CommandSandbox | None = None) -> None:
         self.sandbox = sandbox
         self.home = home
         self.shell_timeout = shell_timeout
@@ -267,6 +285,7 @@ class ToolContext(Slotted):
         self.allow_private_network = allow_private_network
         self.processes = ProcessTracker() if processes is None else processes
         self.todos = [] if todos is None else todos
+        self.commands = commands
 
     @property
     def workspace(self) -> Path:

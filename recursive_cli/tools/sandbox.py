@@ -30,7 +30,8 @@ class WorkspaceSandbox:
     """The `Sandbox` of a run: the workspace plus any extra roots the user allowed."""
 
     def __init__(self, workspace: Path, extra_roots: Sequence[Path] = (),
-                 protected: Sequence[Path] = ()) -> None:
+                 protected: Sequence[Path] = (), read_only: bool = False) -> None:
+        self.read_only = read_only  # `--sandbox read-only`: the file tools write nothing either
         self.workspace = real_path(workspace)
         self.roots: tuple[Path, ...] = (self.workspace, *(real_path(r) for r in extra_roots))
         self.protected: tuple[Path, ...] = tuple(real_path(p) for p in protected)
@@ -86,7 +87,11 @@ class WorkspaceSandbox:
         return current, mode
 
     def check_writable(self, path: str, real: Path, root: Path) -> None:
-        """Raise ToolError when `real` lies inside `.git/` or a protected folder."""
+        """Raise ToolError when `real` lies inside `.git/` or a protected folder, or when the
+        sandbox is read-only."""
+        if self.read_only:
+            raise ToolError(f"blocked by the sandbox: refusing to write {path}: nothing may be written "
+                            "(--sandbox read-only)")
         if inside_git_dir(real.relative_to(root)):
             raise ToolError(f"refusing to write {path}: files inside .git/ are managed by git")
         text = str(real)

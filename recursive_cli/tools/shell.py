@@ -93,7 +93,8 @@ class RunShellTool(BaseTool[ShellArgs]):
         timeout = args.timeout_seconds or ctx.shell_timeout
         buffer = HeadTailBuffer(max((ctx.output_limit - RESULT_RESERVE) // 2, 100))
         run = await run_command(args.command, ctx, buffer, timeout)
-        return report(buffer, run, timeout)
+        refused = ctx.commands.refusal(buffer.text(), run.returncode) if ctx.commands is not None else ""
+        return report(buffer, run, timeout, refused)
 
 
 @dataclass(frozen=True)
@@ -165,13 +166,18 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
         os.close(read_fd)
         os.close(write_fd)
         raise
+    report = LeftoverReport() if ctx.commands is not None and ctx.commands.confined else None
     try:
-        child = start_shell(command, ctx, write_fd, marker, loop)
+        child = start_shell(command, ctx, write_fd, marker, loop, report)
     except BaseException:
         reader.close()
+        if report is not None:
+            report.close()
         raise
     finally:
         os.close(write_fd)
+        if report is not None:
+            report.started()
     ctx.processes.groups.add(child.pid)
     procs = CommandProcesses(child.pid, marker, since)
     try:
@@ -184,8 +190,38 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
         ctx.processes.groups.discard(child.pid)
         reader.close()
         child.close()
+        left = report.names() if report is not None else ()
     return CommandRun(child.returncode, timed_out, lingering, time.monotonic() - started,
-                      () if timed_out else stopped)
+                      () if timed_out else left + stopped)
+
+
+class LeftoverReport:
+    """The pipe the sandbox's pid 1 names what a command left running on (sandbox_init.py)."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.read_fd, False)
+
+    def started(self) -> None:
+        """The sandbox holds its end now: ours goes, so the pipe ends when the sandbox does."""
+        if self.write_fd >= 0:
+            os.close(self.write_fd)
+            self.write_fd = -1
+
+    def names(self) -> tuple[str, ...]:
+        """What was written (the sandbox has ended), then the pipe closed."""
+        data = b""
+        with contextlib.suppress(OSError):  # (BlockingIOError: nothing more)
+            while chunk := os.read(self.read_fd, 65536):
+                data += chunk
+        self.close()
+        return tuple(line for line in data.decode(errors="replace").splitlines() if line)
+
+    def close(self) -> None:
+        self.started()
+        if self.read_fd >= 0:
+            os.close(self.read_fd)
+            self.read_fd = -1
 
 
 def boot_ticks() -> int:
@@ -198,12 +234,16 @@ def boot_ticks() -> int:
 
 
 def start_shell(command: str, ctx: ToolContext, output_fd: int, marker: str,
-                loop: asyncio.AbstractEventLoop) -> Child:
+                loop: asyncio.AbstractEventLoop, report: LeftoverReport | None = None) -> Child:
     """Start `command` under bash (or sh) as the leader of a new session, output to `output_fd`,
-    `marker` in its environment."""
+    `marker` in its environment; inside the command sandbox, which names what it leaves
+    running on `report`."""
     shell = shell_path()
+    cwd = str(ctx.workspace)
+    fd = report.write_fd if report is not None else -1
     try:
-        return spawn((shell, "-c", command), str(ctx.workspace), shell_environment(marker), output_fd, loop)
+        argv = (shell, "-c", command) if ctx.commands is None else ctx.commands.wrap((shell, "-c", command), cwd, fd)
+        return spawn(argv, cwd, shell_environment(marker), output_fd, loop, pass_fds=(fd,) if fd >= 0 else ())
     except OSError:
         _SHELL.clear()  # (gone from where it was found? the next command looks again)
         raise
@@ -324,8 +364,9 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def report(buffer: HeadTailBuffer, run: CommandRun, timeout: float) -> ToolResult:
-    """Output, then notes, then `exit code: N (duration)` as the last line."""
+def report(buffer: HeadTailBuffer, run: CommandRun, timeout: float, refused: str = "") -> ToolResult:
+    """Output, then notes (`refused`: what the sandbox did not allow), then `exit code: N
+    (duration)` as the last line."""
     code = run.returncode if run.returncode is not None else -1
     parts = [buffer.text().rstrip("\n") or "(no output)"]
     if code < 0:  # killed by a signal: report it the way a shell's $? would
@@ -336,12 +377,14 @@ def report(buffer: HeadTailBuffer, run: CommandRun, timeout: float) -> ToolResul
                      "it and every process it started were killed")
     if run.stopped:
         parts.append(stopped_note(run.stopped))
+    if refused:
+        parts.append(refused)
     if run.lingering:
         parts.append("a process that left the command's group and environment still holds its "
                      "output open; its further output is lost")
     parts.append(f"exit code: {code} ({run.elapsed:.1f} s)")
     summary = (f"timed out after {timeout:g} s" if run.timed_out
-               else f"exit {code}, {run.elapsed:.1f} s")
+               else f"exit {code}, {run.elapsed:.1f} s" + (", blocked by the sandbox" if refused else ""))
     return ToolResult("\n\n".join(parts), is_error=code != 0, summary=summary)
 
 

@@ -95,11 +95,12 @@ def _set_unless_done(future: asyncio.Future[int], code: int) -> None:
 
 
 def spawn(argv: Sequence[str], cwd: str, env: Mapping[bytes, bytes], output_fd: int,
-          loop: asyncio.AbstractEventLoop) -> Child:
+          loop: asyncio.AbstractEventLoop, pass_fds: Sequence[int] = ()) -> Child:
     """Start `argv` as the leader of a new session: stdin from /dev/null, stdout and stderr
-    into `output_fd`. OSError (FileNotFoundError, …) when it cannot be started."""
+    into `output_fd`, `pass_fds` left open in it. OSError (FileNotFoundError, …) when it
+    cannot be started."""
     popen = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output_fd,
-                             stderr=subprocess.STDOUT, start_new_session=True)
+                             stderr=subprocess.STDOUT, start_new_session=True, pass_fds=tuple(pass_fds))
     return Child(popen, loop)
 
 

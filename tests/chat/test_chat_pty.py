@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from chatkit import ALT_ENTER, CTRL_C, Chat, call, server_args, user_messages
-from clitools import invoke, wait_gone, wait_until
+from clitools import host_pid, invoke, wait_gone, wait_until
 from fakeserver import FakeLLMServer
 
 Open = Callable[..., Chat]
@@ -122,7 +122,7 @@ def test_ctrl_c_during_a_long_shell_command_stops_it_and_keeps_the_session(
         chat.say("run the long thing")
         pid_file = workspace / "sleep.pid"
         wait_until(lambda: pid_file.is_file() and pid_file.read_text().strip() != "")
-        pid = int(pid_file.read_text())
+        pid = host_pid(pid_file)
         chat.send(CTRL_C)
         chat.expect("Ctrl-C again stops it now")  # the first one waits for the step to end
         chat.send(CTRL_C)

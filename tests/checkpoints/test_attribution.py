@@ -11,6 +11,7 @@ lists it as a conflict and needs --force for it (test_restore_conflicts.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import write_script
+from clitools import host_pid, write_script
 
 from recursive_cli.features.sessions.reader import load_session
 from recursive_cli.tools.files import WriteFileTool
@@ -146,7 +147,8 @@ def test_attribution_survives_kill_9_and_resume(fast: Agent, workspace: Path) ->
     finally:
         agent.kill()  # kill -9, in the middle of run_shell
         agent.wait()
-    os.killpg(int((workspace / "shell.pid").read_text()), signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):  # (in the sandbox it died with the run)
+        os.killpg(host_pid(workspace / "shell.pid"), signal.SIGKILL)
     fast.turns = 1
     fast.turn("carry on")  # a new process: its first snapshot ends the killed call's window
     (workspace / "later.txt").write_text("after the resume\n")
@@ -224,10 +226,10 @@ def test_a_folder_replaced_by_a_symlink(fast: Agent, tmp_path: Path, workspace: 
     assert state(elsewhere) == outside
 
 
-def start_run(workspace: Path, script: Path) -> subprocess.Popen[bytes]:
+def start_run(workspace: Path, script: Path, *flags: str) -> subprocess.Popen[bytes]:
     """`recursive run go` of session s1 as a real process (to be interrupted or killed)."""
     return subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "go", "-C", str(workspace),
-                             "--session-id", "s1", "--provider", "scripted", "--script", str(script)],
+                             "--session-id", "s1", "--provider", "scripted", "--script", str(script), *flags],
                             cwd=workspace, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 

@@ -7,6 +7,7 @@ reads from the shadow repository, and what a restore does after a kill -9.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import write_script
+from clitools import host_pid, write_script
 
 from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
 from recursive_cli.features.checkpoints.repo import head_ref
@@ -116,7 +117,7 @@ def test_a_call_killed_after_quiet_calls_owns_what_it_did(tmp_path: Path, worksp
     script = write_script(tmp_path / "killed.json", [
         shell("true"), shell("true"), shell(f"touch {outside}/quiet-done"),
         {**shell("echo half > half.txt; echo $$ > shell.pid; sleep 30"), "delay": 1.5}])
-    agent = start_run(workspace, script)
+    agent = start_run(workspace, script, "--add-dir", str(outside))  # (the sandbox lets it write there)
     try:
         # The third call has ended once its result is in the transcript (a call's window
         # closes before its result is recorded); the model then "thinks" for 1.5 s.
@@ -127,7 +128,8 @@ def test_a_call_killed_after_quiet_calls_owns_what_it_did(tmp_path: Path, worksp
     finally:
         agent.kill()  # kill -9, in the middle of the fourth run_shell
         agent.wait()
-    os.killpg(int((workspace / "shell.pid").read_text()), signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):  # (in the sandbox it died with the run)
+        os.killpg(host_pid(workspace / "shell.pid"), signal.SIGKILL)
     resumed = Agent(tmp_path, workspace, isolated_home)
     resumed.turns = 1
     resumed.turn("carry on")  # a new process: its first snapshot ends the killed call's window

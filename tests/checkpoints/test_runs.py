@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 from clitools import invoke, json_lines, write_script
@@ -16,6 +17,8 @@ from .conftest import Agent, shell, stream
 def test_without_git_the_run_says_so_once_and_goes_on(tmp_path: Path, workspace: Path) -> None:
     empty = tmp_path / "no-git-here"
     empty.mkdir()
+    if shutil.which("bwrap"):  # (the commands' sandbox is there, git is not)
+        (empty / "bwrap").symlink_to(shutil.which("bwrap") or "")
     script = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "list_dir", "arguments": {}}]},
                                                  {"text": "fine"}])
     proc = invoke("run", "hi", "-C", str(workspace), "--provider", "scripted", "--script", str(script),

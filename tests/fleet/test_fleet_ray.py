@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import invoke, json_lines
+from clitools import host_pid, invoke, json_lines
 
 from .fleettools import bare_repo, by_id, git, results, say, script, shell, tasks_file, tool_calls, transcript
 
@@ -128,7 +128,7 @@ def test_six_tasks_in_folders_and_git_clones(tmp_path: Path, isolated_home: Path
 
 def test_a_killed_task_is_retried_and_resumes_its_session(tmp_path: Path, isolated_home: Path) -> None:
     workspace = folder(tmp_path, "ws")
-    pid_file = tmp_path / "sleep.pid"
+    pid_file = workspace / "sleep.pid"  # (the command may write only in its workspace)
     replies = [shell("echo 1 > one.txt"), shell(f"sleep 30 & echo $! > {pid_file}; wait"), say("finished after all")]
     tasks_file(tmp_path / "tasks.jsonl", [
         {"id": "victim", "prompt": "one, then a long wait", "workspace": str(workspace),
@@ -144,7 +144,7 @@ def test_a_killed_task_is_retried_and_resumes_its_session(tmp_path: Path, isolat
                 pid = json.loads(locks[0].read_text())["pid"]
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
-                os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the agent's own child, orphaned now
+                os.kill(host_pid(pid_file), signal.SIGKILL)  # the agent's own child, orphaned now
             time.sleep(0.05)
 
     killer = threading.Thread(target=kill_the_agent, daemon=True)
@@ -178,7 +178,7 @@ def test_a_task_whose_worker_dies_is_retried_and_resumes_its_session(tmp_path: P
     """The Ray worker itself is SIGKILLed (as when its node goes): its agent gets SIGTERM and
     saves the session, and the retry resumes it."""
     workspace = folder(tmp_path, "ws")
-    pid_file = tmp_path / "sleep.pid"
+    pid_file = workspace / "sleep.pid"  # (the command may write only in its workspace)
     replies = [shell("echo 1 > one.txt"), shell(f"sleep 30 & echo $! > {pid_file}; wait"), say("carried on")]
     tasks_file(tmp_path / "tasks.jsonl", [
         {"id": "orphan", "prompt": "one, then a long wait", "workspace": str(workspace),
@@ -202,7 +202,7 @@ def test_a_task_whose_worker_dies_is_retried_and_resumes_its_session(tmp_path: P
     finally:
         killer.join(5)
         with contextlib.suppress(ProcessLookupError, ValueError, OSError):
-            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            os.kill(host_pid(pid_file), signal.SIGKILL)
     assert killed, "the agent was never seen in its shell command"
     line = results(tmp_path / "out")[-1]
     assert proc.returncode == 0, (line, (tmp_path / "out" / "logs" / "orphan.log").read_text())

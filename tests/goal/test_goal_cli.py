@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from clitools import invoke, wait_gone
+from clitools import host_pid, invoke, wait_gone
 
 from recursive_cli.core.messages import Usage
 from recursive_cli.core.pricing import cost_usd
@@ -133,7 +133,7 @@ def test_hanging_check_is_killed_by_its_timeout(tmp_path: Path, workspace: Path)
     assert result["timed_out"] is True and result["passed"] is False and result["exit_code"] is None
     assert result["output_tail"] == "started"
     assert "timed out after" in evaluation["reason"]
-    child = int((workspace / "child.pid").read_text())
+    child = host_pid(workspace / "child.pid")
     assert wait_gone(child, 3.0), "the check's background child survived its timeout"
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from clitools import invoke, json_lines, wait_gone, wait_until, write_script
+from clitools import host_pid, invoke, json_lines, wait_gone, wait_until, write_script
 
 from .goaltools import evaluations, meta, result_of, say, user_prompts, verdict, write
 
@@ -86,7 +86,7 @@ def test_interrupt_during_a_check_then_resume_evaluates_before_another_turn(
         "do it", "--check", "test -f ok || { echo $$ > check.pid; exec sleep 60; }",
         "--session-id", "g-chk")
     assert code == 130 and elapsed < 10
-    assert wait_gone(int(check_pid.read_text())), "the check outlived the interrupt"
+    assert wait_gone(host_pid(check_pid)), "the check outlived the interrupt"
     assert not [line for line in lines if line.get("subtype") == "goal_evaluation"]
     (workspace / "ok").write_text("")
     # The script has no reply left: a new turn would fail; the pending evaluation passes instead.

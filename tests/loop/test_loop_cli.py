@@ -7,7 +7,7 @@ import signal
 import time
 from pathlib import Path
 
-from clitools import invoke, json_lines
+from clitools import host_pid, invoke, json_lines, wait_until
 
 from .conftest import alive, call, loop_state, prompts, scripted, session_records, tools, wait_gone
 
@@ -69,6 +69,7 @@ def test_stop_loop_ends_at_once_and_kills_running_jobs(tmp_path: Path, workspace
     args = scripted(tmp_path, [
         tools(call("run_background", command="echo $$ > job.pid; exec sleep 60"),
               call("schedule_wakeup", delay_seconds=600, prompt="never", reason="later")),
+        tools(call("run_shell", command="until [ -s job.pid ]; do sleep 0.01; done")),  # it has begun
         tools(call("stop_loop", reason="nothing left to do")),
         {"text": "done here"},
     ])
@@ -78,9 +79,9 @@ def test_stop_loop_ends_at_once_and_kills_running_jobs(tmp_path: Path, workspace
     assert time.monotonic() - started < 15
     (result,) = json_lines(proc.stdout)
     assert result["subtype"] == "success" and result["result"] == "done here"
-    assert result["num_turns"] == 3  # model calls, all in the one turn
+    assert result["num_turns"] == 4  # model calls, all in the one turn
     assert prompts(session_records(isolated_home, "st")) == ["go"]
-    assert wait_gone(int((workspace / "job.pid").read_text()))
+    assert wait_gone(host_pid(workspace / "job.pid"))
     state = loop_state(isolated_home, "st")
     assert state["wakeup"] is None and state["jobs"][0]["status"] == "stopped"
 
@@ -127,10 +128,11 @@ def test_sigterm_during_a_job_wait_exits_143_and_kills_the_job(
     ])
     cli = live("loop", "go", "-C", str(workspace), *args)
     cli.wait_for("loop_waiting")
+    wait_until(lambda: (workspace / "child.pid").exists())  # (the job has begun)
     sent = cli.signal(signal.SIGTERM)
     assert cli.finish() == 143
     assert time.monotonic() - sent < 1.0
-    assert wait_gone(int((workspace / "child.pid").read_text()))  # the job's own children too
+    assert wait_gone(host_pid(workspace / "child.pid"))  # the job's own children too
 
 
 def test_max_iterations_exits_3_and_kills_jobs(tmp_path: Path, workspace: Path) -> None:
@@ -144,7 +146,7 @@ def test_max_iterations_exits_3_and_kills_jobs(tmp_path: Path, workspace: Path) 
     (result,) = json_lines(proc.stdout)
     assert result["subtype"] == "error_max_budget" and result["finish_reason"] == "max_iterations"
     assert result["num_turns"] == 5 and "--max-iterations 2" in result["errors"][0]  # 3 + 2 calls: two turns
-    assert wait_gone(int((workspace / "job.pid").read_text()))
+    assert wait_gone(host_pid(workspace / "job.pid"))
 
 
 def test_max_duration_cuts_a_long_wakeup_short(tmp_path: Path, workspace: Path) -> None:
@@ -195,7 +197,7 @@ def test_job_status_and_job_stop(tmp_path: Path, workspace: Path, isolated_home:
     assert "job-1: running" in status["content"] and "working" in status["content"]
     assert "job-1: stopped" in stopped["content"]
     assert unknown["is_error"] and "known jobs: job-1" in unknown["content"]
-    assert not alive(int((workspace / "job.pid").read_text()))
+    assert not alive(host_pid(workspace / "job.pid"))
     assert prompts(session_records(isolated_home, "js")) == ["go"]  # stopped: no report turn
 
 

@@ -7,7 +7,8 @@ import signal
 import time
 from pathlib import Path
 
-from clitools import invoke
+import pytest
+from clitools import host_pid, invoke, wait_until
 from fakeserver import FakeLLMServer
 
 from .conftest import alive, call, loop_state, prompts, scripted, session_records, tools, wait_gone
@@ -49,9 +50,10 @@ def test_resume_reports_a_job_interrupted_by_sigint_as_lost(tmp_path: Path, work
     ])
     cli = live("loop", "go", "-C", str(workspace), "--session-id", "lost", *args)
     cli.wait_for("loop_waiting")
+    wait_until(lambda: (workspace / "job.pid").exists())  # (the job has begun)
     cli.signal(signal.SIGINT)
     assert cli.finish() == 130
-    assert wait_gone(int((workspace / "job.pid").read_text()))  # killed with the loop
+    assert wait_gone(host_pid(workspace / "job.pid"))  # killed with the loop
     assert loop_state(isolated_home, "lost")["jobs"][0]["status"] == "lost"
 
     proc = invoke("resume", "lost")
@@ -62,21 +64,26 @@ def test_resume_reports_a_job_interrupted_by_sigint_as_lost(tmp_path: Path, work
     assert loop_state(isolated_home, "lost")["jobs"][0]["reported"] is True
 
 
+@pytest.mark.parametrize("sandbox", ["workspace-write", "off"])
 def test_resume_after_kill_9_kills_the_orphaned_job_and_reports_it_lost(
-        workspace: Path, isolated_home: Path, live) -> None:
+        workspace: Path, isolated_home: Path, live, sandbox: str) -> None:
     replies = [
         tools(call("run_background", command="echo partial-output; echo $$ > job.pid; exec sleep 60")),
         {"text": "waiting for it"},
         {"text": "it was lost; noted"},
     ]
     with FakeLLMServer(replies) as server:
-        cli = live("loop", "go", "-C", str(workspace), "--session-id", "k9",
+        cli = live("loop", "go", "-C", str(workspace), "--session-id", "k9", "--sandbox", sandbox,
                    "--api-base", server.openai_base_url, env=KEY)
         cli.wait_for("loop_waiting")
+        wait_until(lambda: (workspace / "job.pid").exists())  # (the job has begun)
+        orphan = host_pid(workspace / "job.pid")
         cli.signal(signal.SIGKILL)
         assert cli.finish() == -signal.SIGKILL
-        orphan = int((workspace / "job.pid").read_text())
-        assert alive(orphan)  # the job outlives its supervisor...
+        if sandbox == "off":
+            assert alive(orphan)  # unconfined, the job outlives its supervisor...
+        else:
+            assert wait_gone(orphan)  # in the sandbox it dies with it
         assert loop_state(isolated_home, "k9")["jobs"][0]["status"] == "running"
 
         proc = invoke("resume", "k9", env=KEY)

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from clitools import alive, invoke, wait_gone, wait_until
+from clitools import alive, host_pid, invoke, wait_gone, wait_until
 
 from recursive_cli.features.checkpoints.repo import shadow_folder
 
@@ -164,7 +164,7 @@ def test_a_second_sigint_exits_at_once(tmp_path: Path, isolated_home: Path) -> N
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     tool_pid = workspace / "tool.pid"
     wait_until(lambda: tool_pid.exists() and tool_pid.read_text().strip() != "", proc=proc)
-    tool, child = int(tool_pid.read_text()), int((workspace / "child.pid").read_text())
+    tool, child = host_pid(tool_pid), host_pid(workspace / "child.pid")
     assert alive(tool) and alive(child)
     with index_held_by_another_run(isolated_home, workspace):
         proc.send_signal(signal.SIGINT)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import CliResult, invoke, json_lines, wait_gone, wait_until, write_script
+from clitools import GONE, CliResult, host_pid, invoke, json_lines, wait_gone, wait_until, write_script
 from fakeserver import FakeLLMServer
 
 from recursive_cli.features.sessions.meta import read_meta
@@ -445,8 +445,9 @@ def sleeper(workspace: Path) -> Iterator[Path]:
     run left it behind."""
     pid_file = workspace / "pid"
     yield pid_file
-    if pid_file.exists() and not wait_gone(int(pid_file.read_text()), timeout=0):
-        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    pid = host_pid(pid_file) if pid_file.exists() else GONE
+    if not wait_gone(pid, timeout=0):
+        os.kill(pid, signal.SIGKILL)
 
 
 def test_a_shell_child_does_not_outlive_the_run(tmp_path: Path, workspace: Path, sleeper: Path) -> None:
@@ -454,7 +455,7 @@ def test_a_shell_child_does_not_outlive_the_run(tmp_path: Path, workspace: Path,
     proc = invoke("run", "start a server", "-C", str(workspace), "-o", "stream-json",
                   "--provider", "scripted", "--script", str(script))
     assert proc.returncode == 0, proc.stderr
-    assert wait_gone(int(sleeper.read_text()))
+    assert wait_gone(host_pid(sleeper))
     [output] = [block["content"] for line in json_lines(proc.stdout) if line["type"] == "user"
                 for block in line["message"]["content"] if block["type"] == "tool_result"]
     note = next(line for line in output.splitlines() if line.startswith("the shell left"))
@@ -483,7 +484,7 @@ def test_a_shell_child_does_not_outlive_an_interrupt(tmp_path: Path, workspace: 
             agent.kill()
             agent.communicate()
     assert agent.returncode == 130 and "Traceback" not in stderr, stderr
-    assert wait_gone(int(sleeper.read_text()))
+    assert wait_gone(host_pid(sleeper))
     view = inspect_session(isolated_home, "int")
     errors = [line for line in stderr.splitlines() if line.startswith("error:")]
     check_row(Row("shell-leftover-sigint", tuple(errors), str(agent.returncode),

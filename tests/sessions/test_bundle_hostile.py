@@ -55,7 +55,8 @@ def test_a_bundle_never_chooses_where_the_importers_key_goes_nor_what_runs(tmp_p
     marker = tmp_path / "mcp-started"
     with FakeLLMServer([{"text": "done"}]) as evil, FakeLLMServer([{"text": "resumed here"}]) as own:
         bundle = authored_bundle(tmp_path, evil, "run", "--mcp-config", mcp_marker_server(marker),
-                                 "--allow", "run_shell(*)", "--max-cost", "1000", "--no-checkpoints")
+                                 "--allow", "run_shell(*)", "--max-cost", "1000", "--no-checkpoints",
+                                 "--sandbox", "off")
         marker.unlink()  # (the author's own run started it)
         evil.add(PWN, {"text": "pwned"})
         seen_by_author = len(evil.requests)
@@ -68,8 +69,10 @@ def test_a_bundle_never_chooses_where_the_importers_key_goes_nor_what_runs(tmp_p
         assert any("its MCP servers evil" in line for line in notes)
         assert any("its allow rules run_shell(*)" in line for line in notes)
         assert any("--max-cost 1000" in line for line in notes)
+        assert any("its sandbox off (yours applies)" in line for line in notes)
         meta = json.loads((home / "sessions" / "gift" / "meta.json").read_text())
         assert meta["api_base"] is None and meta["allow"] == [] and "mcp" not in meta["state"]
+        assert meta["sandbox"] is None
         assert meta["workspace"] == str(workspace.resolve())
         assert len(meta["imported"]["dropped"]) == len(notes)
         shown = as_user(home, "sessions", "show", "gift", cwd=workspace, key=VICTIM_KEY).stdout.splitlines()

@@ -11,10 +11,18 @@ import pytest
 BACKENDS = ["python"] + (["rg"] if shutil.which("rg") else [])
 
 
+_WHICH = shutil.which
+
+
+def no_ripgrep(name: str, *args: object, **kwargs: object) -> str | None:
+    """shutil.which as if rg were not installed (everything else, bwrap included, still found)."""
+    return None if name == "rg" else _WHICH(name, *args, **kwargs)  # type: ignore[arg-type]
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request, monkeypatch) -> str:
     if request.param == "python":
-        monkeypatch.setattr("recursive_cli.tools.search.shutil.which", lambda name: None)
+        monkeypatch.setattr("recursive_cli.tools.search.shutil.which", no_ripgrep)
     return request.param
 
 

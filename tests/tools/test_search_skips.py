@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,17 @@ from recursive_cli.tools.search import MAX_FILE_BYTES, MAX_SKIPPED_NAMES
 TEXT = "a needle in a big file\n" * 500  # over the 8 KiB binary probe: it reads as text
 
 
+_WHICH = shutil.which
+
+
+def no_ripgrep(name: str, *args: object, **kwargs: object) -> str | None:
+    """shutil.which as if rg were not installed (everything else, bwrap included, still found)."""
+    return None if name == "rg" else _WHICH(name, *args, **kwargs)  # type: ignore[arg-type]
+
+
 @pytest.fixture(autouse=True)
 def python_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("recursive_cli.tools.search.shutil.which", lambda name: None)
+    monkeypatch.setattr("recursive_cli.tools.search.shutil.which", no_ripgrep)
 
 
 def big_file(path: Path, text: str = TEXT) -> Path:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from clitools import invoke, json_lines, write_script
+from clitools import host_pid, invoke, json_lines, write_script
 
 from recursive_cli.tools.shell import DRAIN_SECONDS
 
@@ -41,7 +41,7 @@ def running(pid: int) -> bool:
 
 def survivors(workspace: Path, names: tuple[str, ...], within: float = 5) -> list[str]:
     """The pid files among `names` whose process still runs after `within` seconds."""
-    pids = {name: int((workspace / name).read_text()) for name in names}
+    pids = {name: host_pid(workspace / name) for name in names}
     deadline = time.monotonic() + within
     while any(map(running, pids.values())) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -68,7 +68,7 @@ def kill_leftovers(workspace: Path) -> None:
     """Test hygiene: SIGKILL the sleepers a failing run left, so they do not outlive the test."""
     for path in workspace.glob("*.pid"):
         with contextlib.suppress(OSError, ValueError):
-            pid = int(path.read_text())
+            pid = host_pid(path)
             if running(pid) and Path(f"/proc/{pid}/comm").read_text().strip() == "sleep":
                 os.kill(pid, signal.SIGKILL)
 

@@ -22,6 +22,7 @@ from .wakeup import Wakeup, WakeupSlot, human_duration
 
 if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
+    from ...tools.base import CommandSandbox
 
 STATE_KEY = "loop"
 DEFAULT_MAX_ITERATIONS = 100
@@ -71,9 +72,10 @@ class LoopControl:
             shown=f"⏰ wakeup in {human_duration(delay_seconds)}: {reason or prompt}"))
         return wakeup
 
-    async def start_job(self, command: str, cwd: Path, timeout_seconds: float | None) -> JobRecord:
+    async def start_job(self, command: str, cwd: Path, timeout_seconds: float | None,
+                        sandbox: CommandSandbox | None = None) -> JobRecord:
         assert self.jobs is not None
-        record = await self.jobs.start(command, cwd, timeout_seconds)
+        record = await self.jobs.start(command, cwd, timeout_seconds, sandbox)
         self.save()
         self._emit(BackgroundJobStarted(job_id=record.id, command=command, pid=record.pgid,
                                         output_file=record.output, timeout_seconds=timeout_seconds))

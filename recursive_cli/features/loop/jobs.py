@@ -20,12 +20,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
 from ...tools.base import read_environ
 from ...tools.shell import ENV_HIDDEN, ENV_OVERRIDES, KILL_GRACE_SECONDS, kill_group, terminate_group
+
+if TYPE_CHECKING:
+    from ...tools.base import CommandSandbox
 
 JobStatus = Literal["running", "exited", "timed_out", "stopped", "lost"]
 MARKER_VARIABLE = "RECURSIVE_JOB_MARKER"  # lets a resumed run recognise a job's orphans
@@ -85,8 +88,10 @@ class BackgroundJobManager:
         self._changed: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
         self._temp: Path | None = None
 
-    async def start(self, command: str, cwd: Path, timeout_seconds: float | None = None) -> JobRecord:
-        """Start `command` in `cwd`; its exit is reported through `on_finish`."""
+    async def start(self, command: str, cwd: Path, timeout_seconds: float | None = None,
+                    sandbox: CommandSandbox | None = None) -> JobRecord:
+        """Start `command` in `cwd` (inside `sandbox`, as run_shell's commands are); its exit is
+        reported through `on_finish`."""
         job_id = f"job-{self._next}"
         self._next += 1
         path = self._output_folder() / f"{job_id}.log"
@@ -95,7 +100,7 @@ class BackgroundJobManager:
         await watch.enter_async_context(self.around_job(command))
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            proc = await _spawn(command, cwd, fd, marker)
+            proc = await _spawn(command, cwd, fd, marker, sandbox)
         except BaseException:
             await watch.aclose()
             raise
@@ -216,13 +221,15 @@ class BackgroundJobManager:
         self.on_finish(record)
 
 
-async def _spawn(command: str, cwd: Path, output_fd: int, marker: str) -> asyncio.subprocess.Process:
-    """bash -c `command` as a new session leader, all output to `output_fd`, no stdin."""
+async def _spawn(command: str, cwd: Path, output_fd: int, marker: str,
+                 sandbox: CommandSandbox | None) -> asyncio.subprocess.Process:
+    """bash -c `command` as a new session leader (in `sandbox`), all output to `output_fd`, no stdin."""
     shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
     env = ({k: v for k, v in os.environ.items() if k not in ENV_HIDDEN} | ENV_OVERRIDES
            | {MARKER_VARIABLE: marker})
+    argv = [shell, "-c", command] if sandbox is None else sandbox.wrap([shell, "-c", command], str(cwd))
     return await asyncio.create_subprocess_exec(
-        shell, "-c", command, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
+        *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=output_fd, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
 
 

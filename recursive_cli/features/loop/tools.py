@@ -81,7 +81,7 @@ class RunBackgroundTool(_LoopTool, BaseTool[RunBackgroundArgs]):
     async def run(self, args: RunBackgroundArgs, ctx: ToolContext) -> ToolResult:
         if self.control.jobs is None:
             raise ToolError("background jobs are not available in this loop")
-        record = await self.control.start_job(args.command, ctx.workspace, args.timeout_seconds)
+        record = await self.control.start_job(args.command, ctx.workspace, args.timeout_seconds, ctx.commands)
         limit = f", killed after {args.timeout_seconds:g} s" if args.timeout_seconds else ""
         return ToolResult(f"Started {record.id} (process group {record.pgid}{limit}). Output goes "
                           f"to {record.output}. You will hear when it ends.",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ...core.diagnostics import log_cause
+from ...core.procs import process_alive
 from .config import HttpServer, SdkServer, ServerEntry, StdioServer
 from .http import HttpError, HttpSession, SseSession
 from .models import (
@@ -289,23 +290,6 @@ def describe(exc: BaseException) -> str:
     if not text:
         return name
     return f"{name}: {text}" if name not in text else text
-
-
-def process_alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return not Path("/proc").is_dir()
-    except (IndexError, ValueError):
-        return False
 
 
 def kill_group(pgid: int) -> None:

@@ -470,7 +470,7 @@ class McpManager:
 
 
 def _runs(connection: McpConnection) -> bool:
-    from .client import process_alive
+    from ...core.procs import process_alive
 
     return connection.pid is None or process_alive(connection.pid)
 

@@ -47,7 +47,8 @@ def session_meta(runtime: RuntimeCore, settings: Settings, mode: str, prompt: st
         budgets=SessionBudgets(max_cost=settings.max_cost, max_steps=settings.max_steps,
                                max_duration=settings.max_duration),
         permission_mode=settings.permission_mode, allow=list(settings.allow),
-        deny=list(settings.deny), title=make_title(prompt),
+        deny=list(settings.deny), sandbox=settings.sandbox, sandbox_network=settings.sandbox_network,
+        title=make_title(prompt),
         state={FirstPrompt.key: prompt} if prompt else {})  # in case of a crash before turn 1 starts
 
 

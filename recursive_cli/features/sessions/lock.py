@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ...core.procs import process_alive
 from .records import SessionInUseError, SessionWriteError, now_iso
 
 LOCK_FILE = "lock"
@@ -95,7 +96,7 @@ def owner_alive(owner: LockInfo) -> bool:
     """Whether the lock's owner may still run; an owner on another host is assumed to."""
     if owner.host != socket.gethostname():
         return True
-    return _pid_running(owner.pid) and not _started_before_boot(owner.started)
+    return process_alive(owner.pid) and not _started_before_boot(owner.started)
 
 
 def _stale_or_raise(path: Path, session_id: str) -> str | None:
@@ -151,27 +152,6 @@ def _remove_if_unchanged(path: Path, seen: bytes) -> None:
     with contextlib.suppress(FileNotFoundError):
         if path.read_bytes() == seen:
             path.unlink()
-
-
-def _pid_running(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by another user
-    return not _is_zombie(pid)
-
-
-def _is_zombie(pid: int) -> bool:
-    """A process that has exited but not been reaped (Linux only; elsewhere False)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _started_before_boot(started: str) -> bool:

@@ -66,6 +66,8 @@ class SessionMeta(BaseModel):
     # has it parse `list`'s signature with the tokenizer when the model is built (issue 16).
     allow: list[str] = []
     deny: list[str] = []
+    sandbox: str | None = None  # --sandbox as given (None: by the permission mode)
+    sandbox_network: bool = False
     title: str = ""
     finish_reason: str | None = None
     state: dict[str, Any] = {}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
-from ...core.errors import ConfigError, SessionStateError
+from ...core.errors import BadValueError, ConfigError, SandboxUnavailableError, SessionStateError
 from ...core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ...core.kernel import TurnOutcome
 from ...core.results import make_result
@@ -238,7 +238,7 @@ def launch(spec: Launch, work: Work) -> int:
     except (ConfigError, SessionError) as exc:
         if spec.lock is not None:
             spec.lock.release()
-        return fail(str(exc))
+        return fail(str(exc), EXIT_USAGE if isinstance(exc, (BadValueError, SandboxUnavailableError)) else EXIT_ERROR)
     if settings.permission_mode == "ask":
         from .ask import terminal_ask_hook
 

@@ -7,7 +7,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from ...core.errors import BadValueError
+from ...core.errors import BadValueError, SandboxUnavailableError
 from ...core.settings import ConfigError
 from ...features.sessions.records import SessionError
 from ..cli import stdio
@@ -46,7 +46,7 @@ def run_headless(argv: list[str]) -> int:
 
     try:
         run = assemble(options)
-    except (UsageError, BadValueError) as exc:  # a bad value, wherever it was set: exit 2
+    except (UsageError, BadValueError, SandboxUnavailableError) as exc:  # a bad value, wherever it was set: exit 2
         return fail(str(exc), EXIT_USAGE)
     except (ConfigError, SessionError) as exc:
         return fail(str(exc), EXIT_ERROR)
