@@ -32,16 +32,17 @@ def project_instructions(workspace: Path) -> str:
 
 
 def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
-                        replace: str | None = None, append: str | None = None, sandbox: str = "") -> str:
+                        replace: str | None = None, append: str | None = None, sandbox: str = "",
+                        instructions: bool = True) -> str:
     """Compose the system prompt: guidance, environment (with `sandbox`: what commands may
     do) and the mode's `note` (its driver's); `replace` swaps the built-in part, `append`
-    extends it."""
+    extends it; the workspace's AGENTS.md or CLAUDE.md unless not `instructions` (`--bare`)."""
     base = replace if replace is not None else "\n\n".join([
         GUIDANCE,
         _environment(workspace, tools) + (f"\nSandbox: {sandbox}" if sandbox else ""),
         note,
     ])
-    parts = [base, project_instructions(workspace), append or ""]
+    parts = [base, project_instructions(workspace) if instructions else "", append or ""]
     return "\n\n".join(part for part in parts if part)
 
 

@@ -99,7 +99,8 @@ class ClientRequests:
         runtime, note = self.run.runtime, driver_for("run").note
 
         def prompt_for(names: list[str]) -> str:
-            return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append)
+            return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append,
+                                       instructions=not self.run.loaded.settings.bare)
 
         runtime.system_prompt_for = prompt_for
         transcript = runtime.transcript()
