@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import host_pid, invoke, json_lines, wait_gone, wait_until, write_script
+from clitools import host_pid, invoke, json_lines, run_cli, wait_gone, wait_until, write_script
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None and not os.environ.get("CI"),
                                 reason="bubblewrap is not installed (CI installs it)")
@@ -238,3 +238,17 @@ def test_resume_keeps_the_sessions_sandbox_unless_a_flag_changes_it(tmp_path: Pa
     assert wider.returncode == 0, wider.stderr
     assert "note: --sandbox given: permissions change from read-only to workspace-write" in wider.stderr
     assert (workspace / "three.txt").exists()
+
+
+def test_the_claude_entry_takes_the_sandbox_flags_too(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "p.json", [shell("echo in > inside.txt"), {"text": "done"}])
+    base = ["-p", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+            "--permission-mode", "bypassPermissions", "--output-format", "stream-json"]
+    proc = run_cli(*base, "--sandbox", "read-only")
+    assert proc.returncode == 0, proc.stderr
+    assert "blocked by the sandbox" in results(json_lines(proc.stdout))[0]
+    assert not (workspace / "inside.txt").exists()
+    proc = run_cli(*base)  # workspace-write by default
+    assert proc.returncode == 0 and (workspace / "inside.txt").exists(), proc.stderr
+    bad = run_cli("-p", "go", "--sandbox", "sideways")
+    assert bad.returncode == 2 and "--sandbox" in bad.stderr

@@ -59,10 +59,30 @@ def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
         if key == "mcp_timeout":
             rows.append(mcp_timeout_row(loaded))
             continue
+        if key == "sandbox":
+            rows.append(sandbox_row(loaded))
+            continue
         rows.append((key.replace("_", "-"), _text(data[key]), loaded.sources.get(key, "default")))
     api_key = loaded.settings.api_key
     rows.append(("api-key", mask(api_key) if api_key else "(not set)", loaded.sources.get("api_key", "-")))
     return rows
+
+
+def sandbox_row(loaded: LoadedSettings) -> tuple[str, str, str]:
+    """The command sandbox in force, what it lets commands do, or why it cannot start here."""
+    from ...core.errors import SandboxUnavailableError
+    from ...tools.os_sandbox import command_sandbox
+
+    settings = loaded.settings
+    workspace = settings.workspace.expanduser().resolve()
+    source = loaded.sources.get("sandbox", "default (by the permission mode)")
+    try:
+        sandbox = command_sandbox(settings.sandbox_mode, workspace, [p.expanduser().resolve() for p in settings.add_dir],
+                                  protected=[loaded.home], network=settings.sandbox_network)
+    except SandboxUnavailableError as exc:
+        return ("sandbox", f"{settings.sandbox_mode}, which cannot start here: {exc}", source)
+    layers = " (bubblewrap + Landlock)" if sandbox.landlock else " (bubblewrap)" if sandbox.confined else ""
+    return ("sandbox", sandbox.describe() + layers, source)
 
 
 def price_row(loaded: LoadedSettings) -> tuple[str, str, str]:

@@ -218,7 +218,8 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
                                       "--append-system-prompt-file"),
         "no_stream": options.no_stream, "quiet": options.quiet, "verbose": options.debug,
         "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
-        "strict_config": options.strict_config,
+        "strict_config": options.strict_config, "sandbox": options.sandbox,
+        "sandbox_network": options.sandbox_network,
     }
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.choices import SANDBOX_MODES
+
 CLAUDE_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 OUR_MODES = ("auto", "accept-edits", "read-only", "ask")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -77,6 +79,8 @@ class HeadlessOptions:
     trust_workspace: bool = False
     bare: bool = False
     strict_config: bool = False
+    sandbox: str | None = None  # our --sandbox (tools/os_sandbox.py)
+    sandbox_network: bool = False
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
     @property
@@ -144,6 +148,7 @@ _FLAGS: dict[str, Flag] = {
     "-q": Flag("quiet", "bool"), "--script": Flag("script"),
     "--trust-workspace": Flag("trust_workspace", "bool"), "--bare": Flag("bare", "bool"),
     "--strict-config": Flag("strict_config", "bool"),
+    "--sandbox": Flag("sandbox"), "--sandbox-network": Flag("sandbox_network", "bool"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
@@ -234,6 +239,8 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
     _check_choice(options.input_format, INPUT_FORMATS, "--input-format")
     if options.permission_mode is not None:
         _check_choice(options.permission_mode, CLAUDE_MODES + OUR_MODES, "--permission-mode")
+    if options.sandbox is not None:
+        _check_choice(options.sandbox, SANDBOX_MODES, "--sandbox")
     if options.streaming_input and options.output_format != "stream-json":
         raise UsageError("--input-format stream-json needs --output-format stream-json")
     if options.continue_session and options.resume is not None:
@@ -297,4 +304,6 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.
   --setting-sources LIST       With project or local: the workspace's own hooks, .mcp.json and
                                config count (as --trust-workspace).  --bare, --strict-config.
+  --sandbox MODE               What commands may write: read-only, workspace-write or off
+                               (bubblewrap; --sandbox-network lets them reach the network).
 """
