@@ -8,7 +8,7 @@ and readable by you alone (0600).
 
 What a workspace's own configuration would do — its hooks, its MCP servers, the config keys
 that loosen yours — is gathered by `workspace_offer`: `recursive trust` shows it before
-recording, and a run that leaves it out names each part on stderr (`skip_notes`).
+recording, and a run that leaves it out names each part on stderr (`run_notes`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .mcp.config import ServerEntry
 
 TRUST_FILE = "trust.json"
+ALL_PARTS = frozenset({"hooks", "mcp", "config"})  # what a workspace's configuration is made of
 
 
 class TrustStoreError(ConfigError):
@@ -211,7 +212,7 @@ class WorkspaceOffer(Slotted):
     def __bool__(self) -> bool:
         return bool(self.hooks or self.servers or self.keys or self.problems)
 
-    def lines(self, parts: frozenset[str] = frozenset({"hooks", "mcp", "config"})) -> list[str]:
+    def lines(self, parts: frozenset[str] = ALL_PARTS) -> list[str]:
         """One line per hook, server, key and unusable file (of `parts` only), as `trust` shows them."""
         lines = [_hook_line(hook, self.workspace) for hook in self.hooks] if "hooks" in parts else []
         lines += [_server_line(entry) for entry in self.servers] if "mcp" in parts else []
@@ -221,9 +222,9 @@ class WorkspaceOffer(Slotted):
 
 
 def workspace_offer(workspace: Path, env: Mapping[str, str], keys: list[HeldKey],
-                    parts: frozenset[str] = frozenset({"hooks", "mcp"})) -> WorkspaceOffer:
+                    parts: frozenset[str] = ALL_PARTS) -> WorkspaceOffer:
     """What `workspace`'s own files would do (`keys`: its loosening config keys, as
-    `load_settings` held them); read only for `parts` (`hooks`, `mcp`), never run."""
+    `load_settings` held them); its hook and MCP files read only for `parts`, never run."""
     workspace = workspace.resolve()
     hooks: list[HookCommand] = []
     servers: list[ServerEntry] = []
@@ -240,9 +241,6 @@ def workspace_offer(workspace: Path, env: Mapping[str, str], keys: list[HeldKey]
         except McpConfigError as exc:
             problems.append(str(exc))
     return WorkspaceOffer(workspace, hooks, servers, keys, problems)
-
-
-ALL_PARTS = frozenset({"hooks", "mcp", "config"})
 
 
 def run_notes(loaded: LoadedSettings, parts: frozenset[str] = ALL_PARTS) -> list[str]:
