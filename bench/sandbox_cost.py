@@ -19,17 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from recursive_cli.core.slotted import replace
 from recursive_cli.tools.base import ToolContext
-from recursive_cli.tools.os_sandbox import CommandSandbox, _bwrap_problem, command_sandbox
+from recursive_cli.tools.os_sandbox import _bwrap_problem, command_sandbox
 from recursive_cli.tools.sandbox import WorkspaceSandbox
 from recursive_cli.tools.shell import RunShellTool
-
-
-def copy(sandbox: CommandSandbox, **changes: object) -> CommandSandbox:
-    """`sandbox` with `changes` (its own private temp folder made at first use)."""
-    fields = {name: getattr(sandbox, name) for name in ("mode", "writable", "protected", "network", "bwrap",
-                                                         "landlock")}
-    return CommandSandbox(**{**fields, **changes})  # type: ignore[arg-type]
 
 
 async def per_call(ctx: ToolContext, calls: int) -> float:
@@ -56,9 +50,9 @@ def main() -> None:
         confined = command_sandbox("workspace-write", workspace, protected=[home])
         ways = {
             "off (unconfined)": command_sandbox("off", workspace),
-            "bubblewrap": copy(confined, landlock=False),
+            "bubblewrap": replace(confined, landlock=False),
             "bubblewrap + Landlock (default)": confined,
-            "bubblewrap + Landlock, --sandbox-network": copy(confined, network=True),
+            "bubblewrap + Landlock, --sandbox-network": replace(confined, network=True),
         }
         figures: dict[str, float] = {}
         for name, sandbox in ways.items():

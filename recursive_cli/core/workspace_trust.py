@@ -38,6 +38,11 @@ RANKS = {"permission_mode": ("read-only", "ask", "accept-edits", "auto"),
          "sandbox": ("read-only", "workspace-write", "off")}
 
 
+def present_files(workspace: Path) -> tuple[str, ...]:
+    """The workspace's own config files that exist (`WORKSPACE_FILES`)."""
+    return tuple(name for name in WORKSPACE_FILES if (workspace / name).is_file())
+
+
 class TrustVerdict(FrozenSlotted):
     """Whether `workspace`'s own configuration counts (`trusted`), and why or why not
     (`reason`: `--trust-workspace`, `trusted 2026-…`, `.mcp.json changed since you trusted

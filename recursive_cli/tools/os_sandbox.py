@@ -42,10 +42,6 @@ from ..core.procs import process_alive
 from ..core.slotted import Slotted
 
 INIT = str(Path(__file__).with_name("sandbox_init.py"))
-# sandbox_init imported, not run as a script, so that its compiled form is used (3 ms of every
-# command); it imports only the standard library, so its folder first on the path shadows nothing.
-_START_INIT = (f"import sys; sys.path.insert(0, {str(Path(INIT).parent)!r}); import sandbox_init; "
-               "sandbox_init.main(sys.argv[1:])")
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`, Fedora: `dnf install "
                 "bubblewrap`, Arch: `pacman -S bubblewrap`) or pass --sandbox off")
 GIT_PROTECTED = (".git/hooks", ".git/config")  # run code at the user's next git command
@@ -103,7 +99,7 @@ class CommandSandbox(Slotted):
             outer += ["--ro-bind", str(path), str(path)]
         for name in ("TMPDIR", "TMP", "TEMP"):
             outer += ["--setenv", name, temp]
-        outer += ["--chdir", cwd, "--", sys.executable, "-I", "-S", "-c", _START_INIT, "--report", str(report)]
+        outer += ["--chdir", cwd, "--", sys.executable, "-I", "-S", INIT, "--report", str(report)]
         if self.landlock:
             outer += ["--landlock", "--rw", "/dev", "--rw", temp]
             for path in self.writable:

@@ -127,7 +127,7 @@ def _exec(command: list[str]) -> None:
 def supervise(command: list[str], report: int) -> int:
     """As pid 1 of the sandbox's namespace: run `command`, reap everything, stop what it
     left; its exit code."""
-    import _signal as signal  # (the C module: `signal` imports enum, 6 ms of every command's start)
+    import signal
 
     child = os.fork()
     if child == 0:

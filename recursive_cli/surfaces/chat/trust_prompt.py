@@ -16,7 +16,8 @@ def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch
     """`spec`, its workspace trusted if the user says so (then `reload`ed: a new session's
     settings take in the workspace's config keys); asked once per folder (`asked`: each
     folder's answer so far), and a folder declined is left out without a note."""
-    from ...features.trust import TrustStore, verdict_for, workspace_offer
+    from ...features.trust import verdict_for, workspace_offer
+    from ...features.trust_store import TrustStore
 
     loaded = spec.loaded
     verdict = verdict_for(loaded, loaded.settings.workspace.expanduser())

@@ -65,7 +65,8 @@ def trust_command(folder: Optional[Path], list_trusted: bool, revoke: Optional[P
 def record_command(home: Path, folder: Path) -> int:
     """Show what `folder`'s own configuration would do, then record it as trusted."""
     from ...core.settings import loosening_keys
-    from ...features.trust import TrustStore, workspace_offer
+    from ...features.trust import workspace_offer
+    from ...features.trust_store import TrustStore
 
     workspace = folder.expanduser()
     if not workspace.is_dir():
@@ -86,7 +87,7 @@ def record_command(home: Path, folder: Path) -> int:
 
 def list_command(home: Path, as_json: bool) -> int:
     """Each trusted folder: whether it is still as trusted (`trusted`), changed or gone."""
-    from ...features.trust import TrustStore
+    from ...features.trust_store import TrustStore
 
     rows = [_row(path, record) for path, record in TrustStore(home).read().folders.items()]
     if as_json:
@@ -101,7 +102,7 @@ def list_command(home: Path, as_json: bool) -> int:
 
 
 def _row(path: str, record: Any) -> dict[str, Any]:
-    from ...features.trust import changed_files, fingerprint
+    from ...features.trust_store import changed_files, fingerprint
 
     folder = Path(path)
     changed = changed_files(record, fingerprint(folder)) if folder.is_dir() else []
@@ -112,7 +113,7 @@ def _row(path: str, record: Any) -> dict[str, Any]:
 
 def revoke_command(home: Path, folder: Path) -> int:
     """Forget `folder`'s trust."""
-    from ...features.trust import TrustStore
+    from ...features.trust_store import TrustStore
 
     revoked = TrustStore(home).revoke(str(folder))
     if revoked is None:
