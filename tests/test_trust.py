@@ -286,3 +286,20 @@ def test_config_show_says_whether_the_workspace_is_trusted(repo: Repo) -> None:
     rows = [line.split("\t") for line in invoke("config", "show", cwd=repo.path).stdout.splitlines()]
     assert next(row for row in rows if row[0] == "workspace-trust")[1] == "trusted"
     assert not any(row[0] == "skipped" for row in rows)
+
+
+def test_a_workspace_at_home_has_the_users_files_as_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "me"
+    (home / ".recursive").mkdir(parents=True)
+    monkeypatch.setenv("RECURSIVE_HOME", str(home / ".recursive"))
+    (home / ".recursive" / "config.toml").write_text('allow = ["run_shell(make *)"]\n')
+    marker = tmp_path / "my-hook-ran"
+    (home / ".recursive" / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": f"touch {marker}"}]}]}}))
+    script = write_script(tmp_path / "script.json", [{"text": "hi"}])
+    proc = invoke("run", "hello", "--provider", "scripted", "--script", str(script), "--no-checkpoints", cwd=home)
+    assert proc.returncode == 0, proc.stderr
+    assert notes(proc.stderr) == [] and marker.exists()  # the user's, run once, never "skipped"
+    shown = json.loads(invoke("config", "show", "--json", cwd=home).stdout)
+    assert shown["allow"]["value"] == "run_shell(make *)"
+    assert shown["workspace-trust"]["source"] == "it has no configuration of its own"

@@ -33,7 +33,7 @@ from .choices import (  # noqa: F401 (re-exported)
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
 from .slotted import Slotted
-from .workspace_trust import HeldKey, TrustCheck, TrustVerdict, loosens, toml_value
+from .workspace_trust import HeldKey, TrustCheck, TrustVerdict, loosens, toml_value, users_file
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
                                            "scripted": "scripted"}
@@ -244,7 +244,9 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     env_values = _env_values(env)
     workspace = Path(given_flags.get("workspace") or env_values.get("workspace")
                      or user[0].get("workspace") or Path.cwd()).expanduser()
-    project = ({}, {}) if bare else _file_layer("project config", workspace / ".recursive" / "config.toml", unknown)
+    project_file = workspace / ".recursive" / "config.toml"
+    ours = bare or users_file(project_file, home)  # (a workspace at `~`: its project config is the user's)
+    project = ({}, {}) if ours else _file_layer("project config", project_file, unknown)
     env_layer = (env_values, {k: f"env {ENV_VARS[k]}" for k in env_values})
     flag_layer = (given_flags, {k: "flag" for k in given_flags})
     verdict = _trust_verdict(workspace, home, trust, bare, [flag_layer, env_layer, user])

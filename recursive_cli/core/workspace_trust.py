@@ -12,6 +12,7 @@ the output format, a prompt) takes effect at once. The record of trusted folders
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,9 +39,23 @@ RANKS = {"permission_mode": ("read-only", "ask", "accept-edits", "auto"),
          "sandbox": ("read-only", "workspace-write", "off")}
 
 
-def present_files(workspace: Path) -> tuple[str, ...]:
-    """The workspace's own config files that exist (`WORKSPACE_FILES`)."""
-    return tuple(name for name in WORKSPACE_FILES if (workspace / name).is_file())
+def own_files(workspace: Path, home: Path) -> tuple[str, ...]:
+    """The workspace's own config files that exist (`WORKSPACE_FILES`); one that is a file of
+    the user's (`$RECURSIVE_HOME/…`: a workspace at `~` has it as `.recursive/config.toml`)
+    is theirs, not the workspace's."""
+    return tuple(name for name in WORKSPACE_FILES
+                 if (workspace / name).is_file() and not users_file(workspace / name, home))
+
+
+def users_file(path: Path, home: Path) -> bool:
+    """Whether `path` is one of the user's own files under `home`."""
+    for name in ("config.toml", "settings.json", "mcp.json"):
+        try:
+            if os.path.samefile(path, home / name):
+                return True
+        except OSError:  # (either is missing)
+            continue
+    return False
 
 
 class TrustVerdict(FrozenSlotted):

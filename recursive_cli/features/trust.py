@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..core.settings import LoadedSettings
 from ..core.slotted import Slotted
-from ..core.workspace_trust import HeldKey, TrustVerdict, present_files
+from ..core.workspace_trust import HeldKey, TrustVerdict, own_files
 
 if TYPE_CHECKING:
     from .hooks.config import HookCommand
@@ -30,7 +30,7 @@ def check_trust(workspace: Path, home: Path) -> TrustVerdict:
     """The recorded trust of `workspace` (`load_settings`'s `TrustCheck`): a workspace with no
     config files of its own costs a few stats, and the record is not read."""
     workspace = workspace.resolve()
-    if not present_files(workspace):
+    if not own_files(workspace, home):
         return TrustVerdict(workspace, False, "it has no configuration of its own")
     from .trust_store import TrustStore
 
@@ -84,7 +84,7 @@ class WorkspaceOffer(Slotted):
         return lines + [_short(problem, self.workspace) for problem in self.problems]
 
 
-def workspace_offer(workspace: Path, env: Mapping[str, str], keys: list[HeldKey],
+def workspace_offer(workspace: Path, home: Path, env: Mapping[str, str], keys: list[HeldKey],
                     parts: frozenset[str] = ALL_PARTS) -> WorkspaceOffer:
     """What `workspace`'s own files would do (`keys`: its loosening config keys, as
     `load_settings` held them); its hook and MCP files read only for `parts`, never run."""
@@ -95,7 +95,7 @@ def workspace_offer(workspace: Path, env: Mapping[str, str], keys: list[HeldKey]
     if "hooks" in parts:
         from .hooks.config import workspace_hooks
 
-        hooks, problems = workspace_hooks(workspace)
+        hooks, problems = workspace_hooks(workspace, home)
     if "mcp" in parts and (workspace / ".mcp.json").is_file():
         from .mcp.config import McpConfigError, project_servers
 
@@ -114,7 +114,7 @@ def run_notes(loaded: LoadedSettings, parts: frozenset[str] = ALL_PARTS) -> list
         return []
     same = loaded.trust is not None and loaded.trust.workspace == verdict.workspace
     keys = loaded.held if same and "config" in parts else []
-    offer = workspace_offer(verdict.workspace, loaded.env, keys, parts)
+    offer = workspace_offer(verdict.workspace, loaded.home, loaded.env, keys, parts)
     how = f"`recursive trust {folder_hint(verdict.workspace)}` trusts it, `--trust-workspace` for one run"
     return [f"note: skipped the workspace's {line}: {verdict.reason}; {how}" for line in offer.lines(parts)]
 

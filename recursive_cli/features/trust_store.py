@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from ..core.errors import ConfigError
-from ..core.workspace_trust import WORKSPACE_FILES, TrustVerdict
+from ..core.workspace_trust import TrustVerdict, own_files
 
 TRUST_FILE = "trust.json"
 
@@ -42,16 +42,14 @@ class TrustFile(BaseModel):
     folders: dict[str, TrustRecord] = {}  # real path → record
 
 
-def fingerprint(workspace: Path) -> dict[str, str]:
+def fingerprint(workspace: Path, home: Path) -> dict[str, str]:
     """The sha256 of each of the workspace's own config files that exists, by relative path."""
     found: dict[str, str] = {}
-    for name in WORKSPACE_FILES:
-        path = workspace / name
-        if path.is_file():
-            try:
-                found[name] = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError as exc:  # (unreadable now: not what was trusted)
-                found[name] = f"unreadable: {exc.strerror or exc}"
+    for name in own_files(workspace, home):
+        try:
+            found[name] = hashlib.sha256((workspace / name).read_bytes()).hexdigest()
+        except OSError as exc:  # (unreadable now: not what was trusted)
+            found[name] = f"unreadable: {exc.strerror or exc}"
     return found
 
 
@@ -83,7 +81,7 @@ class TrustStore:
         """Whether `workspace`'s own configuration counts, as recorded (the `TrustCheck` of
         `load_settings`: a workspace with no config files of its own costs a few stats)."""
         workspace = workspace.resolve()
-        now = fingerprint(workspace)
+        now = fingerprint(workspace, self.home)
         files = tuple(now)
         if not now:
             return TrustVerdict(workspace, False, "it has no configuration of its own")
@@ -101,7 +99,7 @@ class TrustStore:
     def trust(self, workspace: Path) -> TrustRecord:
         """Record `workspace` as trusted with its config files as they are now."""
         stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        record = TrustRecord(trusted_at=stamp, files=fingerprint(workspace.resolve()))
+        record = TrustRecord(trusted_at=stamp, files=fingerprint(workspace.resolve(), self.home))
         with self._locked():
             data = self.read()
             data.folders[str(workspace.resolve())] = record

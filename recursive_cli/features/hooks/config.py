@@ -20,6 +20,7 @@ from typing import Any
 
 from ...core.errors import ConfigError
 from ...core.slotted import FrozenSlotted, Slotted, init_fields
+from ...core.workspace_trust import users_file
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact",
           "SessionEnd")
@@ -80,13 +81,15 @@ class HookConfig(Slotted):
 
 def settings_files(workspace: Path, home: Path) -> list[Path]:
     """The settings files hooks are read from, in order (present or not)."""
-    return [home / "settings.json", *workspace_settings_files(workspace)]
+    return [home / "settings.json", *workspace_settings_files(workspace, home)]
 
 
-def workspace_settings_files(workspace: Path) -> list[Path]:
-    """The workspace's own settings files, in order (present or not)."""
-    return [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json",
-            workspace / ".recursive" / "settings.json"]
+def workspace_settings_files(workspace: Path, home: Path) -> list[Path]:
+    """The workspace's own settings files, in order (present or not); not the user's own
+    (`$RECURSIVE_HOME/settings.json` is a workspace at `~`'s `.recursive/settings.json`)."""
+    paths = [workspace / ".claude" / "settings.json", workspace / ".claude" / "settings.local.json",
+             workspace / ".recursive" / "settings.json"]
+    return [path for path in paths if not users_file(path, home)]
 
 
 def load_hooks(workspace: Path, home: Path, given: Sequence[str] = (), *, user: bool = True,
@@ -95,7 +98,7 @@ def load_hooks(workspace: Path, home: Path, given: Sequence[str] = (), *, user: 
     when `project`: a trusted workspace) and of each `--settings FILE|JSON`; HookConfigError
     naming the file (or `--settings`) and the key for a malformed one."""
     config = HookConfig()
-    paths = ([home / "settings.json"] if user else []) + (workspace_settings_files(workspace) if project else [])
+    paths = ([home / "settings.json"] if user else []) + (workspace_settings_files(workspace, home) if project else [])
     for path in paths:
         if path.is_file():
             _add(config, str(path), _read(path, str(path)))
@@ -110,12 +113,12 @@ def load_hooks(workspace: Path, home: Path, given: Sequence[str] = (), *, user: 
     return config
 
 
-def workspace_hooks(workspace: Path) -> tuple[list[HookCommand], list[str]]:
+def workspace_hooks(workspace: Path, home: Path) -> tuple[list[HookCommand], list[str]]:
     """The hooks of the workspace's own settings files, to show before they are trusted; and
     the problem of each file that cannot be used (`FILE: not valid JSON: …`)."""
     hooks: list[HookCommand] = []
     problems: list[str] = []
-    for path in workspace_settings_files(workspace):
+    for path in workspace_settings_files(workspace, home):
         if path.is_file():
             try:
                 hooks.extend(parse_hooks(_read(path, str(path)), str(path)))

@@ -25,7 +25,7 @@ def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch
         return spec
     if verdict.workspace not in asked:
         same = loaded.trust is not None and loaded.trust.workspace == verdict.workspace
-        offer = workspace_offer(verdict.workspace, loaded.env, loaded.held if same else [])
+        offer = workspace_offer(verdict.workspace, loaded.home, loaded.env, loaded.held if same else [])
         asked[verdict.workspace] = bool(offer) and _yes(verdict.workspace, verdict.reason, offer.lines())
         if asked[verdict.workspace]:
             TrustStore(loaded.home).trust(verdict.workspace)

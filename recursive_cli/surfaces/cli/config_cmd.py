@@ -166,7 +166,7 @@ def trust_view(loaded: LoadedSettings) -> tuple[dict[str, Any], list[str]]:
     view = {"trusted": verdict.trusted, "reason": verdict.reason, "files": list(verdict.files)}
     if not verdict.skips:
         return view, []
-    return view, workspace_offer(verdict.workspace, loaded.env, loaded.held).lines()
+    return view, workspace_offer(verdict.workspace, loaded.home, loaded.env, loaded.held).lines()
 
 
 def hook_views(config: HookConfig) -> list[dict[str, Any]]:

@@ -72,7 +72,7 @@ def record_command(home: Path, folder: Path) -> int:
     if not workspace.is_dir():
         return fail(f"not a folder: {folder}", EXIT_USAGE)
     workspace = workspace.resolve()
-    offer = workspace_offer(workspace, os.environ, loosening_keys(workspace, home))
+    offer = workspace_offer(workspace, home, os.environ, loosening_keys(workspace, home))
     if offer:
         sys.stdout.write(f"trusting {workspace}: from now on these run or take effect there:\n")
         sys.stdout.writelines(f"  {line}\n" for line in offer.lines())
@@ -89,7 +89,7 @@ def list_command(home: Path, as_json: bool) -> int:
     """Each trusted folder: whether it is still as trusted (`trusted`), changed or gone."""
     from ...features.trust_store import TrustStore
 
-    rows = [_row(path, record) for path, record in TrustStore(home).read().folders.items()]
+    rows = [_row(path, record, home) for path, record in TrustStore(home).read().folders.items()]
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
     elif not rows:
@@ -101,11 +101,11 @@ def list_command(home: Path, as_json: bool) -> int:
     return 0
 
 
-def _row(path: str, record: Any) -> dict[str, Any]:
+def _row(path: str, record: Any, home: Path) -> dict[str, Any]:
     from ...features.trust_store import changed_files, fingerprint
 
     folder = Path(path)
-    changed = changed_files(record, fingerprint(folder)) if folder.is_dir() else []
+    changed = changed_files(record, fingerprint(folder, home)) if folder.is_dir() else []
     state = "gone" if not folder.is_dir() else "changed" if changed else "trusted"
     return {"path": path, "state": state, "changed": changed, "trusted_at": record.trusted_at,
             "files": record.files}
