@@ -228,7 +228,8 @@ class AgentRuntimeBuilder:
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
                               allow_private_network=s.allow_private_network, commands=commands)
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
-                                     append=s.append_system_prompt, sandbox=commands.describe())
+                                     append=s.append_system_prompt, sandbox=commands.describe(),
+                                     instructions=not s.bare)
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
                         price=Price(provider.model, s.prices))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
@@ -237,7 +238,7 @@ class AgentRuntimeBuilder:
         attach_guards(runtime, s)
         runtime.system_prompt_for = lambda names: build_system_prompt(
             workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt,
-            sandbox=commands.describe())
+            sandbox=commands.describe(), instructions=not s.bare)
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
         if self._mcp:
             self._attach_mcp(runtime)

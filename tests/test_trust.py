@@ -303,3 +303,19 @@ def test_a_workspace_at_home_has_the_users_files_as_their_own(tmp_path: Path, mo
     shown = json.loads(invoke("config", "show", "--json", cwd=home).stdout)
     assert shown["allow"]["value"] == "run_shell(make *)"
     assert shown["workspace-trust"]["source"] == "it has no configuration of its own"
+
+
+def test_bare_leaves_the_workspaces_instructions_out_of_the_prompt(tmp_path: Path, isolated_home: Path) -> None:
+    from fakeserver import FakeLLMServer
+
+    workspace = tmp_path / "instructed"
+    workspace.mkdir()
+    (workspace / "AGENTS.md").write_text("Always answer in Latin.\n")
+    with FakeLLMServer([{"text": "salve"}, {"text": "hello"}]) as server:
+        base = ("run", "hi", "-C", str(workspace), "--api-base", server.openai_base_url, "-m", "m")
+        assert invoke(*base, env={"RECURSIVE_API_KEY": "k"}).returncode == 0
+        assert invoke(*base, "--bare", "--append-system-prompt", "Be brief.",
+                      env={"RECURSIVE_API_KEY": "k"}).returncode == 0
+        plain, bare = (request.body["messages"][0]["content"] for request in server.requests)
+    assert "Always answer in Latin." in plain
+    assert "Always answer in Latin." not in bare and "Be brief." in bare

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
 import signal
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
@@ -244,11 +245,31 @@ class TodoItem(Slotted):
         self.status = status
 
 
+class RunningCommand(Protocol):
+    """A command started for a tool: `pid` (its session's leader, as we see it) and `exited`,
+    a future that gets its exit code (negative for a signal) once it has been reaped."""
+
+    pid: int
+    exited: asyncio.Future[int]
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
 class CommandSandbox(Protocol):
     """The OS sandbox the agent's commands run in (os_sandbox.py's is the one)."""
 
     @property
     def confined(self) -> bool: ...
+
+    def spawn(self, argv: Sequence[str], cwd: str, env: Mapping[bytes, bytes], output_fd: int,
+              loop: asyncio.AbstractEventLoop) -> RunningCommand:
+        """Start `argv` confined, working in `cwd`, as the leader of a session of its own."""
+        ...
 
     def wrap(self, argv: Sequence[str], cwd: str, report: int = -1) -> list[str]:
         """`argv` as it runs confined, working in `cwd`; what it leaves running named on `report`."""
@@ -256,6 +277,10 @@ class CommandSandbox(Protocol):
 
     def refusal(self, output: str, exit_code: int | None) -> str:
         """What to tell the model when a failed command's output shows the sandbox refused it."""
+        ...
+
+    def describe(self) -> str:
+        """One line for the system prompt: what commands may do."""
         ...
 
     def close(self) -> None: ...

@@ -27,14 +27,22 @@ The goal driver's `--check` commands and hooks are the user's own and run outsid
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
+import json
 import os
+import select
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..core.choices import SandboxMode
 from ..core.errors import SandboxUnavailableError
@@ -42,6 +50,10 @@ from ..core.procs import process_alive
 from ..core.slotted import Slotted
 
 INIT = str(Path(__file__).with_name("sandbox_init.py"))
+# sandbox_init imported, not run as a script, so that its compiled form is used (3 ms of every
+# command); it imports only the standard library, so its folder first on the path shadows nothing.
+_START_INIT = (f"import sys; sys.path.insert(0, {str(Path(INIT).parent)!r}); import sandbox_init; "
+               "sandbox_init.main(sys.argv[1:])")
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt install bubblewrap`, Fedora: `dnf install "
                 "bubblewrap`, Arch: `pacman -S bubblewrap`) or pass --sandbox off")
 GIT_PROTECTED = (".git/hooks", ".git/config")  # run code at the user's next git command
@@ -58,8 +70,8 @@ MAYBE_REFUSED = ("Permission denied", "Connection refused")
 class CommandSandbox(Slotted):
     """How the agent's commands are confined; `wrap` turns a command line into a confined one."""
 
-    __slots__ = ("mode", "writable", "protected", "network", "bwrap", "landlock", "temp")
-    unshown = frozenset({"temp"})
+    __slots__ = ("mode", "writable", "protected", "network", "bwrap", "landlock", "temp", "_zygote")
+    unshown = frozenset({"temp", "_zygote"})
     mode: SandboxMode
     writable: tuple[Path, ...]  # bound read-write (workspace-write)
     protected: tuple[Path, ...]  # read-only, even inside a writable folder
@@ -67,6 +79,7 @@ class CommandSandbox(Slotted):
     bwrap: str
     landlock: bool  # the second line, when the kernel has it
     temp: Path | None  # the private temp folder, made at first use
+    _zygote: Zygote | None  # the run's sandbox, kept running: run_shell's commands start in it
 
     def __init__(self, mode: SandboxMode, writable: tuple[Path, ...] = (), protected: tuple[Path, ...] = (),
                  network: bool = False, bwrap: str = "", landlock: bool = False) -> None:
@@ -77,6 +90,7 @@ class CommandSandbox(Slotted):
         self.bwrap = bwrap
         self.landlock = landlock
         self.temp = None
+        self._zygote = None
 
     @property
     def confined(self) -> bool:
@@ -99,13 +113,26 @@ class CommandSandbox(Slotted):
             outer += ["--ro-bind", str(path), str(path)]
         for name in ("TMPDIR", "TMP", "TEMP"):
             outer += ["--setenv", name, temp]
-        outer += ["--chdir", cwd, "--", sys.executable, "-I", "-S", INIT, "--report", str(report)]
+        outer += ["--chdir", cwd, "--", sys.executable, "-I", "-S", "-c", _START_INIT, "--report", str(report)]
         if self.landlock:
             outer += ["--landlock", "--rw", "/dev", "--rw", temp]
             for path in self.writable:
                 outer += ["--rw", str(path)]
             outer += [] if self.network else ["--no-net"]
         return [*outer, "--", *argv]
+
+    def spawn(self, argv: Sequence[str], cwd: str, env: Mapping[bytes, bytes], output_fd: int,
+              loop: asyncio.AbstractEventLoop) -> ZygoteChild:
+        """Start `argv` in this run's sandbox (its zygote, started at the first command and
+        again should it end): a few milliseconds, where a sandbox of its own costs twenty."""
+        protected = self._protected_here()  # (a `git init` since the zygote began: its hooks too)
+        if self._zygote is None or not self._zygote.serves(loop) or self._zygote.protected != protected:
+            if self._zygote is not None:
+                self._zygote.close()
+            self._zygote = Zygote(lambda fd: self.wrap(["--zygote", str(fd)], cwd), loop, protected)
+        temp = os.fsencode(self._temp())
+        private = {b"TMPDIR": temp, b"TMP": temp, b"TEMP": temp}  # (as --setenv gives a sandbox of its own)
+        return self._zygote.spawn(argv, cwd, {**env, **private}, output_fd)
 
     def describe(self) -> str:
         """One line for the system prompt and `config show`: what commands may do."""
@@ -149,10 +176,180 @@ class CommandSandbox(Slotted):
         return found
 
     def close(self) -> None:
-        """Remove the private /tmp (what commands left there is theirs alone)."""
+        """Stop the zygote and remove the private temp folder (what commands left there is
+        theirs alone)."""
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
         if self.temp is not None:
             shutil.rmtree(self.temp, ignore_errors=True)
             self.temp = None
+
+
+START_TIMEOUT = 10.0  # seconds for the zygote to say a command runs
+
+
+class ZygoteChild:
+    """A command started by the zygote: `pid` (as we see it), `exited`, a future that gets its
+    exit code (negative for a signal, as Popen gives it) once the zygote has reaped it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.pid = 0
+        self.exited: asyncio.Future[int] = loop.create_future()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.exited.result() if self.exited.done() else None
+
+    async def wait(self) -> int:
+        if not self.exited.done():
+            await asyncio.shield(self.exited)
+        return self.exited.result()
+
+    def close(self) -> None:
+        """(Nothing to release: the zygote reaps it.)"""
+
+    def ended(self, code: int) -> None:
+        if not self.exited.done():
+            self.exited.set_result(code)
+
+
+class Zygote:
+    """One sandbox kept running for a run: bubblewrap around sandbox_init.py's `zygote`, which
+    forks each command inside it on request (JSON and the output descriptor over a Unix
+    SOCK_SEQPACKET socket). Same mounts, network and Landlock as a sandbox of its own; every
+    command its own session; when the channel closes (we stop, or die) the zygote kills all
+    and the namespace ends."""
+
+    def __init__(self, argv: Callable[[int], list[str]], loop: asyncio.AbstractEventLoop,
+                 protected: list[Path]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:  # (`argv(fd)`: the command line that tells the zygote its channel's number)
+            self.proc = subprocess.Popen(argv(theirs.fileno()), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, start_new_session=True,
+                                         pass_fds=(theirs.fileno(),))
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.loop = loop
+        self.protected = protected
+        self.children: dict[int, ZygoteChild] = {}
+        self.next_id = 1
+        self.host_pid = 0  # the zygote's own pid as we see it (found at the first command)
+        self.dead = False
+        ours.setblocking(False)
+        loop.add_reader(ours.fileno(), self._readable)
+
+    def serves(self, loop: asyncio.AbstractEventLoop) -> bool:
+        return not self.dead and self.loop is loop and not loop.is_closed()
+
+    def spawn(self, argv: Sequence[str], cwd: str, env: Mapping[bytes, bytes], output_fd: int) -> ZygoteChild:
+        """Ask for `argv` to start; OSError when the zygote cannot start it."""
+        request_id, self.next_id = self.next_id, self.next_id + 1
+        child = ZygoteChild(self.loop)
+        self.children[request_id] = child
+        text = {key.decode(errors="surrogateescape"): value.decode(errors="surrogateescape")
+                for key, value in env.items()}
+        message = json.dumps({"id": request_id, "argv": list(argv), "cwd": cwd, "env": text}).encode()
+        try:
+            socket.send_fds(self.sock, [message], [output_fd])
+            pid = self._await_start(request_id)
+        except (OSError, TimeoutError) as exc:
+            self.children.pop(request_id, None)
+            self._died()
+            raise OSError(f"the command sandbox did not start the command: {exc}") from None
+        child.pid = self._host_pid(pid)
+        return child
+
+    def _await_start(self, request_id: int) -> int:
+        """Read the zygote's messages until it says `request_id` runs; its pid there."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            for message in self._messages():
+                if message.get("id") == request_id and "pid" in message:
+                    return int(message["pid"])
+            if self.dead:
+                raise OSError("the sandbox ended")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer in {START_TIMEOUT:g} s")
+            select.select([self.sock], [], [], left)
+
+    def _readable(self) -> None:
+        for _ in self._messages():
+            pass
+
+    def _messages(self) -> list[dict[str, Any]]:
+        """The messages waiting, the ends among them delivered; EOF: the zygote has gone."""
+        found: list[dict[str, Any]] = []
+        while True:
+            try:
+                data = self.sock.recv(1 << 16)
+            except (BlockingIOError, InterruptedError):
+                return found
+            except OSError:
+                data = b""
+            if not data:
+                self._died()
+                return found
+            message = json.loads(data)
+            if "status" in message:
+                child = self.children.pop(int(message["id"]), None)
+                if child is not None:
+                    child.ended(os.waitstatus_to_exitcode(int(message["status"])))
+            found.append(message)
+
+    def _host_pid(self, inner: int) -> int:
+        """The pid we see of the zygote's child that is `inner` inside the sandbox."""
+        if not self.host_pid:
+            self.host_pid = next(iter(_children(self.proc.pid)), 0)  # (bubblewrap's one child: the zygote)
+        for pid in _children(self.host_pid):
+            if _inner_pid(pid) == inner:
+                return pid
+        raise OSError(f"cannot find the sandboxed command (pid {inner} inside)")
+
+    def _died(self) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        with contextlib.suppress(Exception):
+            self.loop.remove_reader(self.sock.fileno())
+        for child in self.children.values():
+            child.ended(-signal.SIGKILL)
+        self.children.clear()
+
+    def close(self) -> None:
+        """End the zygote (it kills what still runs) and wait for it, briefly."""
+        self._died()
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(part) for part in handle.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _inner_pid(pid: int) -> int:
+    """Process `pid`'s number in its own (innermost) pid namespace."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 TEMP_PREFIX = "recursive-sandbox-"  # then our pid: a run killed before its clean-up is swept by the next

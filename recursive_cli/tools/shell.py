@@ -21,8 +21,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .base import MARKER_VARIABLE, BaseTool, ToolContext, ToolError, ToolResult, live_processes, signal_each
-from .shell_child import Child, PipeReader, last_pid, spawn
+from .base import (
+    MARKER_VARIABLE,
+    BaseTool,
+    RunningCommand,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    live_processes,
+    signal_each,
+)
+from .shell_child import PipeReader, last_pid, spawn
 
 KILL_GRACE_SECONDS = 2.0
 KILL_ROUNDS = 3  # SIGKILL sweeps: a process may fork between a scan and the kill
@@ -166,18 +175,13 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
         os.close(read_fd)
         os.close(write_fd)
         raise
-    report = LeftoverReport() if ctx.commands is not None and ctx.commands.confined else None
     try:
-        child = start_shell(command, ctx, write_fd, marker, loop, report)
+        child = start_shell(command, ctx, write_fd, marker, loop)
     except BaseException:
         reader.close()
-        if report is not None:
-            report.close()
         raise
     finally:
         os.close(write_fd)
-        if report is not None:
-            report.started()
     ctx.processes.groups.add(child.pid)
     procs = CommandProcesses(child.pid, marker, since)
     try:
@@ -190,38 +194,8 @@ async def run_command(command: str, ctx: ToolContext, buffer: HeadTailBuffer,
         ctx.processes.groups.discard(child.pid)
         reader.close()
         child.close()
-        left = report.names() if report is not None else ()
     return CommandRun(child.returncode, timed_out, lingering, time.monotonic() - started,
-                      () if timed_out else left + stopped)
-
-
-class LeftoverReport:
-    """The pipe the sandbox's pid 1 names what a command left running on (sandbox_init.py)."""
-
-    def __init__(self) -> None:
-        self.read_fd, self.write_fd = os.pipe()
-        os.set_blocking(self.read_fd, False)
-
-    def started(self) -> None:
-        """The sandbox holds its end now: ours goes, so the pipe ends when the sandbox does."""
-        if self.write_fd >= 0:
-            os.close(self.write_fd)
-            self.write_fd = -1
-
-    def names(self) -> tuple[str, ...]:
-        """What was written (the sandbox has ended), then the pipe closed."""
-        data = b""
-        with contextlib.suppress(OSError):  # (BlockingIOError: nothing more)
-            while chunk := os.read(self.read_fd, 65536):
-                data += chunk
-        self.close()
-        return tuple(line for line in data.decode(errors="replace").splitlines() if line)
-
-    def close(self) -> None:
-        self.started()
-        if self.read_fd >= 0:
-            os.close(self.read_fd)
-            self.read_fd = -1
+                      () if timed_out else stopped)
 
 
 def boot_ticks() -> int:
@@ -234,16 +208,15 @@ def boot_ticks() -> int:
 
 
 def start_shell(command: str, ctx: ToolContext, output_fd: int, marker: str,
-                loop: asyncio.AbstractEventLoop, report: LeftoverReport | None = None) -> Child:
+                loop: asyncio.AbstractEventLoop) -> RunningCommand:
     """Start `command` under bash (or sh) as the leader of a new session, output to `output_fd`,
-    `marker` in its environment; inside the command sandbox, which names what it leaves
-    running on `report`."""
+    `marker` in its environment; in the command sandbox when there is one."""
     shell = shell_path()
     cwd = str(ctx.workspace)
-    fd = report.write_fd if report is not None else -1
     try:
-        argv = (shell, "-c", command) if ctx.commands is None else ctx.commands.wrap((shell, "-c", command), cwd, fd)
-        return spawn(argv, cwd, shell_environment(marker), output_fd, loop, pass_fds=(fd,) if fd >= 0 else ())
+        if ctx.commands is not None and ctx.commands.confined:
+            return ctx.commands.spawn((shell, "-c", command), cwd, shell_environment(marker), output_fd, loop)
+        return spawn((shell, "-c", command), cwd, shell_environment(marker), output_fd, loop)
     except OSError:
         _SHELL.clear()  # (gone from where it was found? the next command looks again)
         raise
@@ -278,7 +251,7 @@ def shell_environment(marker: str) -> dict[bytes, bytes]:
     return env
 
 
-async def supervise(child: Child, procs: CommandProcesses, reader: PipeReader, timeout: float,
+async def supervise(child: RunningCommand, procs: CommandProcesses, reader: PipeReader, timeout: float,
                     started: float) -> tuple[bool, tuple[str, ...], bool]:
     """Wait for the shell (at most `timeout`), then stop every process of the command still
     alive; returns (timed_out, the names of the processes stopped, lingering).
@@ -302,7 +275,7 @@ async def _within(future: asyncio.Future[Any], timeout: float) -> bool:
     return future.done()
 
 
-async def reap(child: Child) -> None:
+async def reap(child: RunningCommand) -> None:
     """Collect a killed shell's exit status, briefly, even while being cancelled."""
     with contextlib.suppress(asyncio.CancelledError):  # the caller re-raises its own cancellation next
         await _within(child.exited, KILL_GRACE_SECONDS)

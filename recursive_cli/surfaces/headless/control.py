@@ -97,10 +97,12 @@ class ClientRequests:
         replace = ("\n\n".join(given) if isinstance(given, list) else given) or self.run.loaded.settings.system_prompt
         append = "\n\n".join(p for p in (self.run.loaded.settings.append_system_prompt, append) if p) or None
         runtime, note = self.run.runtime, driver_for("run").note
+        commands = runtime.tool_context.commands
+        sandbox = commands.describe() if commands is not None else ""
 
         def prompt_for(names: list[str]) -> str:
             return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append,
-                                       instructions=not self.run.loaded.settings.bare)
+                                       instructions=not self.run.loaded.settings.bare, sandbox=sandbox)
 
         runtime.system_prompt_for = prompt_for
         transcript = runtime.transcript()
