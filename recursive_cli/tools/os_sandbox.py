@@ -20,6 +20,14 @@ network at all, loopback included. Inside bubblewrap, where the kernel has Landl
 command is restricted a second time by landlock_stage.py (writes beneath the same folders,
 TCP refused) before it execs.
 
+`run_shell`'s commands all start in one such sandbox kept for the run (`Zygote`: its pid 1,
+sandbox_init.py's `zygote`, forks each command on request over a Unix socket and says when
+it ends; a new one when the event loop or the git folders to protect change): a sandbox of
+its own per command cost 20–40 ms on these machines, most of it the interpreter that applies
+Landlock starting again, where the zygote's fork costs 1.5 ms (bench/sandbox_cost.py). No
+library does this part; bubblewrap does the confining. A loop's background jobs, seldom and
+long, get a sandbox of their own each (`wrap`).
+
 A sandbox that cannot start (no bwrap, no user namespaces, not Linux) fails the run before it
 starts (SandboxUnavailableError, exit 2) with how to fix it: a run never goes on unprotected.
 The goal driver's `--check` commands and hooks are the user's own and run outside it.
@@ -261,8 +269,20 @@ class Zygote:
             self.children.pop(request_id, None)
             self._died()
             raise OSError(f"the command sandbox did not start the command: {exc}") from None
-        child.pid = self._host_pid(pid)
+        try:
+            child.pid = self._host_pid(pid)
+        except OSError:
+            self._send({"go": request_id, "run": False})
+            raise
+        self._send({"go": request_id})  # (it waited to exec until we knew its pid: now it runs)
         return child
+
+    def _send(self, message: dict[str, Any]) -> None:
+        try:
+            self.sock.send(json.dumps(message).encode())
+        except OSError as exc:
+            self._died()
+            raise OSError(f"the command sandbox has gone: {exc}") from None
 
     def _await_start(self, request_id: int) -> int:
         """Read the zygote's messages until it says `request_id` runs; its pid there."""

@@ -149,8 +149,8 @@ def supervise(command: list[str], report: int) -> int:
 def zygote(channel: int) -> int:
     """As pid 1 of a run's sandbox: start each command asked for on `channel` (a Unix
     SOCK_SEQPACKET socket; a request is JSON `{"id", "argv", "cwd", "env"}` with the command's
-    output file descriptor), answer `{"id", "pid"}` once it runs and `{"id", "status"}` (a wait
-    status) when it ends; reap whatever else ends. When the channel closes (the run is over, or
+    output file descriptor), answer `{"id", "pid"}` once it is forked, exec it when told `{"go":
+    id}` and answer `{"id", "status"}` (a wait status) when it ends; reap whatever else ends. When the channel closes (the run is over, or
     gone), stop everything: the namespace ends with this process."""
     import _signal as signal
     import json
@@ -159,6 +159,7 @@ def zygote(channel: int) -> int:
 
     sock = socket.socket(fileno=channel)
     started: dict[int, int] = {}  # pid → request id
+    gates: dict[int, int] = {}  # request id → the pipe its command waits on before it execs
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
@@ -178,12 +179,22 @@ def zygote(channel: int) -> int:
             _kill_all(signal.SIGKILL)
             return 0
         request = json.loads(data)
+        if "go" in request:  # the run has seen the command's pid: let it run (or, "run": false, not)
+            gate = gates.pop(int(request["go"]), -1)
+            if gate >= 0:
+                if request.get("run", True):
+                    os.write(gate, b"1")
+                os.close(gate)
+            continue
+        hold, gate = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _start(request, fds)
+            os.close(gate)
+            _start(request, fds, hold)
+        os.close(hold)
         for fd in fds:
             os.close(fd)
-        started[pid] = request["id"]
+        started[pid], gates[request["id"]] = request["id"], gate
         _send(sock, json, {"id": request["id"], "pid": pid})
         _reap(sock, json, started)
 
@@ -201,11 +212,16 @@ def _reap(sock: object, json: object, started: dict[int, int]) -> None:
             _send(sock, json, {"id": started.pop(pid), "status": status})
 
 
-def _start(request: dict, fds: list[int]) -> None:  # type: ignore[type-arg]
+def _start(request: dict, fds: list[int], hold: int) -> None:  # type: ignore[type-arg]
     """In the forked child: become the leader of a session of its own, output to the passed
-    descriptor, stdin from /dev/null, then exec the command (127 if it cannot be)."""
+    descriptor, stdin from /dev/null, then, once the run has seen its pid (`hold` readable:
+    a command that ended at once would be gone before the run could know it), exec the
+    command (127 if it cannot be)."""
     import _signal as signal
 
+    if os.read(hold, 1) != b"1":
+        os._exit(126)  # (the run did not want it any more)
+    os.close(hold)
     try:
         for number in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(number, signal.SIG_DFL)
