@@ -188,7 +188,7 @@ complete -c recursive -n '__recursive_at "config show"' -l settings -x -d 'More 
 complete -c recursive -n '__recursive_at "config path"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose project config to show.'
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l turn -x -d 'Go back to before this turn.'
 complete -c recursive -n '__recursive_at "checkpoints restore"' -l dry-run -d 'Print the plan; change nothing.'
-complete -c recursive -n '__recursive_at "checkpoints restore"' -l force -d 'Overwrite files someone else changed since the session wrote them.'
+complete -c recursive -n '__recursive_at "checkpoints restore"' -l force -d 'Overwrite files someone else changed, or may have changed, since the session wrote them.'
 complete -c recursive -n '__recursive_at "mcp get"' -l json -d 'Machine-readable server and tools.'
 complete -c recursive -n '__recursive_at "hooks list"' -l settings -x -d 'More settings in Claude Code\'s format, a file or JSON text (repeatable).'
 complete -c recursive -n '__recursive_at "fleet run"' -l results -r -F -d 'Folder for results.jsonl, session bundles and logs (default: ./fleet-DATE-TIME).'

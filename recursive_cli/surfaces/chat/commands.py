@@ -261,9 +261,11 @@ def _restore(chat: ChatSession, cp: GitCheckpointer, turn: int, force: bool) -> 
         for action in plan.actions:
             sink.line(f"  {action.kind:<9} {action.path}", "dim")
         for path in plan.conflicts:
-            sink.line(f"  conflict  {path} (changed by someone else since the session wrote it)", "yellow")
+            why = (f"changed while {plan.unsure[path]} ran; another process may have written it"
+                   if path in plan.unsure else "changed by someone else since the session wrote it")
+            sink.line(f"  conflict  {path} ({why})", "yellow")
         if plan.conflicts and not force:
-            sink.line(f"error: refused: {len(plan.conflicts)} file(s) changed by someone else would be "
+            sink.line(f"error: refused: {len(plan.conflicts)} file(s) someone else changed, or may have, would be "
                       "overwritten; add --force to restore anyway", "red")
             return
         result = apply_restore(cp, plan)

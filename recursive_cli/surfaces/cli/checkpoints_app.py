@@ -60,14 +60,15 @@ def checkpoints_restore(
     session: SessionArg,
     turn: Annotated[int, typer.Option("--turn", min=1, help="Go back to before this turn.", show_default=False)],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files someone else changed since the session wrote them.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files someone else changed, or may have changed, since the session wrote them.")] = False,
 ) -> None:
     """Put the workspace back as it was before turn N, and the conversation too.
 
     Only what the session itself did in turns N and later is undone: files its tool calls and
     jobs modified are restored, those they created removed, those they deleted recreated.
     What anyone else changed, even during those turns, is left alone. Refused when a file to
-    restore was changed by someone else since the session wrote it, unless --force.
+    restore was changed by someone else since the session wrote it, or changed while a shell
+    command or job ran (another process may have written it), unless --force.
     """
     from .checkpoints_cmd import restore_command
 
