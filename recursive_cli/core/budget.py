@@ -3,8 +3,10 @@
 One `Budget` per runtime holds the limits (`Limits`), what has been spent (`Spent`), the price
 of the run's model (`Price`) and the run's one clock. Every model request — a step, a
 compaction summary, a judge's verdict — is charged through `Budget.charge`, which prices it.
-The kernel asks `check_step` before each model call; drivers ask `check_iteration` between
-turns. A resumed session starts from what it had spent (`Spent.recorded`).
+The kernel asks `check_step` before each model call and hands the provider the run's
+`deadline`, which no request, retry or wait before one outlives; drivers ask
+`check_iteration` between turns. A resumed session starts from what it had spent
+(`Spent.recorded`).
 
 A limit that could not be checked is refused before the run starts (`unenforceable_budget`):
 `--max-cost` on a model with no price would otherwise never stop anything.
@@ -119,6 +121,17 @@ class Budget(Slotted):
         """Seconds left of --max-duration (negative once over), None without a limit."""
         limit = self.limits.max_duration
         return None if limit is None else limit - self.elapsed()
+
+    def deadline(self) -> float | None:
+        """The `time.monotonic()` at which --max-duration runs out, None without a limit: every
+        model request of the run (its retries and their waits too) must end by it."""
+        limit = self.limits.max_duration
+        return None if limit is None else self.started + limit
+
+    def out_of_time(self, why: str) -> Exceeded:
+        """The end of a run whose model request met the deadline (`why`: how it met it)."""
+        limit = self.limits.max_duration
+        return Exceeded(FinishReason.MAX_DURATION, f"ran out of the --max-duration of {limit or 0:g} s: {why}")
 
     def check_step(self, steps: int, messages: int) -> Exceeded | None:
         """The limit that forbids another model call in a turn that has made `steps` of them."""

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 
-from ..providers.base import ChatProvider, Completion, RetryNotice
+from ..providers.base import ChatProvider, Completion, DeadlineError, RetryNotice, ToolSpec
 from ..tools.base import Tool, ToolContext, ToolRegistry, ToolResult
 from .budget import Budget
 from .events import (
@@ -141,6 +141,10 @@ class _Hooks:
     def on_retry(self, notice: RetryNotice) -> None:
         self._ctx.retry(notice)
 
+    @property
+    def deadline(self) -> float | None:
+        return self._ctx.budget.deadline()
+
 
 class AgentKernel:
     """Runs one turn: stateless between turns, everything it touches comes in the TurnContext."""
@@ -178,10 +182,9 @@ class AgentKernel:
             provider = self._provider(ctx)
             model = provider.model
             ctx.sink.emit(ModelRequest(step=outcome.steps + 1))
-            try:
-                reply = await ctx.interrupt.race(provider.complete(ctx.transcript, specs, hooks))
-            except Interrupted:
-                outcome.finish_reason, outcome.detail = FinishReason.INTERRUPTED, "interrupted"
+            reply = await self._ask(ctx, provider, specs, hooks)
+            if not isinstance(reply, Completion):
+                outcome.finish_reason, outcome.detail = reply
                 return outcome
             self._account(ctx, outcome, reply, model)
             message = self._keep(ctx, reply)
@@ -221,6 +224,18 @@ class AgentKernel:
                 reason = FinishReason.PERMISSION_DENIED if denied_last_step else FinishReason.STUCK
                 outcome.finish_reason, outcome.detail = reason, verdict
                 return outcome
+
+    @staticmethod
+    async def _ask(ctx: TurnContext, provider: ChatProvider, specs: Sequence[ToolSpec],
+                   hooks: _Hooks) -> Completion | tuple[FinishReason, str]:
+        """The model's reply, or why the turn ends without one: an interrupt, or the run's
+        --max-duration running out during the request or its retries."""
+        try:
+            return await ctx.interrupt.race(provider.complete(ctx.transcript, specs, hooks))
+        except Interrupted:
+            return FinishReason.INTERRUPTED, "interrupted"
+        except DeadlineError as exc:
+            return ctx.budget.out_of_time(exc.reason)
 
     @staticmethod
     def _final(outcome: TurnOutcome, reply: Completion, denied_last_step: bool,

@@ -27,8 +27,8 @@ from typing import Any
 
 from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
-from .http_base import HttpProvider, as_dict, dumps, malformed
-from .http_client import HttpStatusError
+from .http_base import HttpProvider, as_count, as_dict, as_key, as_text, dumps, malformed
+from .http_client import HttpStatusError, parse_json
 from .retry import ANTHROPIC_RULES, http_error, one_line
 from .sse import Event
 from .wire_cache import WirePrefix
@@ -108,16 +108,18 @@ class AnthropicProvider(HttpProvider):
         return _StreamState(self._url)
 
     def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
-        content = data.get("content") if isinstance(data, dict) else None
-        if not isinstance(data, dict) or not isinstance(content, list):
-            raise malformed(self._url, "no content in the response")
-        content = [block for block in content if isinstance(block, dict)]
-        text = "".join(b.get("text") or "" for b in content if b.get("type") == "text")
+        """The Completion of a whole answer; any JSON that is not one is a malformed response."""
+        body = as_dict(data)
+        if not isinstance(body.get("content"), list):
+            _, said = _error_fields(body) if "error" in body else (None, None)
+            raise malformed(self._url, "no content in the response" + (f" (it says: {one_line(said)})" if said else ""))
+        content = [block for block in body["content"] if isinstance(block, dict)]
+        text = "".join(as_text(b.get("text")) for b in content if b.get("type") == "text")
         if text:
             hooks.on_text(text)
-        calls = tuple(_tool_call(b.get("id"), b.get("name"), json.dumps(b.get("input") or {}))
+        calls = tuple(_tool_call(b.get("id"), b.get("name"), _input_json(b.get("input")))
                       for b in content if b.get("type") == "tool_use")
-        return _completion(text, calls, data.get("stop_reason"), _usage(data.get("usage"), {}))
+        return _completion(text, calls, as_text(body.get("stop_reason")) or None, _usage(body.get("usage"), {}))
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
         _, message = _error_fields(err.body)
@@ -162,13 +164,13 @@ class _StreamState:
         if name == "error":
             raise self._stream_error(data)
         if data:
-            self._add_event(json.loads(data), hooks)
+            self._add_event(parse_json(data), hooks)
         return True
 
     def _stream_error(self, data: str) -> ProviderError:
         """An `error` event inside a 200 stream: retried when its type is a transient one."""
         try:
-            body: object = json.loads(data)
+            body: object = parse_json(data)
         except ValueError:
             body = data
         kind, message = _error_fields(body)
@@ -185,18 +187,20 @@ class _StreamState:
         if kind == "message_start":
             self.start_usage = as_dict(as_dict(event.get("message")).get("usage"))
         elif kind == "content_block_start":
-            self._start_block(event.get("index", len(self.blocks)), as_dict(event.get("content_block")), hooks)
+            self._start_block(as_key(event.get("index"), len(self.blocks)), as_dict(event.get("content_block")),
+                              hooks)
         elif kind == "content_block_delta":
-            self._add_delta(self.blocks.get(event.get("index", -1)), as_dict(event.get("delta")), hooks)
+            self._add_delta(self.blocks.get(as_key(event.get("index"), -1)), as_dict(event.get("delta")), hooks)
         elif kind == "message_delta":
-            self.stop = as_dict(event.get("delta")).get("stop_reason") or self.stop
+            self.stop = as_text(as_dict(event.get("delta")).get("stop_reason")) or self.stop
             self.end_usage = as_dict(event.get("usage"))
 
     def _start_block(self, index: int, block: dict[str, Any], hooks: ProviderHooks) -> None:
         if block.get("type") == "text":
-            self.blocks[index] = {"type": "text", "parts": [block.get("text") or ""]}
-            if block.get("text"):
-                hooks.on_text(block["text"])
+            text = as_text(block.get("text"))
+            self.blocks[index] = {"type": "text", "parts": [text]}
+            if text:
+                hooks.on_text(text)
         elif block.get("type") == "tool_use":
             self.blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
                                   "parts": []}
@@ -205,11 +209,11 @@ class _StreamState:
     def _add_delta(block: dict[str, Any] | None, delta: dict[str, Any], hooks: ProviderHooks) -> None:
         if block is None:
             return  # a block type we do not keep, such as thinking
-        if delta.get("type") == "text_delta" and delta.get("text"):
-            block["parts"].append(delta["text"])
-            hooks.on_text(delta["text"])
+        if delta.get("type") == "text_delta" and (text := as_text(delta.get("text"))):
+            block["parts"].append(text)
+            hooks.on_text(text)
         elif delta.get("type") == "input_json_delta":
-            block["parts"].append(delta.get("partial_json") or "")
+            block["parts"].append(as_text(delta.get("partial_json")))
 
     def completion(self) -> Completion:
         """The finished message; raises a retryable error if the stream stopped early (no
@@ -333,8 +337,17 @@ def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None,
     return Completion(message=message, stop=stop, usage=usage, reason=stop_reason or "no stop_reason")
 
 
-def _tool_call(call_id: str | None, name: str | None, arguments: str) -> ToolCall:
-    return ToolCall(id=call_id or f"toolu_{uuid.uuid4().hex[:24]}", name=name or "", arguments=arguments)
+def _tool_call(call_id: object, name: object, arguments: str) -> ToolCall:
+    """A call from its fields as the server sent them (anything not a string there is none)."""
+    return ToolCall(id=as_text(call_id) or f"toolu_{uuid.uuid4().hex[:24]}", name=as_text(name), arguments=arguments)
+
+
+def _input_json(value: object) -> str:
+    """A whole answer's `tool_use.input` as the arguments' JSON text (`{}` when it has none)."""
+    try:
+        return json.dumps(value or {})
+    except (ValueError, RecursionError):  # (a value `json.loads` made can always be dumped, but deep)
+        return "{}"
 
 
 def _usage(start: object, end: object) -> Usage:
@@ -344,11 +357,11 @@ def _usage(start: object, end: object) -> Usage:
     plus cache reads plus cache writes.
     """
     merged = {**as_dict(start), **{k: v for k, v in as_dict(end).items() if v is not None}}
-    uncached = int(merged.get("input_tokens") or 0)
-    cache_read = int(merged.get("cache_read_input_tokens") or 0)
-    cache_write = int(merged.get("cache_creation_input_tokens") or 0)
+    uncached = as_count(merged.get("input_tokens"))
+    cache_read = as_count(merged.get("cache_read_input_tokens"))
+    cache_write = as_count(merged.get("cache_creation_input_tokens"))
     return Usage(input_tokens=uncached + cache_read + cache_write,
-                 output_tokens=int(merged.get("output_tokens") or 0),
+                 output_tokens=as_count(merged.get("output_tokens")),
                  cache_read_tokens=cache_read, cache_write_tokens=cache_write)
 
 

@@ -8,6 +8,8 @@ Exceptions::
       (retryable=False)      400, 401, 403, 404 — fail at once
       ContextLengthError     the request does not fit the model's context window (a 400
                              saying so) — not retried as it is; compaction can make it fit
+      DeadlineError          the run's deadline (--max-duration) came before an answer, or
+                             left no time for the next retry — the budget ends the run
 """
 
 from __future__ import annotations
@@ -82,6 +84,29 @@ class ProviderHooks(Protocol):
 
     def on_retry(self, notice: RetryNotice) -> None:
         """A request failed and will be retried after `notice.delay_seconds`."""
+
+
+@runtime_checkable
+class TimedHooks(Protocol):
+    """Hooks of a call that must end by a moment: the kernel's, by the run's --max-duration."""
+
+    @property
+    def deadline(self) -> float | None:
+        """The `time.monotonic()` by which the call must have ended; None: no limit."""
+        ...
+
+
+def deadline_of(hooks: ProviderHooks) -> float | None:
+    """When the call `hooks` belong to must have ended (None: whenever it ends)."""
+    return hooks.deadline if isinstance(hooks, TimedHooks) else None
+
+
+class DeadlineError(ProviderError):
+    """The run's deadline came before the model's answer, or left no time for a retry: not
+    retried, and not the provider's failure — the run ends as its --max-duration says."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(reason, status=status, retryable=False, retry_after=retry_after)
 
 
 class NullHooks:

@@ -7,10 +7,15 @@ layers a model call does not use (bench/README.md, issue 16). What it does, as h
 for us: connections kept alive between requests (one the server closed while it sat idle is
 not used again; one that breaks under a request is an error for `retry.py`, as with httpx2),
 `Content-Length` and chunked bodies, `gzip`/`deflate` content decoded (and asked for), 1xx
-answers skipped, redirects followed (a cross-origin hop drops the credential headers), one
-timeout for connecting and for each wait on the socket, TLS verified against the system's
-certificates (`SSL_CERT_FILE` / `SSL_CERT_DIR` first, as httpx2 reads them). What it does
-not do is left to httpx2 (`http_client.py` picks it): proxies.
+answers skipped, redirects followed, one timeout for connecting and for each wait on the
+socket, TLS verified against the system's certificates (`SSL_CERT_FILE` / `SSL_CERT_DIR`
+first, as httpx2 reads them). What it does not do is left to httpx2 (`http_client.py` picks
+it): proxies.
+
+What a hostile server cannot make it do (issue 36): follow a redirect from https to http, or
+carry a credential to another origin (`Hop.redirected`); inflate content other than a step
+(INFLATE_STEP) at a time; hold more than caps.LINE_CAP of a body read whole (`TooLarge`);
+take longer than the timeout over an answer's head, interim answers included.
 
 Failures are `TransportError`s, chained to their cause (`socket.gaierror`,
 `ConnectionRefusedError`, an `ssl.SSLError`) so that callers can look through them.
@@ -26,13 +31,18 @@ import ssl
 import sys
 import zlib
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
+
+from .caps import LINE_CAP, mib
 
 MAX_HEAD = 64 * 1024  # status line and headers of one answer
 MAX_REDIRECTS = 20
 JOIN_BELOW = 64 * 1024  # a request body shorter than this goes out in one piece with its head
 PAUSE_ABOVE = 4 * 1024 * 1024  # unread bytes at which reading from the socket is paused
-CREDENTIALS = ("authorization", "x-api-key")  # not sent on to another origin
+INFLATE_STEP = 256 * 1024  # decoded bytes of gzip or deflate content made at once
+# The only headers a redirect to another origin carries: the protocol's, never a credential.
+ACROSS_ORIGINS = frozenset({"accept", "content-type", "user-agent", "anthropic-version", "mcp-protocol-version"})
 ACCEPT_ENCODING = "gzip, deflate"
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 CA_FILES = ("/etc/ssl/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/pki/tls/cert.pem",
@@ -55,8 +65,55 @@ class ProtocolError(TransportError):
     """The server's answer is not HTTP/1.1 as we can read it, or it ended too soon."""
 
 
+class CutShort(ProtocolError):
+    """The connection ended before the whole answer had come."""
+
+
 class InvalidURL(TransportError):
     """A URL we cannot send to (no host, or a scheme other than http and https)."""
+
+
+class TooLarge(ProtocolError):
+    """A body read whole, a line or an event over LINE_CAP: the peer is cut off there."""
+
+
+class RedirectRefused(TransportError):
+    """A redirect we do not follow: from https to plain http, or to a scheme we cannot send to."""
+
+
+class Hop(NamedTuple):
+    """One request of a chain of redirects."""
+
+    method: str
+    url: str
+    body: bytes
+    headers: Mapping[str, str]
+
+    def redirected(self, status: int, location: str) -> Hop:
+        """The request a redirect (`status`, `location`) asks for next.
+
+        As httpx2 does: 303 (and 301/302 after a POST) become a GET without a body; 307 and 308
+        keep both. Beyond it: a redirect from https to http is refused (the request, our key
+        with it, would go unencrypted), and a request to another origin (scheme, host, port)
+        carries only the headers of the protocol (ACROSS_ORIGINS), none that might be a
+        credential: no key, token or cookie, nor any header the user configured.
+        """
+        target = urljoin(self.url, location)
+        try:
+            there = _Origin(target)
+        except InvalidURL as exc:
+            raise RedirectRefused(f"not following the redirect from {self.url}: {exc}") from None
+        here = _Origin(self.url)
+        if here.scheme == "https" and there.scheme == "http":
+            raise RedirectRefused(f"refused the redirect from {self.url} to {target}: it would send the request "
+                                  "unencrypted (https to http)")
+        method, body, headers = self.method, self.body, self.headers
+        if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+            method, body = "GET", b""
+            headers = {name: value for name, value in headers.items() if name.lower() != "content-type"}
+        if there.key != here.key:
+            headers = {name: value for name, value in headers.items() if name.lower() in ACROSS_ORIGINS}
+        return Hop(method, target, body, headers)
 
 
 class Headers(Mapping[str, str]):
@@ -202,16 +259,18 @@ class _Connection(asyncio.Protocol):
         while self._writable is not None and not self.ended:
             await _within(self._writable, timeout, "sending the request")
 
-    async def more(self, timeout: float) -> None:
-        """Wait for bytes beyond those in the buffer (or the end of the connection)."""
+    async def more(self, timeout: float, until: float | None = None) -> None:
+        """Wait for bytes beyond those in the buffer (or the end of the connection), `timeout`
+        seconds at most and never past `until` (a `loop.time()`)."""
         if self.ended:
-            raise ProtocolError(_ended_message(self.error)) from self.error
+            raise CutShort(_ended_message(self.error)) from self.error
         if self._paused and self.transport is not None:
             self._paused = False
             self.transport.resume_reading()
+        wait = timeout if until is None else max(0.0, min(timeout, until - self.loop.time()))
         waiter = self._waiter = self.loop.create_future()
         try:
-            await _within(waiter, timeout, "waiting for the answer")
+            await _within(waiter, wait, "waiting for the answer", timeout)
         finally:
             self._waiter = None
 
@@ -222,6 +281,7 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.ended = True
+        self.buffer.clear()  # (what a broken answer left here goes now, not with the last reference)
         if self.transport is not None:
             self.transport.close()
 
@@ -230,10 +290,11 @@ class _Connection(asyncio.Protocol):
             self._waiter.set_result(None)
 
 
-async def _within(future: asyncio.Future[None], timeout: float, doing: str) -> None:
-    """Await `future`, failing with RequestTimeout after `timeout` seconds (no extra task)."""
+async def _within(future: asyncio.Future[None], timeout: float, doing: str, said: float | None = None) -> None:
+    """Await `future`, failing with RequestTimeout after `timeout` seconds (no extra task); the
+    error names the timeout `said` (default: `timeout`)."""
     loop = asyncio.get_running_loop()
-    timer = loop.call_later(timeout, _expire, future, doing, timeout)
+    timer = loop.call_later(timeout, _expire, future, doing, timeout if said is None else said)
     try:
         await future
     finally:
@@ -265,7 +326,7 @@ class Response:
         self.is_closed = False
         self._keep = _keeps_alive(version, headers)
         self._framing = _Framing.none() if bodiless else _Framing.of(headers)
-        self._decoder = _decoder(headers.get("content-encoding", ""))
+        self._decoder = content_decoder(headers.get("content-encoding", ""))
 
     @property
     def content(self) -> bytes:
@@ -276,22 +337,25 @@ class Response:
     @property
     def text(self) -> str:
         """The body as text: the charset its content type names, else UTF-8; bad bytes replaced."""
-        charset = _charset(self.headers.get("content-type", "")) or "utf-8"
-        try:
-            return self.content.decode(charset, errors="replace")
-        except LookupError:
-            return self.content.decode("utf-8", errors="replace")
+        return text_of(self.content, self.headers.get("content-type", ""))
 
     async def aread(self) -> bytes:
+        """The whole body, decoded; TooLarge (and the connection closed) past LINE_CAP bytes."""
         if self._content is None:
-            self._content = b"".join([piece async for piece in self.aiter_bytes()])
+            try:
+                self._content = await read_capped(self.aiter_bytes())
+            except TooLarge:
+                await self.aclose()
+                raise
         return self._content
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body's bytes, content-decoded, as they arrive."""
         async for raw in self._raw():
-            data = self._decoder.decompress(raw) if self._decoder is not None else raw
-            if data:
+            if self._decoder is None:
+                yield raw
+                continue
+            for data in self._decoder.pieces(raw):
                 yield data
         if self._decoder is not None:
             tail = self._decoder.flush()
@@ -309,7 +373,7 @@ class Response:
                     framing.done = True
                     break
                 if conn.ended:
-                    raise ProtocolError(framing.cut_short()) from conn.error
+                    raise CutShort(framing.cut_short()) from conn.error
                 await conn.more(self._timeout)
                 continue
             if piece:
@@ -422,35 +486,64 @@ def _keeps_alive(version: str, headers: Headers) -> bool:
     return "close" not in tokens
 
 
-def _decoder(coding: str) -> zlib._Decompress | None:
+def content_decoder(coding: str) -> Inflater | None:
+    """The decoder of a `Content-Encoding` (None: the body is as it was sent)."""
     codings = [c.strip().lower() for c in coding.split(",") if c.strip() and c.strip().lower() != "identity"]
     if not codings:
         return None
     if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
         raise ProtocolError(f"unsupported content encoding {coding!r}")
-    if codings[0] == "deflate":
-        return _Deflate()  # type: ignore[return-value]
-    return zlib.decompressobj(zlib.MAX_WBITS | 16)
+    return Inflater(codings[0])
 
 
-class _Deflate:
-    """`deflate` as servers send it: a zlib stream, or (some servers) raw deflate."""
+class Inflater:
+    """`gzip` or `deflate` content decoded in steps of at most INFLATE_STEP bytes, so that a few
+    compressed bytes that inflate to gigabytes are read piece by piece, never held at once.
+    `deflate` as servers send it: a zlib stream, or (some servers) raw deflate."""
 
-    def __init__(self) -> None:
-        self._first = True
-        self._inner = zlib.decompressobj()
+    def __init__(self, coding: str) -> None:
+        self.coding = coding
+        self._deflate = coding == "deflate"
+        self._inner = zlib.decompressobj(zlib.MAX_WBITS if self._deflate else zlib.MAX_WBITS | 16)
+        self._started = False
 
-    def decompress(self, data: bytes) -> bytes:
-        if self._first:
-            self._first = False
-            try:
-                return self._inner.decompress(data)
-            except zlib.error:
-                self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self._inner.decompress(data)
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        """The decoded bytes of `data`, in pieces of at most INFLATE_STEP."""
+        while True:
+            out = self._step(data)
+            data = self._inner.unconsumed_tail
+            if out:
+                yield out
+            if not data and len(out) < INFLATE_STEP:  # (a full step may leave output inside zlib)
+                return
 
     def flush(self) -> bytes:
-        return self._inner.flush()
+        """What is left once the body has ended."""
+        try:
+            return self._inner.flush()
+        except zlib.error as exc:
+            raise ProtocolError(f"the answer's {self.coding} content is corrupt ({exc})") from None
+
+    def _step(self, data: bytes) -> bytes:
+        try:
+            out = self._inner.decompress(data, INFLATE_STEP)
+        except zlib.error as exc:
+            if not self._deflate or self._started:
+                raise ProtocolError(f"the answer's {self.coding} content is corrupt ({exc})") from None
+            self._started = True
+            self._inner = zlib.decompressobj(-zlib.MAX_WBITS)  # not a zlib stream: raw deflate
+            return self._step(data)
+        self._started = True
+        return out
+
+
+def text_of(content: bytes, content_type: str) -> str:
+    """`content` as text: the charset `content_type` names, else UTF-8; bad bytes replaced."""
+    charset = _charset(content_type) or "utf-8"
+    try:
+        return content.decode(charset, errors="replace")
+    except LookupError:
+        return content.decode("utf-8", errors="replace")
 
 
 def _charset(content_type: str) -> str | None:
@@ -487,21 +580,14 @@ class Client:
                       headers: Mapping[str, str] | None = None) -> Response:
         """`method` on `url` with the client's headers and `headers` (which win on a name); as
         `post` otherwise."""
-        content = body
-        headers = {**self.headers, **headers} if headers else self.headers
+        hop = Hop(method, url, body, {**self.headers, **headers} if headers else self.headers)
         for _ in range(MAX_REDIRECTS + 1):
-            origin = _Origin(url)
-            response = await self._send(origin, method, content, headers)
+            response = await self._send(_Origin(hop.url), hop.method, hop.body, hop.headers)
             location = response.headers.get("location")
             if response.status_code not in REDIRECTS or location is None:
                 return response
             await _discard(response)
-            target = urljoin(response.url, location)
-            if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                method, content = "GET", b""
-            if _Origin(target).key != origin.key:
-                headers = {name: value for name, value in headers.items() if name.lower() not in CREDENTIALS}
-            url = target
+            hop = hop.redirected(response.status_code, location)
         raise TransportError(f"more than {MAX_REDIRECTS} redirects")
 
     async def _send(self, origin: _Origin, method: str, body: bytes, headers: Mapping[str, str]) -> Response:
@@ -517,9 +603,12 @@ class Client:
             for data in request:
                 conn.write(data)
             await conn.drain(timeout)
-            status, version, headers = await _read_head(conn, timeout)
+            # The whole head within the timeout, interim answers included: a server sending it a
+            # byte at a time, or 103s without end, cannot hold the request.
+            until = conn.loop.time() + timeout
+            status, version, headers = await _read_head(conn, timeout, until)
             while 100 <= status < 200 and status != 101:  # an interim answer (100 Continue, 103…)
-                status, version, headers = await _read_head(conn, timeout)
+                status, version, headers = await _read_head(conn, timeout, until)
         except (ProtocolError, OSError) as exc:
             conn.close()
             if isinstance(exc, ProtocolError):
@@ -529,7 +618,11 @@ class Client:
             conn.close()
             raise
         bodiless = method == "HEAD" or status in (204, 304)
-        return Response(self, conn, origin, status, version, headers, bodiless, timeout)
+        try:
+            return Response(self, conn, origin, status, version, headers, bodiless, timeout)
+        except ProtocolError:  # (framing or an encoding we cannot read)
+            conn.close()
+            raise
 
     def _reuse(self, origin: _Origin) -> _Connection | None:
         idle = self._idle.get(origin.key)
@@ -609,7 +702,9 @@ def _request_bytes(origin: _Origin, method: str, body: bytes,
     return (head + body,) if len(body) < JOIN_BELOW else (head, body)  # (a long body is not copied)
 
 
-async def _read_head(conn: _Connection, timeout: float) -> tuple[int, str, Headers]:
+async def _read_head(conn: _Connection, timeout: float, until: float) -> tuple[int, str, Headers]:
+    """The status and headers of the next answer, which must have come by `until` (a
+    `loop.time()`), each wait at most `timeout`."""
     while True:
         end = conn.buffer.find(b"\r\n\r\n")
         if end >= 0:
@@ -617,9 +712,9 @@ async def _read_head(conn: _Connection, timeout: float) -> tuple[int, str, Heade
         if len(conn.buffer) > MAX_HEAD:
             raise ProtocolError("the answer's headers are too long")
         if conn.ended:
-            raise ProtocolError("the server closed the connection without answering" if not conn.buffer
-                                else "the server closed the connection in the middle of the answer's headers")
-        await conn.more(timeout)
+            raise CutShort("the server closed the connection without answering" if not conn.buffer
+                           else "the server closed the connection in the middle of the answer's headers")
+        await conn.more(timeout, until)
     head = conn.take(end + 4)[:-4].decode("latin-1")
     status_line, *header_lines = head.split("\r\n")
     version, _, rest = status_line.partition(" ")
@@ -637,6 +732,18 @@ async def _read_head(conn: _Connection, timeout: float) -> tuple[int, str, Heade
             raise ProtocolError(f"invalid header line {line[:80]!r}")
         items.append((name, value.strip()))
     return int(code), version, Headers(items)
+
+
+async def read_capped(pieces: AsyncIterator[bytes], cap: int = LINE_CAP) -> bytes:
+    """The pieces joined; TooLarge once they pass `cap` bytes (nothing past it is kept)."""
+    held: list[bytes] = []
+    size = 0
+    async for piece in pieces:
+        size += len(piece)
+        if size > cap:
+            raise TooLarge(f"the answer's body is over {mib(cap)}")
+        held.append(piece)
+    return b"".join(held)
 
 
 async def _discard(response: Response) -> None:

@@ -10,22 +10,32 @@ credential header is sent at all. Until the server has answered once, connection
 that mean "wrong address" fail fast: a name that does not resolve at once, a local server
 refusing the connection after a brief retry (`BriefRetryError`); a server that answered
 before and went away gets the full backoff.
+
+Time: a whole answer must have come within the request timeout, a stream may be silent
+(keep-alives aside) for no longer than it, and every attempt, retry and wait before one
+ends by the deadline the hooks carry (`deadline_of`: the run's --max-duration); meeting it
+is a DeadlineError. An answer of any other shape than the API's (a `null`, a list, a
+count that is text, a field of the wrong type) is a malformed response: the parsers read
+every field through `as_dict`, `as_list`, `as_text`, `as_count` and `as_key`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol
+import sys
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, ClassVar, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 from ..core import utf8
 from ..core.diagnostics import log_cause, redact
 from ..core.messages import Message
 from ..core.settings import key_variables
-from .base import Completion, ProviderError, ProviderHooks, ToolSpec
-from .http1 import InvalidURL, RequestTimeout, TransportError
+from .base import Completion, DeadlineError, ProviderError, ProviderHooks, ToolSpec, deadline_of
+from .http1 import CutShort, InvalidURL, ProtocolError, RedirectRefused, RequestTimeout, TooLarge, TransportError
 from .http_client import USER_AGENT, ApiClient, EventStream, HttpStatusError
 from .local import is_local_host
 from .retry import BriefRetryError, RetryRules, call_with_retries, one_line
@@ -35,6 +45,7 @@ from .sse import Event
 _NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name))
 # What every request says, as the SDK clients say it.
 BASE_HEADERS = {"Accept": "application/json", "Content-Type": "application/json", "User-Agent": USER_AGENT}
+T = TypeVar("T")
 
 
 class StreamAssembler(Protocol):
@@ -62,6 +73,7 @@ class HttpProvider:
         self.stream = stream
         self._api_key = api_key or None
         self._client = ApiClient(base_url or self.default_base_url, merged_headers(BASE_HEADERS, headers), timeout)
+        self._timeout = timeout
         self._endpoint = self._client.url(self.path)
         self._url = self._client.base_url.rstrip("/")
         self._reached = False  # the server has answered once: its address is right
@@ -70,9 +82,11 @@ class HttpProvider:
 
     async def complete(self, messages: Sequence[Message], tools: Sequence[ToolSpec],
                        hooks: ProviderHooks) -> Completion:
-        """Ask the model for its next message, retrying transient failures."""
+        """Ask the model for its next message, retrying transient failures, all of it by the
+        deadline the hooks carry (the run's --max-duration), if any."""
         body = self.request_body(messages, tools)
-        return await call_with_retries(lambda: self._attempt(body, hooks), hooks)
+        deadline = deadline_of(hooks)
+        return await call_with_retries(lambda: self._attempt(body, hooks, deadline), hooks, deadline=deadline)
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
@@ -103,23 +117,37 @@ class HttpProvider:
             self._tool_specs = specs
         return self._tools_json
 
-    async def _attempt(self, body: bytes, hooks: ProviderHooks) -> Completion:
+    async def _attempt(self, body: bytes, hooks: ProviderHooks, deadline: float | None = None) -> Completion:
+        """One request. A whole answer must have come within the timeout (a stream: no silence
+        longer than it, keep-alives aside); any answer by the deadline.
+
+        The error is raised after the `except` that made it, so that it does not carry the
+        exception it was made from (nor that one's frames and buffers) into the retries.
+        """
+        total = None if self.stream else time.monotonic() + self._timeout
+        until = deadline if total is None or (deadline is not None and deadline <= total) else total
         try:
-            if self.stream:
-                return await self._streamed(body, hooks)
-            data = await self._client.post_json(self._endpoint, body)
-            self._reached = True
-            return self.parse_whole(data, hooks)
+            return await _by(self._once(body, hooks), until)
+        except _TimeUp:
+            error = (DeadlineError(f"no answer from {self._url} in the time left") if until == deadline
+                     else ProviderError(f"request to {self._url} timed out", retryable=True))
         except ProviderError as err:
             log_cause(err.reason, err, self._api_key)
-            raise self._redacted(err) from None
-        except (HttpStatusError, TransportError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            error = self._redacted(err)
+        except (HttpStatusError, TransportError, ValueError) as err:  # (ValueError: JSON, UTF-8)
             error = self._redacted(self._provider_error(err))  # a server's message may echo the key
             log_cause(error.reason, err, self._api_key)  # the cause, shown with -v
-            raise error from None
+        raise error
+
+    async def _once(self, body: bytes, hooks: ProviderHooks) -> Completion:
+        if self.stream:
+            return await self._streamed(body, hooks)
+        data = await self._client.post_json(self._endpoint, body)
+        self._reached = True
+        return self.parse_whole(data, hooks)
 
     async def _streamed(self, body: bytes, hooks: ProviderHooks) -> Completion:
-        async with self._client.post_events(self._endpoint, body) as events:
+        async with self._client.post_events(self._endpoint, body, idle=self._timeout) as events:
             self._reached = True
             state = self.new_stream()
             await _fold(events, state, hooks)
@@ -131,10 +159,18 @@ class HttpProvider:
             return self._status_error(err)
         if isinstance(err, RequestTimeout):
             return ProviderError(f"request to {self._url} timed out", retryable=True)
+        if isinstance(err, TooLarge):  # (not retried: the same server would send the same again)
+            return ProviderError(f"malformed response from {self._url}: {err}")
+        if isinstance(err, RedirectRefused):
+            return ProviderError(one_line(str(err)))
+        if isinstance(err, ProtocolError) and not isinstance(err, CutShort):
+            return malformed(self._url, one_line(str(err)))
         if isinstance(err, json.JSONDecodeError):
             return malformed(self._url, f"invalid JSON ({err.msg})")
         if isinstance(err, UnicodeDecodeError):
             return malformed(self._url, f"bytes that are not UTF-8 ({one_line(str(err))})")
+        if isinstance(err, ValueError):
+            return malformed(self._url, one_line(str(err)))
         return self._connection_error(err)
 
     def _status_error(self, err: HttpStatusError) -> ProviderError:
@@ -186,6 +222,32 @@ async def _fold(events: EventStream, state: StreamAssembler, hooks: ProviderHook
             return
 
 
+class _TimeUp(Exception):
+    """The time given to one attempt ran out."""
+
+
+async def _by(work: Coroutine[Any, Any, T], until: float | None) -> T:
+    """`work`'s result, or _TimeUp once `time.monotonic()` reaches `until` (None: no limit);
+    the work is cancelled then, and its connection closed."""
+    if until is None:
+        return await work
+    loop = asyncio.get_running_loop()
+    when = loop.time() + (until - time.monotonic())
+    if sys.version_info < (3, 11):  # pragma: no cover (no asyncio.timeout_at: a task)
+        try:
+            return await asyncio.wait_for(work, max(when - loop.time(), 0.0))
+        except asyncio.TimeoutError:
+            raise _TimeUp() from None
+    scope = asyncio.timeout_at(when)
+    try:
+        async with scope:
+            return await work
+    except TimeoutError:
+        if scope.expired():
+            raise _TimeUp() from None
+        raise
+
+
 def _in_chain(err: BaseException, test: Callable[[BaseException], bool]) -> bool:
     """Whether `err` or an exception it was raised from (its cause or context) passes `test`."""
     seen: set[int] = set()
@@ -206,6 +268,28 @@ def dumps(value: Any) -> bytes:
 def as_dict(value: object) -> dict[str, Any]:
     """`value` when the server sent an object there, else an empty dict."""
     return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    """`value` when the server sent an array there, else an empty list."""
+    return value if isinstance(value, list) else []
+
+
+def as_text(value: object) -> str:
+    """`value` when the server sent a string there, else "" (`null` is no text)."""
+    return value if isinstance(value, str) else ""
+
+
+def as_count(value: object) -> int:
+    """A token count: a number the server sent there, else 0 (never negative, never a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        return 0  # (NaN is not more than 0)
+    return int(value) if value < 1e18 else 10**18
+
+
+def as_key(value: object, default: int) -> int:
+    """An `index` field: the integer the server sent there, else `default`."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def malformed(url: str, detail: str) -> ProviderError:

@@ -3,8 +3,9 @@ JSON document or as a stream of server-sent events.
 
 It does what the official SDK clients did for the providers, in the same way (the SDKs stay
 as the tests' oracle, tests/providers): the base URL joined with the endpoint's path, the
-same `Accept`/`Content-Type` headers and credential header, redirects followed, one timeout
-for connect, read, write and pool, a keep-alive pool; an answer of status 400 or more is
+same `Accept`/`Content-Type` headers and credential header, redirects followed (as
+`http1.Hop` allows: never to plain http from https, no credential to another origin), one
+timeout for connect, read, write and pool, a keep-alive pool; an answer of status 400 or more is
 read whole and raised as `HttpStatusError` with its body (JSON when it parses, else its
 text); a whole answer whose content type is not JSON is handed back as its text. Transport
 failures are `http1.TransportError`s (`RequestTimeout`, `ConnectError`, `InvalidURL`…),
@@ -13,7 +14,8 @@ chained to their cause and mapped to one-line errors by `http_base.py`. No retri
 
 The requests go through `http1.py`, our HTTP/1.1 client on asyncio, except when the
 environment names a proxy: then through httpx2 (imported only then), which reads the proxy
-variables and `NO_PROXY` as the SDKs' clients do; its errors are turned into ours.
+variables and `NO_PROXY` as the SDKs' clients do; its errors are turned into ours, and its
+redirects, content decoding and body cap are http1.py's, so that a proxy changes none of it.
 
 Without an API key no credential header is sent at all.
 """
@@ -25,12 +27,13 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Protocol
 
 from . import http1
 from .http1 import InvalidURL, RequestTimeout, TransportError
-from .sse import Event, SseDecoder
+from .sse import Event, SseDecoder, StreamTooLongError
 
 # The SDKs' pool: this many connections, this many kept alive.
 MAX_CONNECTIONS = 1000
@@ -113,17 +116,18 @@ class ApiClient:
         content_type = response.headers.get("content-type", "*").split(";")[0]
         if not content_type.endswith("json"):
             return response.text
-        return json.loads(response.content)
+        return parse_json(response.content)
 
     @contextlib.asynccontextmanager
-    async def post_events(self, url: str, body: bytes) -> AsyncIterator[EventStream]:
-        """The answer's events, read as they arrive; the response is closed on leaving."""
+    async def post_events(self, url: str, body: bytes, idle: float | None = None) -> AsyncIterator[EventStream]:
+        """The answer's events, read as they arrive (`idle`: see EventStream); the response is
+        closed on leaving."""
         response = await self._http.post(url, body)
         try:
             if response.status_code >= 400:
                 await response.aread()
                 raise status_error(response)
-            yield EventStream(response)
+            yield EventStream(response, idle)
         finally:
             await response.aclose()
 
@@ -133,14 +137,21 @@ class ApiClient:
 
 
 class EventStream:
-    """The server-sent events of one streamed answer, an async iterator of `(event, data)`."""
+    """The server-sent events of one streamed answer, an async iterator of `(event, data)`.
 
-    def __init__(self, response: Answer) -> None:
+    With `idle`, RequestTimeout once that many seconds pass without an event: bytes that
+    make none (keep-alive comments, blank lines) do not keep a stream alive. A line or an
+    event over caps.LINE_CAP is TooLarge, and the response is closed.
+    """
+
+    def __init__(self, response: Answer, idle: float | None = None) -> None:
         self.response = response
         self._chunks = response.aiter_bytes()
         self._decoder = SseDecoder()
         self._ready: list[Event] = []
         self._next = 0
+        self._idle = idle
+        self._heard = time.monotonic()  # when the last event (or the head) came
 
     def __aiter__(self) -> EventStream:
         return self
@@ -148,10 +159,23 @@ class EventStream:
     async def __anext__(self) -> Event:
         while self._next == len(self._ready):
             chunk = await self._chunks.__anext__()  # StopAsyncIteration at the end of the body
-            self._ready, self._next = self._decoder.feed(chunk), 0
+            try:
+                self._ready, self._next = self._decoder.feed(chunk), 0
+            except StreamTooLongError as exc:
+                await self.response.aclose()
+                raise http1.TooLarge(str(exc)) from None
+            if self._idle is not None:
+                self._check_idle()
         event = self._ready[self._next]
         self._next += 1
         return event
+
+    def _check_idle(self) -> None:
+        now = time.monotonic()
+        if self._ready:
+            self._heard = now
+        elif self._idle is not None and now - self._heard > self._idle:
+            raise RequestTimeout(f"timed out after {self._idle:g} s without an event (only keep-alives)")
 
     async def drain(self) -> None:
         """Read what is left of the body for a moment, so that an HTTP/1.1 connection can be
@@ -175,8 +199,19 @@ def status_error(response: Answer) -> HttpStatusError:
     text = response.text.strip()
     body: object = text
     with contextlib.suppress(ValueError):
-        body = json.loads(text)
+        body = parse_json(text)
     return HttpStatusError(response.status_code, response.headers, body, text)
+
+
+def parse_json(data: bytes | str) -> object:
+    """`data` parsed as JSON; json.JSONDecodeError also for JSON too deep or a number too long
+    to hold (which `json.loads` reports as RecursionError or a plain ValueError)."""
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except (ValueError, RecursionError) as exc:
+        raise json.JSONDecodeError(" ".join(str(exc).split())[:200] or type(exc).__name__, "", 0) from None
 
 
 def sender(headers: Mapping[str, str], timeout: float) -> Sender:
@@ -191,13 +226,19 @@ def proxied() -> bool:
 
 
 class _Proxied:
-    """The same requests through httpx2, which applies the environment's proxies."""
+    """The same requests through httpx2, which applies the environment's proxies. Redirects,
+    content decoding and the body cap are ours (http1.py's), as without a proxy; no cookie
+    is kept."""
 
     def __init__(self, headers: Mapping[str, str], timeout: float) -> None:
+        import http.cookiejar
+
         import httpx2
 
         self._httpx2 = httpx2
-        self._http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout), follow_redirects=True,
+        self._headers = {"Accept-Encoding": http1.ACCEPT_ENCODING, **headers}  # (only what we decode)
+        no_cookies = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout), follow_redirects=False, cookies=no_cookies,
                                         limits=httpx2.Limits(max_connections=MAX_CONNECTIONS,
                                                              max_keepalive_connections=MAX_KEEPALIVE),
                                         verify=True)
@@ -207,23 +248,32 @@ class _Proxied:
 
     async def request(self, method: str, url: str, body: bytes = b"",
                       headers: Mapping[str, str] | None = None) -> Answer:
-        with _ours(self._httpx2):
-            request = self._http.build_request(method, url, content=body or None, headers=headers)
-            response = await self._http.send(request, stream=True)
-        return _ProxiedAnswer(response, self._httpx2)
+        hop = http1.Hop(method, url, body, {**self._headers, **headers} if headers else self._headers)
+        for _ in range(http1.MAX_REDIRECTS + 1):
+            with _ours(self._httpx2):
+                request = self._http.build_request(hop.method, hop.url, content=hop.body or None,
+                                                   headers=dict(hop.headers))
+                response = await self._http.send(request, stream=True)
+            location = response.headers.get("location")
+            if response.status_code not in http1.REDIRECTS or location is None:
+                return _ProxiedAnswer(response, self._httpx2)
+            await response.aclose()
+            hop = hop.redirected(response.status_code, location)
+        raise TransportError(f"more than {http1.MAX_REDIRECTS} redirects")
 
     async def aclose(self) -> None:
         await self._http.aclose()
 
 
 class _ProxiedAnswer:
-    """An httpx2 response whose reading raises our errors."""
+    """An httpx2 response read as ours: its raw body decoded by http1's decoders, our errors."""
 
     def __init__(self, response: Any, httpx2: Any) -> None:
         self._response, self._httpx2 = response, httpx2
         self.status_code: int = response.status_code
         self.headers: Mapping[str, str] = response.headers
         self.http_version: str = response.http_version
+        self._content: bytes | None = None
 
     @property
     def is_closed(self) -> bool:
@@ -231,20 +281,34 @@ class _ProxiedAnswer:
 
     @property
     def text(self) -> str:
-        return str(self._response.text)
+        return http1.text_of(self.content, self.headers.get("content-type", ""))
 
     @property
     def content(self) -> bytes:
-        return bytes(self._response.content)
+        if self._content is None:
+            raise http1.ProtocolError("the body has not been read")
+        return self._content
 
     async def aread(self) -> bytes:
-        with _ours(self._httpx2):
-            return bytes(await self._response.aread())
+        if self._content is None:
+            try:
+                self._content = await http1.read_capped(self.aiter_bytes())
+            except http1.TooLarge:
+                await self.aclose()
+                raise
+        return self._content
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        decoder = http1.content_decoder(self.headers.get("content-encoding", ""))
         with _ours(self._httpx2):
-            async for piece in self._response.aiter_bytes():
-                yield piece
+            async for raw in self._response.aiter_raw():
+                if decoder is None:
+                    yield raw
+                    continue
+                for piece in decoder.pieces(raw):
+                    yield piece
+        if decoder is not None and (tail := decoder.flush()):
+            yield tail
 
     async def aclose(self) -> None:
         await self._response.aclose()

@@ -15,7 +15,6 @@ and `OpenAI-Project` headers.
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import Sequence
@@ -23,8 +22,8 @@ from typing import Any
 
 from ..core.messages import Message, ToolCall, Usage
 from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
-from .http_base import HttpProvider, as_dict, dumps, malformed
-from .http_client import HttpStatusError
+from .http_base import HttpProvider, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
+from .http_client import HttpStatusError, parse_json
 from .retry import OPENAI_RULES, http_error, one_line
 from .sse import Event
 from .wire_cache import JoinedWires, WirePrefix
@@ -79,17 +78,22 @@ class OpenAIProvider(HttpProvider):
         return _StreamState(self._url)
 
     def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
-        choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(data, dict) or not choices or not isinstance(choices[0], dict):
-            raise malformed(self._url, "no choices in the response")
-        message = as_dict(choices[0].get("message"))
-        text, refusal = _text(message.get("content")), _text(message.get("refusal"))
+        """The Completion of a whole answer; any JSON that is not one is a malformed response."""
+        body = as_dict(data)
+        choices = as_list(body.get("choices"))
+        choice = choices[0] if choices and isinstance(choices[0], dict) else None
+        if choice is None:
+            said = _server_message(body, "") if "error" in body else ""
+            raise malformed(self._url, "no choices in the response" + (f" (it says: {one_line(said)})" if said else ""))
+        message = as_dict(choice.get("message"))
+        text, refusal = as_text(message.get("content")), as_text(message.get("refusal"))
         for part in (text, refusal):
             if part:
                 hooks.on_text(part)
         calls = tuple(_tool_call(raw.get("id"), as_dict(raw.get("function")))
-                      for raw in message.get("tool_calls") or () if isinstance(raw, dict))
-        return _completion(text, calls, choices[0].get("finish_reason"), _usage(data.get("usage")), refusal)
+                      for raw in as_list(message.get("tool_calls")) if isinstance(raw, dict))
+        return _completion(text, calls, as_text(choice.get("finish_reason")) or None, _usage(body.get("usage")),
+                           refusal)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
         return http_error(err.status, self._url, _server_message(err.body, f"Error code: {err.status}"),
@@ -122,7 +126,7 @@ class _StreamState:
         data = sse[1]
         if data.startswith("[DONE]"):
             return False
-        chunk = json.loads(data)
+        chunk = parse_json(data)
         if isinstance(chunk, dict) and chunk.get("error"):
             error = chunk["error"]
             message = error.get("message") if isinstance(error, dict) else None
@@ -136,33 +140,32 @@ class _StreamState:
             raise malformed(self.url, "a stream chunk is not a JSON object")
         if chunk.get("usage"):
             self.usage = _usage(chunk["usage"])
-        for choice in chunk.get("choices") or ():
+        for choice in as_list(chunk.get("choices")):
             if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 self._add_choice(choice, hooks)
 
     def _add_choice(self, choice: dict[str, Any], hooks: ProviderHooks) -> None:
         delta = as_dict(choice.get("delta"))
         for key, parts in (("content", self.text), ("refusal", self.refusal)):
-            piece = _text(delta.get(key))
+            piece = as_text(delta.get(key))
             if piece:
                 parts.append(piece)
                 hooks.on_text(piece)
-        for position, fragment in enumerate(delta.get("tool_calls") or ()):
+        for position, fragment in enumerate(as_list(delta.get("tool_calls"))):
             if isinstance(fragment, dict):
                 self._add_call_fragment(fragment, position)
-        if choice.get("finish_reason"):
-            self.finish = choice["finish_reason"]
+        self.finish = as_text(choice.get("finish_reason")) or self.finish
 
     def _add_call_fragment(self, fragment: dict[str, Any], position: int) -> None:
         """id and name arrive with a call's first fragment; argument text is appended."""
-        call = self.calls.setdefault(fragment.get("index", position), {"id": None, "name": "", "args": []})
+        call = self.calls.setdefault(as_key(fragment.get("index"), position), {"id": None, "name": "", "args": []})
         function = as_dict(fragment.get("function"))
-        if fragment.get("id") and not call["id"]:
-            call["id"] = fragment["id"]
-        if function.get("name") and not call["name"]:
-            call["name"] = function["name"]
-        if function.get("arguments"):
-            call["args"].append(function["arguments"])
+        if not call["id"]:
+            call["id"] = as_text(fragment.get("id")) or None
+        if not call["name"]:
+            call["name"] = as_text(function.get("name"))
+        if arguments := as_text(function.get("arguments")):
+            call["args"].append(arguments)
 
     def completion(self) -> Completion:
         """The finished completion; raises a retryable error if the stream stopped early.
@@ -232,23 +235,23 @@ def _completion(text: str, calls: tuple[ToolCall, ...], finish: str | None, usag
                       reason="refusal" if refusal else finish or "no finish_reason")
 
 
-def _text(value: object) -> str:
-    """A text field's value: `null` (the API sends `"refusal": null` on every turn) is no text."""
-    return value if isinstance(value, str) else ""
-
-
-def _tool_call(call_id: str | None, function: dict[str, Any]) -> ToolCall:
-    return ToolCall(id=call_id or f"call_{uuid.uuid4().hex[:24]}", name=function.get("name") or "",
-                    arguments=function.get("arguments") or "{}")
+def _tool_call(call_id: object, function: dict[str, Any]) -> ToolCall:
+    """A call from its fields as the server sent them (anything not a string there is none;
+    arguments sent as an object rather than its JSON text are taken as that text)."""
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        arguments = dumps(arguments).decode()
+    return ToolCall(id=as_text(call_id) or f"call_{uuid.uuid4().hex[:24]}", name=as_text(function.get("name")),
+                    arguments=as_text(arguments) or "{}")
 
 
 def _usage(raw: object) -> Usage:
-    if not isinstance(raw, dict):
-        return Usage()
-    details = as_dict(raw.get("prompt_tokens_details"))
-    return Usage(input_tokens=int(raw.get("prompt_tokens") or 0),
-                 output_tokens=int(raw.get("completion_tokens") or 0),
-                 cache_read_tokens=int(details.get("cached_tokens") or 0))
+    """Usage as the server counted it (anything not a count there is 0)."""
+    usage = as_dict(raw)
+    details = as_dict(usage.get("prompt_tokens_details"))
+    return Usage(input_tokens=as_count(usage.get("prompt_tokens")),
+                 output_tokens=as_count(usage.get("completion_tokens")),
+                 cache_read_tokens=as_count(details.get("cached_tokens")))
 
 
 def _error_code(body: object) -> str | None:

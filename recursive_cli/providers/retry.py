@@ -18,7 +18,8 @@ announced to the hooks (the `api_retry` event) before we sleep, a stream that br
 says `error` before its end is retried too (nothing of it was acted on), and a
 `BriefRetryError` (a local server refusing the connection: most likely not running) gets a
 couple of quick retries instead of the full backoff, so that a configuration mistake fails
-within seconds. `http_error` turns an HTTP failure into the one-line, classified
+within seconds. No retry, nor the wait before it, outlives the run's deadline (its
+--max-duration), and nothing of a failed attempt stays in memory. `http_error` turns an HTTP failure into the one-line, classified
 ProviderError both HTTP providers raise.
 """
 
@@ -34,7 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
 from ..core.slotted import FrozenSlotted, init_fields
-from .base import ContextLengthError, ProviderError, ProviderHooks, RetryNotice
+from .base import ContextLengthError, DeadlineError, ProviderError, ProviderHooks, RetryNotice
 
 T = TypeVar("T")
 
@@ -168,6 +169,7 @@ async def call_with_retries(
     fn: Callable[[], Awaitable[T]],
     hooks: ProviderHooks,
     *,
+    deadline: float | None = None,
     max_retries: int = MAX_RETRIES,
     base_delay: float = INITIAL_RETRY_DELAY,
     max_delay: float = MAX_RETRY_DELAY,
@@ -178,9 +180,14 @@ async def call_with_retries(
     Each retry is announced with `hooks.on_retry` before sleeping. The wait is the error's
     `retry_after` (a server's wait the rules honour: `server_wait`), else the backoff from
     `base_delay` (RECURSIVE_RETRY_BASE_DELAY overrides it, for tests). Non-retryable
-    errors, and the last error once retries are used up, propagate unchanged. A
-    BriefRetryError is retried at most BRIEF_RETRIES times, from a quarter of the base
-    delay, each wait capped at BRIEF_MAX_DELAY.
+    errors, and the last error once retries are used up, propagate. A BriefRetryError is
+    retried at most BRIEF_RETRIES times, from a quarter of the base delay, each wait capped
+    at BRIEF_MAX_DELAY. With a `deadline` (a `time.monotonic()`), a retry whose wait would
+    end at or after it is not made: DeadlineError, naming the last failure.
+
+    Nothing of a failed attempt outlives it: its error is kept without its traceback or
+    the exceptions it was raised from (`forget_frames`), and the wait happens outside the
+    `except` that caught it, so the attempt's frames and buffers are freed at once.
     """
     base_delay = _base_delay_from_env(base_delay)
     attempt = 0
@@ -188,16 +195,41 @@ async def call_with_retries(
         try:
             return await fn()
         except ProviderError as err:
-            brief = isinstance(err, BriefRetryError)
-            limit = min(max_retries, BRIEF_RETRIES) if brief else max_retries
-            if not err.retryable or attempt >= limit:
-                raise
-            attempt += 1
-            delay = (backoff_delay(attempt, base_delay / 4, min(max_delay, BRIEF_MAX_DELAY), err.retry_after)
-                     if brief else backoff_delay(attempt, base_delay, max_delay, err.retry_after))
-            hooks.on_retry(RetryNotice(attempt=attempt, max_retries=limit,
-                                       delay_seconds=delay, status=err.status, reason=err.reason))
-            await sleep(delay)
+            failure = forget_frames(err)
+        brief = isinstance(failure, BriefRetryError)
+        limit = min(max_retries, BRIEF_RETRIES) if brief else max_retries
+        if not failure.retryable or attempt >= limit:
+            raise failure
+        attempt += 1
+        delay = (backoff_delay(attempt, base_delay / 4, min(max_delay, BRIEF_MAX_DELAY), failure.retry_after)
+                 if brief else backoff_delay(attempt, base_delay, max_delay, failure.retry_after))
+        if deadline is not None and time.monotonic() + delay >= deadline:
+            raise DeadlineError(f"no time left to retry {failure.reason}")
+        hooks.on_retry(RetryNotice(attempt=attempt, max_retries=limit,
+                                   delay_seconds=delay, status=failure.status, reason=failure.reason))
+        del failure  # (not held through the wait)
+        await sleep(delay)
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def forget_frames(err: E) -> E:
+    """`err` without its traceback and without the exceptions it was raised from.
+
+    A failed request's traceback holds its frames, and they its buffers (a stream read so
+    far, a body); a frame that also holds the exception is a cycle that only the cyclic
+    collector would free, at some later time. Dropped here, they are freed at once.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        following = current.__cause__ or current.__context__
+        current.__traceback__ = None
+        current.__cause__ = current.__context__ = None
+        current = following
+    return err
 
 
 def backoff_delay(attempt: int, base_delay: float, max_delay: float,

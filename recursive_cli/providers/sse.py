@@ -9,6 +9,9 @@ specification says. `id:` and `retry:` are not reported (neither API uses them),
 decide, as in the SDKs' decoders, whether an empty line dispatches an event: the last event
 id is kept from event to event. Each line is decoded as strict UTF-8 (a `UnicodeDecodeError`
 is a malformed response).
+
+A line, or the data of one event, longer than `caps.LINE_CAP` is a `StreamTooLongError`: a
+peer that never ends its line cannot fill our memory (the model APIs and MCP over HTTP alike).
 """
 
 from __future__ import annotations
@@ -16,9 +19,15 @@ from __future__ import annotations
 import contextlib
 import re
 
+from .caps import LINE_CAP, mib
+
 Event = tuple[str | None, str]
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class StreamTooLongError(ValueError):
+    """A line or an event of the stream is longer than LINE_CAP."""
 
 
 class SseDecoder:
@@ -26,6 +35,8 @@ class SseDecoder:
 
     def __init__(self) -> None:
         self._pending: list[bytes] = []  # the pieces of a line whose end has not arrived
+        self._held = 0  # their bytes
+        self._size = 0  # characters of the current event's data
         self._event: str | None = None
         self._data: list[str] = []
         self._retry: int | None = None
@@ -37,10 +48,15 @@ class SseDecoder:
         if self._cr and chunk[:1] == b"\n":
             chunk = chunk[1:]
         self._cr = False
+        if not self._pending and not (self._event or self._data or self._last_id or self._retry is not None):
+            chunk = chunk.lstrip(b"\r\n")  # blank lines with no event to end: nothing (a run of them is cheap)
         if not chunk:
             return []
         self._cr = chunk[-1:] == b"\r"
         if b"\n" not in chunk and b"\r" not in chunk:
+            self._held += len(chunk)
+            if self._held > LINE_CAP:
+                raise StreamTooLongError(f"a line of the event stream is over {mib(LINE_CAP)}")
             self._pending.append(chunk)  # (joined once its line ends: a long line stays linear)
             return []
         text = b"".join((*self._pending, chunk)) if self._pending else chunk
@@ -49,14 +65,16 @@ class SseDecoder:
         else:
             lines = text.split(b"\n")
         rest = lines.pop()  # after the last line end: b"" or an unfinished line
-        self._pending = [rest] if rest else []
+        if len(text) > LINE_CAP and max(len(rest), *map(len, lines)) > LINE_CAP:
+            raise StreamTooLongError(f"a line of the event stream is over {mib(LINE_CAP)}")
+        self._pending, self._held = ([rest], len(rest)) if rest else ([], 0)
         events: list[Event] = []
         for line in lines:
             if line:
                 self._field(line.decode("utf-8"))
             elif self._event or self._data or self._last_id or self._retry is not None:
                 events.append((self._event, "\n".join(self._data)))
-                self._event, self._data, self._retry = None, [], None
+                self._event, self._data, self._retry, self._size = None, [], None, 0
         return events
 
     def _field(self, line: str) -> None:
@@ -66,6 +84,9 @@ class SseDecoder:
         if colon and value[:1] == " ":
             value = value[1:]
         if name == "data":
+            self._size += len(value)
+            if self._size > LINE_CAP:
+                raise StreamTooLongError(f"an event of the event stream is over {mib(LINE_CAP)}")
             self._data.append(value)
         elif name == "event":
             self._event = value or None

@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from ...providers.caps import LINE_CAP  # (bytes of one message at most: one cap for every network peer's line)
 from . import logfile
 from .rpc import ConnectionClosed, RpcPeer, stop_task
 
 GRACE = 2.0  # seconds a server has to exit after its stdin closes, and again after SIGTERM
-LINE_CAP = 64 << 20  # bytes of one message at most (a server that never ends its line cannot fill our memory)
 OUT_CAP = 8 << 20  # bytes of our answers a server may leave unread (a deaf one cannot fill our memory)
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # the `mcp` SDK's list (POSIX)
 _CHUNK = 1 << 16
