@@ -151,6 +151,29 @@ def answer(status: str, body: bytes = b"", *headers: str) -> Behaviour:
     return lambda request, peer: None if peer.send(response(status, body, *headers)) else None
 
 
+def raw(data: bytes) -> Behaviour:
+    """These bytes, exactly, to every request (then the connection closes)."""
+    return lambda request, peer: None if peer.send(data) else None
+
+
+def in_turn(*answers: bytes) -> Behaviour:
+    """The first request gets the first answer, the next the next; the last is kept for the rest."""
+    served: list[int] = []
+    lock = threading.Lock()
+
+    def act(request: Request, peer: Peer) -> None:
+        with lock:
+            index = min(len(served), len(answers) - 1)
+            served.append(index)
+        peer.send(answers[index])
+    return act
+
+
+def events(*lines: bytes) -> bytes:
+    """A whole 200 event-stream answer of these bytes."""
+    return response("200 OK", b"".join(lines), "Content-Type: text/event-stream")
+
+
 def trickle(interval: float, comment: bytes = b": ping\n\n") -> Behaviour:
     """A 200 event stream of nothing but keep-alive comments, one every `interval` s, without end."""
     def act(request: Request, peer: Peer) -> None:
