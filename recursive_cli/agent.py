@@ -222,7 +222,7 @@ class AgentRuntimeBuilder:
         # RECURSIVE_HOME holds the sessions (this one's folder too): file tools never write there.
         add_dirs = [check_workspace(p, "--add-dir") for p in s.add_dir]
         commands = command_sandbox(s.sandbox_mode, workspace, add_dirs, protected=[self._home],
-                                   network=s.sandbox_network)
+                                   network=s.sandbox_network, ports=s.sandbox_allow_ports)
         sandbox = WorkspaceSandbox(workspace, add_dirs, protected=[self._home],
                                    read_only=s.sandbox_mode == "read-only")
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,

@@ -97,6 +97,7 @@ class Settings(BaseModel):
     allow_private_network: bool = False
     sandbox: SandboxMode | None = None  # None: by the permission mode (`sandbox_mode`)
     sandbox_network: bool = False  # commands may reach the network (loopback included)
+    sandbox_allow_ports: list[int] = []  # loopback ports commands may connect to without the network
     trust_workspace: bool = False  # the workspace's own hooks, servers and config count (features/trust)
     bare: bool = False  # no user or workspace config, hooks, servers, memory or context files
     strict_config: bool = False  # an unknown config key is an error, not ignored

@@ -26,9 +26,9 @@ WORKSPACE_FILES = (".claude/settings.json", ".claude/settings.local.json", ".rec
 
 # Keys a workspace may never set before it is trusted, whatever their value: where the key
 # goes and what answers (api-base, provider, script), what a run costs (prices), what the
-# tools reach (add-dir, workspace), and trust itself.
+# tools reach (add-dir, workspace, the ports a sandboxed command may connect to), and trust itself.
 ALWAYS_HELD = frozenset({"api_base", "provider", "script", "prices", "add_dir", "workspace",
-                         "trust_workspace"})
+                         "trust_workspace", "sandbox_allow_ports"})
 # Limits a lower value narrows (None: no limit at all).
 LIMITS = {"max_steps": 100, "max_cost": None, "max_duration": None, "shell_timeout": 120.0,
           "mcp_timeout": 30.0}

@@ -78,7 +78,7 @@ MAYBE_REFUSED = ("Permission denied", "Connection refused")
 class CommandSandbox(Slotted):
     """How the agent's commands are confined; `wrap` turns a command line into a confined one."""
 
-    __slots__ = ("mode", "writable", "protected", "network", "bwrap", "landlock", "temp", "_zygote")
+    __slots__ = ("mode", "writable", "protected", "network", "bwrap", "landlock", "ports", "temp", "_zygote")
     unshown = frozenset({"temp", "_zygote"})
     mode: SandboxMode
     writable: tuple[Path, ...]  # bound read-write (workspace-write)
@@ -86,17 +86,19 @@ class CommandSandbox(Slotted):
     network: bool
     bwrap: str
     landlock: bool  # the second line, when the kernel has it
+    ports: tuple[int, ...]  # without the network: loopback ports passed through to 127.0.0.1 outside
     temp: Path | None  # the private temp folder, made at first use
     _zygote: Zygote | None  # the run's sandbox, kept running: run_shell's commands start in it
 
     def __init__(self, mode: SandboxMode, writable: tuple[Path, ...] = (), protected: tuple[Path, ...] = (),
-                 network: bool = False, bwrap: str = "", landlock: bool = False) -> None:
+                 network: bool = False, bwrap: str = "", landlock: bool = False, ports: tuple[int, ...] = ()) -> None:
         self.mode = mode
         self.writable = writable
         self.protected = protected
         self.network = network
         self.bwrap = bwrap
         self.landlock = landlock
+        self.ports = () if network else ports
         self.temp = None
         self._zygote = None
 
@@ -127,6 +129,8 @@ class CommandSandbox(Slotted):
             for path in self.writable:
                 outer += ["--rw", str(path)]
             outer += [] if self.network else ["--no-net"]
+        for port in self.ports:
+            outer += ["--port", str(port)]
         return [*outer, "--", *argv]
 
     def spawn(self, argv: Sequence[str], cwd: str, env: Mapping[bytes, bytes], output_fd: int,
@@ -148,7 +152,8 @@ class CommandSandbox(Slotted):
             return "off: commands run unconfined, as the user"
         where = "nothing but a private temp folder ($TMPDIR)" if self.mode == "read-only" else (
             "only inside " + ", ".join(str(p) for p in self.writable) + " and a private temp folder ($TMPDIR)")
-        net = "may reach the network" if self.network else "have no network (loopback included)"
+        net = "may reach the network" if self.network else "have no network (loopback included)" + (
+            "" if not self.ports else " but 127.0.0.1 port " + ", ".join(map(str, self.ports)))
         return f"{self.mode}: commands may write {where}, and {net}"
 
     def refusal(self, output: str, exit_code: int | None) -> str:
@@ -245,6 +250,7 @@ class Zygote:
         self.loop = loop
         self.protected = protected
         self.children: dict[int, ZygoteChild] = {}
+        self.forwards: set[asyncio.Future[None]] = set()  # connections to allowed ports, being joined
         self.next_id = 1
         self.host_pid = 0  # the zygote's own pid as we see it (found at the first command)
         self.dead = False
@@ -307,15 +313,19 @@ class Zygote:
         found: list[dict[str, Any]] = []
         while True:
             try:
-                data = self.sock.recv(1 << 16)
+                data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 1)
             except (BlockingIOError, InterruptedError):
                 return found
             except OSError:
-                data = b""
+                data, fds = b"", []
             if not data:
                 self._died()
                 return found
             message = json.loads(data)
+            if "port" in message and fds:
+                self.forwards.add(asyncio.ensure_future(forward(fds[0], int(message["port"]))))
+                self.forwards = {task for task in self.forwards if not task.done()}
+                continue
             if "status" in message:
                 child = self.children.pop(int(message["id"]), None)
                 if child is not None:
@@ -335,6 +345,8 @@ class Zygote:
         if self.dead:
             return
         self.dead = True
+        for task in self.forwards:
+            task.cancel()
         with contextlib.suppress(Exception):
             self.loop.remove_reader(self.sock.fileno())
         for child in self.children.values():
@@ -350,6 +362,39 @@ class Zygote:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+async def forward(fd: int, port: int) -> None:
+    """Join a command's connection (`fd`, inside the sandbox) to 127.0.0.1:`port` outside,
+    both ways, until either side ends; a port nobody listens on closes it at once."""
+    inner = socket.socket(fileno=fd)
+    try:
+        inside = await asyncio.open_connection(sock=inner)
+    except OSError:
+        inner.close()
+        return
+    try:
+        outside = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        inside[1].close()
+        return
+    pumps = [asyncio.ensure_future(_pump(inside[0], outside[1])), asyncio.ensure_future(_pump(outside[0], inside[1]))]
+    try:
+        await asyncio.gather(*pumps)
+    finally:
+        for pump in pumps:
+            pump.cancel()
+        inside[1].close()
+        outside[1].close()
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError, ConnectionError):
+        while data := await reader.read(1 << 16):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
 
 
 def _children(pid: int) -> list[int]:
@@ -390,7 +435,8 @@ def unconfined() -> CommandSandbox:
 
 
 def command_sandbox(mode: SandboxMode, workspace: Path, add_dirs: Sequence[Path] = (),
-                    protected: Sequence[Path] = (), network: bool = False) -> CommandSandbox:
+                    protected: Sequence[Path] = (), network: bool = False,
+                    ports: Sequence[int] = ()) -> CommandSandbox:
     """The sandbox for `mode`; SandboxUnavailableError when it cannot start here."""
     if mode == "off":
         return unconfined()
@@ -407,7 +453,8 @@ def command_sandbox(mode: SandboxMode, workspace: Path, add_dirs: Sequence[Path]
                                       "namespaces are disabled, enable them (sysctl kernel.unprivileged_userns_clone=1"
                                       "), or pass --sandbox off")
     writable = () if mode == "read-only" else tuple(dict.fromkeys([workspace, *add_dirs]))
-    return CommandSandbox(mode, writable, tuple(protected), network, bwrap, landlock_abi() >= 1)
+    return CommandSandbox(mode, writable, tuple(protected), network, bwrap, landlock_abi() >= 1,
+                          tuple(dict.fromkeys(ports)))
 
 
 @functools.lru_cache(maxsize=4)

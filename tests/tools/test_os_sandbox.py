@@ -189,18 +189,44 @@ def test_without_bubblewrap_the_run_refuses_to_start(tmp_path: Path, workspace: 
     assert code == 0 and outside.exists(), stderr
 
 
-def test_the_second_line_holds_alone(tmp_path: Path, workspace: Path) -> None:
-    """Landlock by itself (sandbox_init.py without bubblewrap): writes beneath --rw only, no TCP."""
+def test_the_second_line_holds_alone(tmp_path: Path, workspace: Path, listener: tuple[int, list[bytes]]) -> None:
+    """Landlock by itself (sandbox_init.restrict, no bubblewrap): writes beneath the writable
+    folders only, no TCP but the ports allowed."""
     from recursive_cli.tools.os_sandbox import INIT, landlock_abi
 
-    if landlock_abi() < 1:
-        pytest.skip("this kernel has no Landlock")
+    if landlock_abi() < 4:
+        pytest.skip("this kernel has no Landlock with TCP rules")
+    port, received = listener
     outside = tmp_path / "outside.txt"
-    command = f"echo in > {workspace}/in.txt; echo out > {outside}; echo done"
-    done = subprocess.run([sys.executable, "-I", "-S", INIT, "--landlock", "--rw", str(workspace), "--no-net", "--",
-                           "bash", "-c", command], capture_output=True, text=True, timeout=30)
-    assert "Permission denied" in done.stderr and done.stdout == "done\n"
+    command = (f"echo in > {workspace}/in.txt; echo out > {outside}; {connect(port)}; "
+               f"{connect(port + 1 if port < 65535 else port - 1)}; echo done")
+    stage = (f"import os, sys; sys.path.insert(0, {str(Path(INIT).parent)!r}); import sandbox_init; "
+             f"sandbox_init.restrict([{str(workspace)!r}], True, [{port}]); os.execvp('bash', ['bash', '-c', sys.argv[1]])")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", stage, command], capture_output=True, text=True, timeout=30)
+    assert "Permission denied" in done.stderr and done.stdout.splitlines() == ["connected", "done"], done
     assert (workspace / "in.txt").exists() and not outside.exists()
+    assert received == [b"hello"]  # the allowed port, and only it
+
+
+def test_an_allowed_port_is_the_one_way_out(tmp_path: Path, workspace: Path, isolated_home: Path,
+                                          listener: tuple[int, list[bytes]]) -> None:
+    port, received = listener
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        code, lines, stderr = run(tmp_path, workspace, [shell(connect(port)), shell(connect(other.getsockname()[1]))],
+                                  "--sandbox-allow-port", str(port))
+    assert code == 0, stderr
+    allowed, refused = results(lines)
+    assert allowed.startswith("connected") and received == [b"hello"]
+    assert "connected" not in refused and "the sandbox" in refused
+    replies = [{"tool_calls": [{"name": "run_background", "arguments": {"command": connect(port)}}]},
+               {"text": "waiting"}, {"text": "seen it"}]
+    script = write_script(tmp_path / "loop.json", replies)
+    proc = invoke("loop", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                  "--sandbox-allow-port", str(port))
+    assert proc.returncode == 0, proc.stderr
+    assert received == [b"hello", b"hello"]  # a background job goes the same way
 
 
 def test_kill_9_of_the_run_takes_its_command_with_it(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:

@@ -28,7 +28,7 @@ from ...tools.base import read_environ
 from ...tools.shell import ENV_HIDDEN, ENV_OVERRIDES, KILL_GRACE_SECONDS, kill_group, terminate_group
 
 if TYPE_CHECKING:
-    from ...tools.base import CommandSandbox
+    from ...tools.base import CommandSandbox, RunningCommand
 
 JobStatus = Literal["running", "exited", "timed_out", "stopped", "lost"]
 MARKER_VARIABLE = "RECURSIVE_JOB_MARKER"  # lets a resumed run recognise a job's orphans
@@ -204,7 +204,7 @@ class BackgroundJobManager:
         folder.mkdir(parents=True, exist_ok=True)
         return folder
 
-    async def _watch(self, record: JobRecord, proc: asyncio.subprocess.Process,
+    async def _watch(self, record: JobRecord, proc: asyncio.subprocess.Process | RunningCommand,
                      watch: contextlib.AsyncExitStack) -> None:
         timed_out = False
         try:
@@ -222,14 +222,17 @@ class BackgroundJobManager:
 
 
 async def _spawn(command: str, cwd: Path, output_fd: int, marker: str,
-                 sandbox: CommandSandbox | None) -> asyncio.subprocess.Process:
-    """bash -c `command` as a new session leader (in `sandbox`), all output to `output_fd`, no stdin."""
+                 sandbox: CommandSandbox | None) -> asyncio.subprocess.Process | RunningCommand:
+    """bash -c `command` as a new session leader (in `sandbox`, as run_shell's commands are),
+    all output to `output_fd`, no stdin."""
     shell = shutil.which("bash") or shutil.which("sh") or "/bin/sh"
     env = ({k: v for k, v in os.environ.items() if k not in ENV_HIDDEN} | ENV_OVERRIDES
            | {MARKER_VARIABLE: marker})
-    argv = [shell, "-c", command] if sandbox is None else sandbox.wrap([shell, "-c", command], str(cwd))
+    if sandbox is not None and sandbox.confined:
+        return sandbox.spawn((shell, "-c", command), str(cwd), {os.fsencode(k): os.fsencode(v) for k, v in env.items()},
+                             output_fd, asyncio.get_running_loop())
     return await asyncio.create_subprocess_exec(
-        *argv, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
+        shell, "-c", command, cwd=str(cwd), env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=output_fd, stderr=asyncio.subprocess.STDOUT, start_new_session=True)
 
 

@@ -48,6 +48,7 @@ def session_meta(runtime: RuntimeCore, settings: Settings, mode: str, prompt: st
                                max_duration=settings.max_duration),
         permission_mode=settings.permission_mode, allow=list(settings.allow),
         deny=list(settings.deny), sandbox=settings.sandbox, sandbox_network=settings.sandbox_network,
+        sandbox_allow_ports=list(settings.sandbox_allow_ports),
         title=make_title(prompt),
         state={FirstPrompt.key: prompt} if prompt else {})  # in case of a crash before turn 1 starts
 

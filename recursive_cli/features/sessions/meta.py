@@ -68,6 +68,7 @@ class SessionMeta(BaseModel):
     deny: list[str] = []
     sandbox: str | None = None  # --sandbox as given (None: by the permission mode)
     sandbox_network: bool = False
+    sandbox_allow_ports: list[int] = []
     title: str = ""
     finish_reason: str | None = None
     state: dict[str, Any] = {}

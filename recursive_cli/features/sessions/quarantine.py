@@ -61,9 +61,12 @@ def _permissions(meta: SessionMeta) -> list[str]:
         dropped.append(f"its permission mode {_cut(meta.permission_mode)} (yours is used)")
     if meta.allow:
         dropped.append(f"its allow rules {_cut(', '.join(meta.allow))}")
-    if meta.sandbox == "off" or meta.sandbox_network:
-        dropped.append("its sandbox " + ("off" if meta.sandbox == "off" else "with network") + " (yours applies)")
+    if meta.sandbox == "off" or meta.sandbox_network or meta.sandbox_allow_ports:
+        dropped.append("its sandbox " + ("off" if meta.sandbox == "off" else "with network" if meta.sandbox_network
+                                         else "ports " + ", ".join(map(str, meta.sandbox_allow_ports)))
+                       + " (yours applies)")
     meta.permission_mode, meta.allow, meta.sandbox, meta.sandbox_network = "", [], None, False
+    meta.sandbox_allow_ports = []
     return dropped
 
 

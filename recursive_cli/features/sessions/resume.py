@@ -11,11 +11,11 @@ from .records import SessionNotFoundError
 from .store import SessionStore
 
 RESTORED = ("model", "provider", "api_base", "workspace", "permission_mode", "allow", "deny",
-            "max_cost", "max_steps", "script", "sandbox", "sandbox_network")
+            "max_cost", "max_steps", "script", "sandbox", "sandbox_network", "sandbox_allow_ports")
 # What `sessions import` keeps out of a bundle (quarantine.py): never the bundle's, even should
 # its meta.json be edited after the import.
 IMPORTER_CHOOSES = ("api_base", "script", "permission_mode", "allow", "max_cost", "max_steps", "sandbox",
-                    "sandbox_network")
+                    "sandbox_network", "sandbox_allow_ports")
 
 
 def pick_session(store: SessionStore, ref: str | None, workspace: Path) -> str:
@@ -36,6 +36,7 @@ def saved_values(meta: SessionMeta) -> dict[str, Any]:
         "allow": meta.allow, "deny": meta.deny, "max_cost": meta.budgets.max_cost,
         "max_steps": meta.budgets.max_steps or 100, "script": Path(meta.script) if meta.script else None,
         "sandbox": meta.sandbox, "sandbox_network": meta.sandbox_network,
+        "sandbox_allow_ports": meta.sandbox_allow_ports,
     }
 
 
@@ -74,7 +75,7 @@ def _given(loaded: LoadedSettings, key: str, provider: str | None) -> tuple[str,
 
 def _override_note(key: str, old: Any, new: Any, source: str = "flag") -> str:
     given = "--" + key.replace("_", "-") if source == "flag" else source.removeprefix("env ")
-    if key in ("permission_mode", "allow", "deny", "sandbox", "sandbox_network"):
+    if key in ("permission_mode", "allow", "deny", "sandbox", "sandbox_network", "sandbox_allow_ports"):
         return f"note: {given} given: permissions change from {_show(old)} to {_show(new)} for this session"
     return f"note: {given} overrides the session's {_show(old)} with {_show(new)}"
 

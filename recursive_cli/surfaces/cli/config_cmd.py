@@ -78,7 +78,8 @@ def sandbox_row(loaded: LoadedSettings) -> tuple[str, str, str]:
     source = loaded.sources.get("sandbox", "default (by the permission mode)")
     try:
         sandbox = command_sandbox(settings.sandbox_mode, workspace, [p.expanduser().resolve() for p in settings.add_dir],
-                                  protected=[loaded.home], network=settings.sandbox_network)
+                                  protected=[loaded.home], network=settings.sandbox_network,
+                                  ports=settings.sandbox_allow_ports)
     except SandboxUnavailableError as exc:
         return ("sandbox", f"{settings.sandbox_mode}, which cannot start here: {exc}", source)
     layers = " (bubblewrap + Landlock)" if sandbox.landlock else " (bubblewrap)" if sandbox.confined else ""

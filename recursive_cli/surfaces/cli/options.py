@@ -49,7 +49,7 @@ class CommonOptions(Slotted):
     __slots__ = ("model", "provider", "api_base", "workspace", "add_dir", "max_steps", "max_cost", "max_duration",
                  "output_format", "session_id", "no_session", "no_checkpoints", "permission_mode", "allow", "deny",
                  "system_prompt", "append_system_prompt", "no_stream", "quiet", "verbose", "script", "sandbox",
-                 "sandbox_network", "trust_workspace", "bare", "strict_config")
+                 "sandbox_network", "sandbox_allow_port", "trust_workspace", "bare", "strict_config")
     model: Optional[str]
     provider: Optional[enum.Enum]  # a ProviderName
     api_base: Optional[str]
@@ -73,6 +73,7 @@ class CommonOptions(Slotted):
     script: Optional[Path]
     sandbox: Optional[enum.Enum]  # a SandboxMode
     sandbox_network: bool
+    sandbox_allow_port: Optional[list[int]]
     trust_workspace: bool
     bare: bool
     strict_config: bool
@@ -87,7 +88,8 @@ class CommonOptions(Slotted):
                  system_prompt: Optional[str] = None, append_system_prompt: Optional[str] = None,
                  no_stream: bool = False, quiet: bool = False, verbose: bool = False,
                  script: Optional[Path] = None, sandbox: Optional[enum.Enum] = None,
-                 sandbox_network: bool = False, trust_workspace: bool = False, bare: bool = False,
+                 sandbox_network: bool = False, sandbox_allow_port: Optional[list[int]] = None,
+                 trust_workspace: bool = False, bare: bool = False,
                  strict_config: bool = False) -> None:
         self.model = model
         self.provider = provider
@@ -112,6 +114,7 @@ class CommonOptions(Slotted):
         self.script = script
         self.sandbox = sandbox
         self.sandbox_network = sandbox_network
+        self.sandbox_allow_port = sandbox_allow_port
         self.trust_workspace = trust_workspace
         self.bare = bare
         self.strict_config = strict_config
@@ -119,6 +122,7 @@ class CommonOptions(Slotted):
     def as_flags(self) -> dict[str, Any]:
         """Values for `load_settings`, enums turned into their strings."""
         values = {name: getattr(self, name) for name in self.__slots__}
+        values["sandbox_allow_ports"] = values.pop("sandbox_allow_port")  # (the flag is said once a port)
         return {k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()}
 
 
@@ -185,6 +189,7 @@ _OPTIONS: dict[str, Any] = {
     "script": Annotated[Optional[Path], typer.Option("--script", metavar="FILE", help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
     "sandbox": Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the agent's commands may write: " + spelled_out(SANDBOX_MODES) + " (default: read-only in read-only mode, else workspace-write).", rich_help_panel=SAFETY, show_default=False)],
     "sandbox_network": Annotated[bool, typer.Option("--sandbox-network", help="Let the agent's commands reach the network (loopback included).", rich_help_panel=SAFETY)],
+    "sandbox_allow_port": Annotated[Optional[list[int]], typer.Option("--sandbox-allow-port", metavar="PORT", min=1, max=65535, help="Without the network, let the agent's commands connect to this port on 127.0.0.1 (a local test database; repeatable).", rich_help_panel=SAFETY)],
     "trust_workspace": Annotated[bool, typer.Option("--trust-workspace", help="Let this workspace's own hooks, MCP servers and config take effect for this run (see `recursive trust`).", rich_help_panel=SAFETY)],
     "bare": Annotated[bool, typer.Option("--bare", help="A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.", rich_help_panel=SAFETY)],
     "strict_config": Annotated[bool, typer.Option("--strict-config", help="Fail on an unknown key in a config file.", rich_help_panel=SAFETY)],

@@ -219,7 +219,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "no_stream": options.no_stream, "quiet": options.quiet, "verbose": options.debug,
         "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
         "strict_config": options.strict_config, "sandbox": options.sandbox,
-        "sandbox_network": options.sandbox_network,
+        "sandbox_network": options.sandbox_network, "sandbox_allow_ports": options.sandbox_allow_port,
     }
 
 

@@ -81,6 +81,7 @@ class HeadlessOptions:
     strict_config: bool = False
     sandbox: str | None = None  # our --sandbox (tools/os_sandbox.py)
     sandbox_network: bool = False
+    sandbox_allow_port: list[int] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
     @property
@@ -149,6 +150,7 @@ _FLAGS: dict[str, Flag] = {
     "--trust-workspace": Flag("trust_workspace", "bool"), "--bare": Flag("bare", "bool"),
     "--strict-config": Flag("strict_config", "bool"),
     "--sandbox": Flag("sandbox"), "--sandbox-network": Flag("sandbox_network", "bool"),
+    "--sandbox-allow-port": Flag("sandbox_allow_port", "append"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
@@ -235,6 +237,7 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
         if key in values:
             setattr(options, key, Path(values[key]))
     options.add_dir = [Path(p) for p in values.get("add_dir", [])]
+    options.sandbox_allow_port = [_port(value) for value in values.get("sandbox_allow_port", [])]
     _check_choice(options.output_format, OUTPUT_FORMATS, "--output-format")
     _check_choice(options.input_format, INPUT_FORMATS, "--input-format")
     if options.permission_mode is not None:
@@ -251,7 +254,14 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
 
 
 _CONVERTED = frozenset({"max_turns", "max_budget_usd", "system_prompt_file", "append_system_prompt_file",
-                        "workspace", "script", "add_dir"})
+                        "workspace", "script", "add_dir", "sandbox_allow_port"})
+
+
+def _port(value: str) -> int:
+    """`--sandbox-allow-port`: a TCP port, 1 to 65535."""
+    if not value.isdigit() or not 1 <= int(value) <= 65535:
+        raise UsageError(f"invalid value for --sandbox-allow-port: {value!r} (expected a port, 1 to 65535)")
+    return int(value)
 
 
 def _number(values: dict[str, Any], key: str, flag: str, kind: type, minimum: float) -> Any:
@@ -305,5 +315,6 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --setting-sources LIST       With project or local: the workspace's own hooks, .mcp.json and
                                config count (as --trust-workspace).  --bare, --strict-config.
   --sandbox MODE               What commands may write: read-only, workspace-write or off
-                               (bubblewrap; --sandbox-network lets them reach the network).
+                               (bubblewrap; --sandbox-network lets them reach the network,
+                               --sandbox-allow-port PORT only 127.0.0.1:PORT).
 """
