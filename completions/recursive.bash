@@ -31,7 +31,7 @@ __recursive_options() {
         "checkpoints list"|"fleet status") REPLY="--json -h --help" ;;
         "checkpoints restore") REPLY="--turn --dry-run --force -h --help" ;;
         "hooks list") REPLY="--settings --json -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
-        "fleet run") REPLY="--results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --system-prompt --append-system-prompt --add-dir --no-checkpoints --no-stream --script -o --output-format -q --quiet -h --help" ;;
+        "fleet run") REPLY="--results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --sandbox --sandbox-network --system-prompt --append-system-prompt --add-dir --no-checkpoints --no-stream --script -o --output-format -q --quiet -h --help" ;;
         "fleet resume") REPLY="--address --concurrency --retries -o --output-format -q --quiet -h --help" ;;
         *) REPLY="" ;;
     esac
@@ -51,7 +51,7 @@ __recursive_value_options() {
         "sessions gc") REPLY="--older-than -C --workspace" ;;
         "checkpoints restore") REPLY="--turn" ;;
         "hooks list") REPLY="--settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port" ;;
-        "fleet run") REPLY="--results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --system-prompt --append-system-prompt --add-dir --script -o --output-format" ;;
+        "fleet run") REPLY="--results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --sandbox --system-prompt --append-system-prompt --add-dir --script -o --output-format" ;;
         "fleet resume") REPLY="--address --concurrency --retries -o --output-format" ;;
         *) REPLY="" ;;
     esac
@@ -65,7 +65,7 @@ __recursive_complete_value() {
         run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|chat:-C|chat:--workspace|chat:--add-dir|"sessions list":-C|"sessions list":--workspace|"sessions import":-C|"sessions import":--workspace|"sessions gc":-C|"sessions gc":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace|"mcp list":-C|"mcp list":--workspace|"mcp list":--add-dir|"mcp get":-C|"mcp get":--workspace|"mcp get":--add-dir|"hooks list":-C|"hooks list":--workspace|"hooks list":--add-dir|"fleet run":-C|"fleet run":--workspace|"fleet run":--add-dir) __recursive_dirs ;;
         run:-o|run:--output-format|resume:-o|resume:--output-format|tools:-o|tools:--output-format|loop:-o|loop:--output-format|goal:-o|goal:--output-format|chat:-o|chat:--output-format|"config show":-o|"config show":--output-format|"mcp list":-o|"mcp list":--output-format|"mcp get":-o|"mcp get":--output-format|"hooks list":-o|"hooks list":--output-format|"fleet run":-o|"fleet run":--output-format|"fleet resume":-o|"fleet resume":--output-format) __recursive_words 'text json stream-json' ;;
         run:--permission-mode|resume:--permission-mode|tools:--permission-mode|loop:--permission-mode|goal:--permission-mode|chat:--permission-mode|"config show":--permission-mode|"mcp list":--permission-mode|"mcp get":--permission-mode|"hooks list":--permission-mode|"fleet run":--permission-mode) __recursive_words 'auto accept-edits read-only ask' ;;
-        run:--sandbox|resume:--sandbox|tools:--sandbox|loop:--sandbox|goal:--sandbox|chat:--sandbox|"config show":--sandbox|"mcp list":--sandbox|"mcp get":--sandbox|"hooks list":--sandbox) __recursive_words 'read-only workspace-write off' ;;
+        run:--sandbox|resume:--sandbox|tools:--sandbox|loop:--sandbox|goal:--sandbox|chat:--sandbox|"config show":--sandbox|"mcp list":--sandbox|"mcp get":--sandbox|"hooks list":--sandbox|"fleet run":--sandbox) __recursive_words 'read-only workspace-write off' ;;
         "sessions export":-f|"sessions export":--format) __recursive_words 'jsonl json md' ;;
     esac
 }

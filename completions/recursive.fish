@@ -76,7 +76,7 @@ function __recursive_value_options --description 'Print the options of PATH that
         case "hooks list"
             printf '%s\n' -- --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
         case "fleet run"
-            printf '%s\n' -- --results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --system-prompt --append-system-prompt --add-dir --script -o --output-format
+            printf '%s\n' -- --results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --sandbox --system-prompt --append-system-prompt --add-dir --script -o --output-format
         case "fleet resume"
             printf '%s\n' -- --address --concurrency --retries -o --output-format
     end
@@ -207,6 +207,8 @@ complete -c recursive -n '__recursive_at "fleet run"' -l judge-model -x -d 'Mode
 complete -c recursive -n '__recursive_at "fleet run"' -l provider -x -a 'openai anthropic scripted' -d 'openai, anthropic or scripted.'
 complete -c recursive -n '__recursive_at "fleet run"' -l max-duration -x -d 'Wall clock of each task, e.g. 90s, 20m, 2h.'
 complete -c recursive -n '__recursive_at "fleet run"' -l permission-mode -x -a 'auto accept-edits read-only ask' -d 'auto, accept-edits, read-only or ask (ask denies: tasks run headless).'
+complete -c recursive -n '__recursive_at "fleet run"' -l sandbox -x -a 'read-only workspace-write off' -d 'What the tasks\' commands may write: read-only, workspace-write or off (default: by the permission mode).'
+complete -c recursive -n '__recursive_at "fleet run"' -l sandbox-network -d 'Let the tasks\' commands reach the network.'
 complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s o -l output-format -x -a 'text json stream-json' -d 'text (results folder on stdout), json (the summary) or stream-json (a line per task event).'
 complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s q -l quiet -d 'No progress and no summary table on stderr.'
 complete -c recursive -n '__recursive_at "fleet status"' -l json -d 'Machine-readable summary.'

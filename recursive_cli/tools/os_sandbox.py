@@ -157,14 +157,16 @@ class CommandSandbox(Slotted):
         return f"{self.mode}: commands may write {where}, and {net}"
 
     def refusal(self, output: str, exit_code: int | None) -> str:
-        """What to tell the model when a failed command's output shows the sandbox refused it."""
-        if not self.confined or exit_code == 0:
+        """What to tell the model when a command's output shows the sandbox refused it."""
+        if not self.confined:
             return ""
-        if any(text in output for text in REFUSED_WRITE):
+        if any(text in output for text in REFUSED_WRITE):  # (even when the command went on and succeeded)
             allowed = "anything" if self.mode == "read-only" else "outside the workspace"
             return (f"blocked by the sandbox: writing {allowed} is not allowed ({self.mode}); "
                     "work inside the workspace (temporary files: $TMPDIR), or ask the user to add the "
                     "folder with --add-dir")
+        if exit_code == 0:
+            return ""
         if not self.network and any(text in output for text in REFUSED_NETWORK):
             return ("blocked by the sandbox: commands have no network access (loopback included); ask the "
                     "user to allow it with --sandbox-network")

@@ -236,3 +236,23 @@ def test_the_fleet_budget_stops_new_tasks(tmp_path: Path, isolated_home: Path) -
     summary = json.loads(proc.stdout)
     assert summary["total_cost_usd"] == pytest.approx(0.03) and summary["exit_code"] == 3
     assert summary["results_dir"] == str(tmp_path / "out")
+
+
+def test_a_tasks_commands_run_in_the_sandbox_unless_its_line_says_off(tmp_path: Path, isolated_home: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    scripts = tmp_path / "scripts"
+    tasks = [{"id": name, "prompt": "write outside", "workspace": f"ws-{name}", **extra,
+              "script": script(scripts, name, [shell(f"echo x > {outside}/{name}.txt; echo x > in.txt"), say("tried")])}
+             for name, extra in (("contained", {}), ("unconfined", {"sandbox": "off"}))]
+    for task in tasks:
+        folder(tmp_path, str(task["workspace"]))
+    tasks_file(tmp_path / "tasks.jsonl", tasks)
+    proc = fleet(tmp_path, "run", "tasks.jsonl", "--provider", "scripted", "--results", "out")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(path.name for path in outside.iterdir()) == ["unconfined.txt"]
+    assert (tmp_path / "ws-contained" / "in.txt").exists() and (tmp_path / "ws-unconfined" / "in.txt").exists()
+    line = by_id(results(tmp_path / "out"))["contained"]
+    calls = [r["message"] for r in transcript(isolated_home, line["session_id"])
+             if r.get("type") == "message" and r["message"].get("role") == "tool"]
+    assert "blocked by the sandbox" in calls[0]["content"]

@@ -15,6 +15,7 @@ from ..cli.options import (
     OutputFormat,
     PermissionMode,
     ProviderName,
+    SandboxMode,
     duration_value,
     permission_rules,
     positive_cost,
@@ -75,6 +76,8 @@ def fleet_run(
     permission_mode: Annotated[Optional[PermissionMode], typer.Option("--permission-mode", metavar="MODE", help="auto, accept-edits, read-only or ask (ask denies: tasks run headless).", rich_help_panel=SAFETY, show_default=False)] = None,  # type: ignore[valid-type]
     allow: Annotated[Optional[list[str]], typer.Option("--allow", metavar="RULE", callback=permission_rules, help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)] = None,
     deny: Annotated[Optional[list[str]], typer.Option("--deny", metavar="RULE", callback=permission_rules, help="Deny rule like 'write_file(secrets/**)' (repeatable); deny wins.", rich_help_panel=SAFETY)] = None,
+    sandbox: Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the tasks' commands may write: read-only, workspace-write or off (default: by the permission mode).", rich_help_panel=SAFETY, show_default=False)] = None,  # type: ignore[valid-type]
+    sandbox_network: Annotated[bool, typer.Option("--sandbox-network", help="Let the tasks' commands reach the network.", rich_help_panel=SAFETY)] = False,
     system_prompt: Annotated[Optional[str], typer.Option("--system-prompt", metavar="TEXT", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)] = None,
     append_system_prompt: Annotated[Optional[str], typer.Option("--append-system-prompt", metavar="TEXT", help="Extend the system prompt.", rich_help_panel=ADVANCED)] = None,
     add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)] = None,
@@ -98,6 +101,7 @@ def fleet_run(
                 "system_prompt": system_prompt, "append_system_prompt": append_system_prompt,
                 "add_dir": [str(p.expanduser().resolve()) for p in add_dir] if add_dir else None,
                 "no_checkpoints": no_checkpoints or None, "no_stream": no_stream or None,
+                "sandbox": _value(sandbox), "sandbox_network": sandbox_network or None,
                 "num_cpus": num_cpus, "memory": memory}
     request = RunRequest(tasks_file=tasks, results=results, address=address, concurrency=concurrency,
                          retries=retries, max_cost=max_cost, workspace=workspace, defaults=defaults,

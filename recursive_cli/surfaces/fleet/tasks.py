@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...core import wording
-from ...core.choices import PermissionMode, ProviderName
+from ...core.choices import PermissionMode, ProviderName, SandboxMode
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
@@ -76,6 +76,8 @@ class TaskDefaults(BaseModel):
     add_dir: list[str] | None = None
     no_checkpoints: bool | None = None
     no_stream: bool | None = None
+    sandbox: SandboxMode | None = None
+    sandbox_network: bool | None = None
     num_cpus: float | None = Field(default=None, gt=0)
     memory: int | None = None
 
@@ -236,6 +238,7 @@ def cli_flags(task: TaskSpec, max_cost: float | None) -> list[str]:
     flags += _valued("--append-system-prompt", task.append_system_prompt)
     flags += _repeated("--add-dir", task.add_dir)
     flags += ["--no-checkpoints"] if task.no_checkpoints else []
+    flags += _valued("--sandbox", task.sandbox) + (["--sandbox-network"] if task.sandbox_network else [])
     return flags + (["--no-stream"] if task.no_stream else []) + trust_flags(task)
 
 
