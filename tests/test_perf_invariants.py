@@ -271,7 +271,7 @@ def test_a_long_run_of_small_tool_calls_compacts_rarely(workspace: Path) -> None
     rng = random.Random(2)
 
     class Reporting(AnthropicProvider):
-        async def _attempt(self, body: bytes, hooks: Any) -> Completion:
+        async def _attempt(self, body: bytes, hooks: Any, deadline: float | None = None) -> Completion:
             usage = Usage(input_tokens=len(body) // 4, output_tokens=20)
             if b'"tools"' not in body:  # the summary request
                 return Completion(Message(role="assistant", content="S" * 800, usage=usage), "end", usage)
