@@ -60,7 +60,7 @@ class CheckpointObserver:
             return
         taking = asyncio.ensure_future(asyncio.to_thread(self._snapshot, cp, turn, "before"))
         taking.add_done_callback(_retrieved)
-        self._pending = functools.partial(self._take, runtime, turn, "before", time.monotonic(), taking)
+        self._pending = functools.partial(self._take, runtime, turn, "before", taking)
 
     async def after_turn(self, runtime: RuntimeCore, turn: int, outcome: TurnOutcome) -> None:
         await self._settle()
@@ -121,29 +121,34 @@ class CheckpointObserver:
                             "the run goes on")
             return None
 
-    async def _take(self, runtime: RuntimeCore, turn: int, phase: Phase, started: float | None = None,
-                    taking: Awaitable[Snapshot] | None = None) -> None:
-        """Take a snapshot (or wait for `taking`, one begun at `started`) and report it."""
+    async def _take(self, runtime: RuntimeCore, turn: int, phase: Phase,
+                    taking: Awaitable[tuple[Snapshot, float]] | None = None) -> None:
+        """Take a snapshot (or wait for `taking`, one already begun) and report it."""
         if self.checkpointer is None:
             self._warn_once(runtime, CheckpointFailed(enabled=False, error="git not found"),
                             "warning: git is not installed: running without checkpoints")
             return
-        started = time.monotonic() if started is None else started
         try:
-            snap = await (taking if taking is not None
+            snap, took = await (taking if taking is not None
                           else asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase))
         except Exception as exc:  # a snapshot must never end the run
             self._warn_once(runtime, CheckpointFailed(turn=turn, phase=phase, error=str(exc)),
                             f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
             return
         text = self._text(runtime.session_id, turn, phase, snap)
-        took = time.monotonic() - started
         if took > SLOW_SECONDS:
             text += (f"\ncheckpoint: the snapshot took {took:.1f} s; add big generated folders to "
                      ".gitignore, or pass --no-checkpoints")
         runtime.emit(_taken(turn, phase, snap, text.strip()))
 
-    def _snapshot(self, cp: GitCheckpointer, turn: int, phase: Phase) -> Snapshot:
+    def _snapshot(self, cp: GitCheckpointer, turn: int, phase: Phase) -> tuple[Snapshot, float]:
+        """The snapshot and the seconds it took (timed here, in its thread: a "before" snapshot
+        runs beside the model call, whose time is not the snapshot's)."""
+        started = time.monotonic()
+        snap = self._counted(cp, turn, phase)
+        return snap, time.monotonic() - started
+
+    def _counted(self, cp: GitCheckpointer, turn: int, phase: Phase) -> Snapshot:
         """The snapshot; after a turn, `files_changed` counts the session's own changes only."""
         snap = cp.snapshot(turn, phase)
         if phase == "before":
@@ -172,7 +177,7 @@ class CheckpointObserver:
         return "\n".join(lines)
 
 
-def _retrieved(future: asyncio.Future[Snapshot]) -> None:
+def _retrieved(future: asyncio.Future[tuple[Snapshot, float]]) -> None:
     """Mark a snapshot's failure as seen: a run that ends before reporting it (an error
     elsewhere) leaves no "exception was never retrieved" behind."""
     if not future.cancelled():
