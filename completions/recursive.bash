@@ -13,7 +13,7 @@ __recursive_is_command() {
 # REPLY = the options of command $1
 __recursive_options() {
     case "$1" in
-        "") REPLY="--version -h --help" ;;
+        "") REPLY="--version -p --print -h --help" ;;
         run) REPLY="--no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         resume) REPLY="--last --no-stdin --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         tools|"mcp list"|"mcp get") REPLY="--json --mcp-config --strict-mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;

@@ -125,6 +125,7 @@ complete -c recursive -n '__recursive_arg "fleet run" 0 0' -r -F
 complete -c recursive -n '__recursive_arg "fleet status" 0 0' -r -F
 complete -c recursive -n '__recursive_arg "fleet resume" 0 0' -r -F
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
+complete -c recursive -n '__recursive_at ""' -s p -l print -d 'Claude Code\'s headless mode, as `claude -p PROMPT`: run PROMPT with Claude\'s flags (--max-turns, --allowedTools, --output-format…) and print the result; Claude\'s Agent SDKs start `recursive` this way.'
 complete -c recursive -n '__recursive_at "" run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'

@@ -320,6 +320,11 @@ class HookStarted(Notice):
     source: str  # the settings file (or `--settings`) it comes from
 
 
+# A block of these is told by the line it causes — the call's denial, the prompt's error — with
+# its reason: a line of its own would say it twice.
+_TOLD_ELSEWHERE = frozenset({"PreToolUse", "UserPromptSubmit"})
+
+
 class HookFinished(Notice):
     """A command hook ended: `success`, `blocked`, `error` or `timeout`; the terminal shows
     the ones that did not succeed."""
@@ -337,6 +342,8 @@ class HookFinished(Notice):
     stderr: str = ""
 
     def text(self) -> str:
+        if self.outcome == "blocked" and self.hook_event in _TOLD_ELSEWHERE:
+            return ""
         if self.outcome == "blocked":
             return f"⚑ {self.hook_name} hook blocked: {self.reason}"
         if self.outcome in ("error", "timeout"):

@@ -37,6 +37,11 @@ def got(value: Any) -> str:
     return f" (got {value!r})"
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 line`, `2 lines`, `0 turns`: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def plain(message: str) -> str:
     """A validator's message without its boilerplate ("Value error, ", "Input should be ")."""
     text = message.strip()

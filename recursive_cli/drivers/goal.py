@@ -20,6 +20,7 @@ from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, Message, unfinished
 from ..core.state import count_side_replies
+from ..core.wording import counted
 from ..providers.base import ChatProvider, ProviderError, RetryNotice
 from .checks import CheckResult, run_checks
 from .fingerprint import workspace_fingerprint
@@ -162,7 +163,7 @@ class GoalDriver:
             return self._not_met(f"stalled: {STALL_TURNS} turns in a row made no tool call and "
                                  f"changed no file; {evaluation.reason()}", outcome.text)
         if state.turns >= state.max_turns:
-            return self._not_met(f"goal not met after {state.turns} turns (--max-turns "
+            return self._not_met(f"goal not met after {counted(state.turns, 'turn')} (--max-turns "
                                  f"{state.max_turns}); {evaluation.reason()}", outcome.text)
         self._save()
         return None

@@ -110,18 +110,23 @@ def test_status_summarises_a_results_folder(tmp_path: Path) -> None:
               "steps": 3, "attempts": 1},
              {"id": "a", "subtype": "success", "is_error": False, "exit_code": 0, "total_cost_usd": 0.75,
               "steps": 4, "attempts": 1},
-             {"id": "b", "subtype": "error_stuck", "is_error": True, "exit_code": 5, "total_cost_usd": 0.25}]
+             {"id": "b", "subtype": "error_during_execution", "is_error": True, "exit_code": 1,
+              "total_cost_usd": 0.25, "errors": ["the same failing call to run_shell was repeated 3 times"]}]
     (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"torn')
     proc = invoke("fleet", "status", "out", "--json", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the worst outcome's code, as `fleet run` ends
     data = json.loads(proc.stdout)
     assert (data["tasks"], data["succeeded"], data["failed"], data["pending"]) == (3, 1, 1, 1)
-    assert data["total_cost_usd"] == 1.0 and data["exit_code"] == 5
-    assert [r["subtype"] for r in data["results"]] == ["success", "error_stuck", None]
+    assert data["total_cost_usd"] == 1.0 and data["exit_code"] == 1
+    assert [r["subtype"] for r in data["results"]] == ["success", "error_during_execution", None]
     table = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "120"})
-    assert table.returncode == 0
+    assert table.returncode == 1
     assert "1/3 succeeded · 1 failed · 1 not run · $1.0000" in table.stdout
-    assert "error_stuck" in table.stdout and "no outcome yet" in table.stdout
+    assert "error_during_execution" in table.stdout and "no outcome yet" in table.stdout
+    (row,) = [line for line in table.stdout.splitlines() if "error_during_execution" in line]
+    assert "│ the same failing call" in row and row.rstrip().endswith("…")  # the reason gives way
+    wide = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "200"})
+    assert "the same failing call to run_shell was repeated 3 times" in wide.stdout
     refused(invoke("fleet", "status", "nowhere", cwd=tmp_path),
             f"{tmp_path / 'nowhere'} holds no fleet (no fleet.json): start one with "
             "`recursive fleet run TASKS.jsonl --results DIR`")

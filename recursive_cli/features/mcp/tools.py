@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from ...core.wording import counted
 from ...providers.base import ToolSpec
 from ...tools.base import BaseTool, ToolContext, ToolKind, ToolResult, first_line
 from .models import CallResult, Content, Contents, ServerTool
@@ -115,7 +116,7 @@ def screen(tools: Sequence[ServerTool]) -> tuple[list[ServerTool], list[str]]:
             kept.append(tool)
             spent += size
     if over:
-        left_out.append(f"{len(over)} tools left out, from {shown(over[0])} on: a server is offered {TOOLS_CAP} "
+        left_out.append(f"{counted(len(over), 'tool')} left out, from {shown(over[0])} on: a server is offered {TOOLS_CAP} "
                         f"tools and {SERVER_CAP >> 20} MiB of their schemas and descriptions at most")
     return kept, left_out
 

@@ -23,7 +23,8 @@ from .usage import RecursiveGroup
 _root = typer.Typer(
     cls=RecursiveGroup,  # one `error:` line for a bad command line; value names in --help
     name="recursive",
-    help="A coding agent for the shell: runs an LLM through tool calls in your workspace.",
+    help="A coding agent for the shell: runs an LLM through tool calls in your workspace.\n\n"
+         "`recursive \"PROMPT\"` is `recursive run \"PROMPT\"`; `recursive` alone on a terminal opens `chat`.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -47,8 +48,12 @@ def _version(value: bool) -> None:
 def _root_callback(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                     help="Print the version and exit.")] = False,
+    headless: Annotated[bool, typer.Option("-p", "--print", help="Claude Code's headless mode, as `claude -p PROMPT`: run PROMPT with Claude's flags (--max-turns, --allowedTools, --output-format…) and print the result; Claude's Agent SDKs start `recursive` this way.")] = False,
 ) -> None:
-    """A coding agent for the shell: runs an LLM through tool calls in your workspace."""
+    """A coding agent for the shell: runs an LLM through tool calls in your workspace.
+
+    `recursive "PROMPT"` is `recursive run "PROMPT"`; `recursive` alone on a terminal opens `chat`.
+    """
 
 
 @_root.command(epilog="""[b]Examples[/b]
@@ -344,6 +349,18 @@ def _opens_chat(args: list[str]) -> bool:
     return not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"))
 
 
+def is_bare_prompt(args: list[str]) -> bool:
+    """`recursive "fix the tests"`: a first word that is no option, no command and no near miss
+    of one (`sesions`, `version` stay errors that say what was meant) is a prompt for `run`."""
+    from .narrow import command_names
+    from .usage import closest_command
+
+    if not args or args[0].startswith("-"):
+        return False
+    names = list(command_names(_root) or {}) + list(LAZY_COMMANDS)
+    return args[0] not in names and closest_command(args[0], names) is None
+
+
 def main() -> None:
     """Console-script entry point."""
     from . import light_metadata
@@ -361,6 +378,8 @@ def main() -> None:
         raise SystemExit(code)
     if _opens_chat(sys.argv[1:]) and sys.stdin.isatty() and sys.stdout.isatty():
         sys.argv.insert(1, "chat")  # `recursive [OPTIONS]`, at a terminal: the interactive session
+    elif is_bare_prompt(sys.argv[1:]):
+        sys.argv.insert(1, "run")  # as `claude "…"` and `codex "…"` take a prompt
     from . import lazy_markdown
     from .errors import run_app
 

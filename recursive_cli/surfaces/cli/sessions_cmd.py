@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ...core.settings import parse_duration, recursive_home
+from ...core.wording import counted
 from ...features.sessions.meta import SessionMeta
 from ...features.sessions.records import SessionError
 from ...features.sessions.store import SessionEntry, SessionStore
@@ -63,10 +64,16 @@ def _summary(entry: SessionEntry) -> dict[str, object]:
 
 
 def _table(rows: list[tuple[str, ...]]) -> None:
+    """The sessions as a table as wide as the terminal. Ids are what people copy, so they are
+    never cut (nor the other short columns); the title is what gives way when space runs out."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
-    table = Table("id", "status", "updated (UTC)", "turns", "model", "title", box=None)
+    whole = [Column(name, no_wrap=True, min_width=max(len(name), *(len(row[i]) for row in rows)))
+             for i, name in enumerate(("id", "status", "updated (UTC)", "turns"))]
+    model = Column("model", no_wrap=True, overflow="ellipsis", max_width=24)
+    title = Column("title", no_wrap=True, overflow="ellipsis", min_width=5)
+    table = Table(*whole, model, title, box=None)
     for row in rows:
         table.add_row(*row)
     Console().print(table)
@@ -122,10 +129,10 @@ def _export_bundle(ref: str, dest: str) -> int:
                 _copy_to_stdout(path)
     except SessionError as exc:
         return fail(str(exc))
-    checkpoints = f"{manifest.refs} checkpoint refs" if manifest.refs else "no checkpoints"
+    checkpoints = counted(manifest.refs, "checkpoint ref") if manifest.refs else "no checkpoints"
     where = "stdout" if to_stdout else dest
     sys.stderr.write(f"exported session {session_id} to {where} ({_size(size)}; "
-                     f"{len(manifest.files)} files, {checkpoints})\n")
+                     f"{counted(len(manifest.files), 'file')}, {checkpoints})\n")
     return 0
 
 

@@ -13,6 +13,7 @@ parameter below it the small subclasses here, which only change what is displaye
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -120,10 +121,32 @@ class _HumanCommand(TyperCommand):
 
 
 class _HumanGroup(TyperGroup):
-    """A group whose parameters are shown humanly."""
+    """A group whose parameters are shown humanly, and whose unknown command gets our hint."""
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _human_params(super().get_params(ctx))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return self._click_resolve_command(ctx, args)
+        except click.exceptions.UsageError as exc:
+            if args:
+                exc.message = f"no such command {args[0]!r}"
+                if near := closest_command(args[0], list(self.commands), ctx.parent is None):
+                    exc.message += f" (did you mean {near}?)"
+            raise
+
+
+# Words a user may type for a root option: `recursive version` means `recursive --version`.
+_OPTION_WORDS = {"version": "--version", "help": "--help"}
+
+
+def closest_command(word: str, names: list[str], root: bool = True) -> str | None:
+    """The command name (or, at the root, the option) that `word` is most likely a typo of."""
+    if root and word.lower().lstrip("-") in _OPTION_WORDS:
+        return _OPTION_WORDS[word.lower().lstrip("-")]
+    near = difflib.get_close_matches(word, names, n=1, cutoff=0.75)
+    return near[0] if near else None
 
 
 def humanize_param(param: Any) -> None:
@@ -165,7 +188,7 @@ class RecursiveGroup(_HumanGroup):
             _show_rich(exc)
             code = exc.exit_code
         except click.exceptions.UsageError as exc:
-            sys.stderr.write(f"error: {usage_message(exc, words)}\n")
+            sys.stderr.write(f"error: {usage_message(exc, words)}\n{usage_line(exc)}")
             sys.stderr.flush()
             code = EXIT_USAGE
         except click.exceptions.ClickException as exc:
@@ -191,18 +214,45 @@ def _show_rich(exc: Any) -> None:
 def usage_message(exc: Any, words: list[str]) -> str:
     """The one line for a usage error: the flag and what it accepts, or click's own sentence."""
     param = getattr(exc, "param", None)
-    if isinstance(exc, click.exceptions.BadParameter) and param is not None:
+    if isinstance(exc, click.exceptions.MissingParameter) and param is not None:
+        text = f"missing {_kind(param)} {_param_name(param).removesuffix('...')}"
+    elif isinstance(exc, click.exceptions.BadParameter) and param is not None:
         return bad_value_message(exc, param, words)
-    if isinstance(exc, click.exceptions.NoSuchOption):
+    elif isinstance(exc, click.exceptions.NoSuchOption):
         text = f"no such option: {exc.option_name}"
-        if exc.possibilities:
-            text += f" (did you mean {' or '.join(sorted(exc.possibilities))}?)"
+        if near := closest_options(exc.option_name, getattr(exc, "ctx", None)):
+            text += f" (did you mean {' or '.join(near)}?)"
     else:
         text = exc.format_message().strip().rstrip(".")
         text = text[:1].lower() + text[1:]
     ctx = getattr(exc, "ctx", None)
     path = getattr(ctx, "command_path", "") if ctx is not None else ""
     return f"{text} (see `{path} --help`)" if path else text
+
+
+def usage_line(exc: Any) -> str:
+    """`usage: recursive sessions show SESSION` and a newline for a missing argument, else ""."""
+    ctx = getattr(exc, "ctx", None)
+    if not isinstance(exc, click.exceptions.MissingParameter) or ctx is None:
+        return ""
+    return f"{ctx.get_usage().strip()}\n".replace("Usage:", "usage:", 1)
+
+
+def _kind(param: Any) -> str:
+    return "argument" if getattr(param, "param_type_name", "") == "argument" else "option"
+
+
+def closest_options(given: str, ctx: Any) -> list[str]:
+    """The command's own long options closest to `given` (a typo of one): best first, at most two."""
+    command = getattr(ctx, "command", None)
+    if command is None:
+        return []
+    names = {opt for param in command.get_params(ctx) for opt in getattr(param, "opts", ())
+             if opt.startswith("--")}
+    near = difflib.get_close_matches(given, sorted(names), n=2, cutoff=0.75)
+    best = difflib.SequenceMatcher(None, given, near[0]).ratio() if near else 0.0
+    # a second name only when it is as close as the first: a tie is a real doubt
+    return [name for name in near if difflib.SequenceMatcher(None, given, name).ratio() >= best - 0.02]
 
 
 def bad_value_message(exc: Any, param: Any, words: list[str]) -> str:

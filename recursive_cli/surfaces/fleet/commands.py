@@ -131,12 +131,12 @@ def status_command(folder: Path, json_output: bool) -> int:
     data = summary(task_ids, latest)
     if json_output:
         sys.stdout.write(json.dumps(data) + "\n")
-        return 0
+        return int(data["exit_code"])
     from rich.console import Console
 
     console = Console(highlight=False)
-    console.print(table(task_ids, latest, title=_headline(data)))
-    return 0
+    console.print(table(task_ids, latest, title=_headline(data), width=console.width))
+    return int(data["exit_code"])  # the worst outcome's, as `fleet run` ends
 
 
 def _run(ray: Any, plan: FleetPlan, output_format: str, quiet: bool, all_ids: list[str]) -> int:
@@ -192,7 +192,8 @@ def _report(folder: Path, ids: list[str], latest: dict[str, ResultLine], output_
     if not quiet:
         from rich.console import Console
 
-        Console(stderr=True, highlight=False).print(table(ids, latest, title=_headline(data)))
+        console = Console(stderr=True, highlight=False)
+        console.print(table(ids, latest, title=_headline(data), width=console.width))
     if output_format == "text":
         sys.stdout.write(f"{folder}\n")
     elif output_format == "json":

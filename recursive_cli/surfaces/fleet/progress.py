@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
+from ...core.wording import counted
 from .results import ResultLine, cost_text
 
 _ACTION_WIDTH = 70
@@ -112,7 +113,7 @@ class PlainView:
 
     def finished(self, line: ResultLine) -> None:
         cost = "" if line.total_cost_usd is None else f" · ${line.total_cost_usd:.4f}"
-        self._say(f"fleet: {line.id} {line.subtype} · {line.steps} steps{cost} · "
+        self._say(f"fleet: {line.id} {line.subtype} · {counted(line.steps, 'step')}{cost} · "
                   f"{line.duration_ms / 1000:.1f}s   [{self.tally.headline().removeprefix('fleet: ')}]")
 
     def close(self, summary: dict[str, Any]) -> None:
@@ -170,7 +171,7 @@ class LiveView:
     def finished(self, line: ResultLine) -> None:
         mark = "[green]✓[/green]" if line.subtype == "success" else "[red]✗[/red]"
         cost = "" if line.total_cost_usd is None else f" · ${line.total_cost_usd:.4f}"
-        self.console.print(f"{mark} {line.id}: {line.subtype} · {line.steps} steps{cost} · "
+        self.console.print(f"{mark} {line.id}: {line.subtype} · {counted(line.steps, 'step')}{cost} · "
                            f"{line.duration_ms / 1000:.1f}s")
 
     def close(self, summary: dict[str, Any]) -> None:

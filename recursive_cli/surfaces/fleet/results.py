@@ -122,24 +122,46 @@ def summary(task_ids: list[str], latest: dict[str, ResultLine]) -> dict[str, Any
                         for i in task_ids]}
 
 
-def table(task_ids: list[str], latest: dict[str, ResultLine], title: str = "") -> Any:
-    """A rich table of the tasks' outcomes, one row per task."""
+_REASON_ROOM = 20  # narrower than this, a reason column would say too little: it goes below
+_COLUMNS = (("task", "left"), ("outcome", "left"), ("exit", "right"), ("steps", "right"),
+            ("cost", "right"), ("time", "right"), ("tries", "right"), ("session", "left"))
+
+
+def table(task_ids: list[str], latest: dict[str, ResultLine], title: str = "", width: int = 0) -> Any:
+    """A rich table of the tasks' outcomes, one row per task: ids and outcomes whole, and
+    what went wrong last, cut to fit `width` columns (whole when 0; under the table, whole,
+    when too little of it would fit)."""
     from rich.table import Table
 
+    rows = [_row(task_id, latest.get(task_id)) for task_id in task_ids]
+    widths = [max([len(name)] + [len(row[index]) for row in rows]) for index, (name, _) in enumerate(_COLUMNS)]
     grid = Table(title=title or None, title_justify="left", show_edge=False, pad_edge=False)
-    for name, justify in (("task", "left"), ("outcome", "left"), ("exit", "right"), ("steps", "right"),
-                          ("cost", "right"), ("time", "right"), ("tries", "right"), ("session", "left")):
-        grid.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for task_id in task_ids:
-        line = latest.get(task_id)
-        if line is None:
-            grid.add_row(task_id, "no outcome yet", "", "", "", "", "", "")
-            continue
-        cost = "" if line.total_cost_usd is None else f"${line.total_cost_usd:.4f}"
-        grid.add_row(task_id, line.subtype, "" if line.exit_code is None else str(line.exit_code),
-                     str(line.steps), cost, f"{line.duration_ms / 1000:.1f}s", str(line.attempts),
-                     line.session_id or "")
+    for (name, justify), widest in zip(_COLUMNS, widths):
+        grid.add_column(name, justify=justify, no_wrap=True, min_width=widest)  # type: ignore[arg-type]
+    room = width - sum(widths) - 3 * len(widths) if width else 0  # (3: a column separator with its padding)
+    with_reason = any(row[-1] for row in rows) and (not width or room >= _REASON_ROOM)
+    if with_reason:
+        grid.add_column("reason", no_wrap=True)
+    elif any(row[-1] for row in rows):
+        grid.caption = "\n".join(f"{row[0]}: {row[-1]}" for row in rows if row[-1])
+        grid.caption_justify = "left"
+    for row in rows:
+        grid.add_row(*row[:-1], *([_cut(row[-1], room)] if with_reason else []))
     return grid
+
+
+def _cut(text: str, room: int) -> str:
+    return text if not room or len(text) <= room else text[:max(room, 2) - 1] + "…"
+
+
+def _row(task_id: str, line: ResultLine | None) -> list[str]:
+    if line is None:
+        return [task_id, "no outcome yet", "", "", "", "", "", "", ""]
+    cost = "" if line.total_cost_usd is None else f"${line.total_cost_usd:.4f}"
+    reason = line.errors[0].splitlines()[0] if line.errors and line.errors[0] else ""
+    return [task_id, line.subtype, "" if line.exit_code is None else str(line.exit_code),
+            str(line.steps), cost, f"{line.duration_ms / 1000:.1f}s", str(line.attempts),
+            line.session_id or "", reason]
 
 
 def as_json(line: ResultLine) -> str:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.settings import default_home
+from ...core.wording import counted
 from .progress import Tally, Views
 from .record import LOGS_DIR, SESSIONS_DIR, FleetRecord
 from .results import BAD_TASK, FLEET_BUDGET, INFRASTRUCTURE, ResultLine, append_result
@@ -291,7 +292,7 @@ class Scheduler:
             self._submit(flight.task, flight.attempt + 1, True, flight.first_start)
             return
         self._finish(self._line(flight, INFRASTRUCTURE, None,
-                                errors=[f"{reason}; gave up after {flight.attempt} attempts"]))
+                                errors=[f"{reason}; gave up after {counted(flight.attempt, 'attempt')}"]))
 
     def _outcome(self, flight: _Flight, done: AttemptDone) -> ResultLine:
         result = done.result or {}
