@@ -255,40 +255,50 @@ class Measured:
     wall: float
 
 
-# Runs the CLI as its child and writes the child's peak RSS (KiB) to the file argv[1] names.
-# Why a process between: on Linux a child's `ru_maxrss` counts the image it was forked from,
-# and a test process can be large (a pytest worker that served a gzip bomb); forked from this
-# small one, the CLI's figure is its own.
+# Runs argv[3:] as its child (in a session of its own), kills it and what it started after
+# argv[2] seconds, and writes the child's peak RSS (KiB) and whether it was killed to the file
+# argv[1] names. Why a process between: on Linux a child's `ru_maxrss` counts the image it was
+# forked from, and a test process can be large (a pytest worker that served a gzip bomb);
+# forked from this small one, the command's figure is its own, a killed one's too.
 _MEASURER = """
-import os, subprocess, sys
-proc = subprocess.Popen([sys.executable, "-m", "recursive_cli", *sys.argv[2:]])
+import os, signal, subprocess, sys, threading
+proc = subprocess.Popen(sys.argv[3:], start_new_session=True)
+killed = []
+timer = threading.Timer(float(sys.argv[2]), lambda: (killed.append(1), os.killpg(proc.pid, signal.SIGKILL)))
+timer.start()
 _, status, usage = os.wait4(proc.pid, 0)
+timer.cancel()
 proc.returncode = os.waitstatus_to_exitcode(status)
 with open(sys.argv[1], "w") as out:
-    out.write(str(usage.ru_maxrss))
+    out.write(f"{usage.ru_maxrss} {len(killed)}")
 sys.exit(proc.returncode if proc.returncode >= 0 else 128 - proc.returncode)
 """
 
 
 def measured_run(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> Measured:
-    """`python -m recursive_cli ARGS` as a real process, with its peak RSS; killed (with
-    whatever it started) after `timeout` s, and reported then with exit -9."""
+    """`python -m recursive_cli ARGS` as a real process, measured (`measured`)."""
+    return measured([sys.executable, "-m", "recursive_cli", *args], env=env, timeout=timeout)
+
+
+def measured(argv: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> Measured:
+    """`argv` as a real process, with its peak RSS; killed (with whatever it started) after
+    `timeout` s, and reported then with exit -9."""
     with tempfile.TemporaryDirectory() as folder:
         peak, out, err = (os.path.join(folder, name) for name in ("peak", "out", "err"))
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
             started = time.monotonic()
-            proc = subprocess.Popen([sys.executable, "-c", _MEASURER, peak, *args], env={**os.environ, **(env or {})},
-                                    stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True)
+            proc = subprocess.Popen([sys.executable, "-c", _MEASURER, peak, str(timeout), *argv],
+                                    env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL, stdout=stdout,
+                                    stderr=stderr, start_new_session=True)
             try:
-                code = proc.wait(timeout)
-            except subprocess.TimeoutExpired:
+                code = proc.wait(timeout + 30)
+            except subprocess.TimeoutExpired:  # (the measurer itself stuck: not expected)
                 os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                code = -9
+                code = proc.wait()
             wall = time.monotonic() - started
-        kib = float(Path(peak).read_text() or 0) if os.path.exists(peak) else 0.0
-        return Measured(code, Path(out).read_text(errors="replace"), Path(err).read_text(errors="replace"),
-                        kib / 1024, wall)
+        kib, killed = (Path(peak).read_text().split() if os.path.exists(peak) else ["0", "1"])
+        return Measured(-9 if killed == "1" else code, Path(out).read_text(errors="replace"),
+                        Path(err).read_text(errors="replace"), float(kib) / 1024, wall)
 
 
 def model_args(provider: str, url: str, *, stream: bool = True) -> list[str]:
