@@ -4,7 +4,8 @@ A bad command-line value is a usage error (exit 2) naming the flag and what it a
 value in a config file or an environment variable is a broken config (exit 1, SPEC §4) naming
 the file and line, or the variable, the key, what it accepts and what it got — never the
 validator's own wording ("Input should be…", "Value error, …"). Also: `--add-dir` names
-itself, a malformed base URL is exit 2 for every command that reads settings, and a resumed
+itself, a malformed base URL is exit 2 on the command line and 1 in the environment for every
+command that reads settings, and a resumed
 goal whose judge has no price is refused under --max-cost as a new one is.
 """
 
@@ -144,21 +145,23 @@ def test_config_show_and_tools_report_a_bad_config_value_alike(workspace: Path) 
 def test_a_missing_add_dir_names_the_option(tmp_path: Path, workspace: Path) -> None:
     missing = tmp_path / "missing"
     proc = invoke("run", "x", *scripted(tmp_path, workspace), "--add-dir", str(missing))
-    assert one_error(proc, 1) == f"--add-dir: directory does not exist: {missing}"
+    assert one_error(proc, 2) == f"--add-dir: expected an existing directory (got '{missing}')"
     a_file = tmp_path / "notes.txt"
     a_file.write_text("x")
     proc = invoke("run", "x", *scripted(tmp_path, workspace), "--add-dir", str(a_file))
-    assert one_error(proc, 1) == f"--add-dir: not a directory: {a_file}"
+    assert one_error(proc, 2) == f"--add-dir: expected a directory, not a file (got '{a_file}')"
 
 
 def test_a_missing_workspace_still_says_workspace(tmp_path: Path) -> None:
     nowhere = tmp_path / "nowhere"
-    proc = invoke("run", "x", "-C", str(nowhere), "--provider", "scripted",
-                  "--script", str(write_script(tmp_path / "s.json", [{"text": "x"}])))
-    assert one_error(proc, 1) == f"workspace does not exist: {nowhere}"
+    script = ["--provider", "scripted", "--script", str(write_script(tmp_path / "s.json", [{"text": "x"}]))]
+    proc = invoke("run", "x", "-C", str(nowhere), *script)
+    assert one_error(proc, 2) == f"--workspace: expected an existing directory (got '{nowhere}')"
+    by_env = invoke("run", "x", *script, env={"RECURSIVE_WORKSPACE": str(nowhere)})
+    assert one_error(by_env, 1) == f"workspace does not exist: {nowhere}"
 
 
-# --- a malformed base URL is exit 2 for every command that reads settings ------------------
+# --- a malformed base URL: exit 2 as a flag, 1 from the environment, for every command -----
 
 
 @pytest.mark.parametrize("command", [["resume"], ["config", "show"], ["tools"], ["run", "hi"]])
@@ -167,7 +170,7 @@ def test_a_malformed_base_url_is_a_usage_error_for_every_command(command: list[s
     assert one_error(proc, 2) == ("invalid value for api-base (flag): '127.0.0.1:1/v1' has no scheme; "
                                   "add http:// (http://127.0.0.1:1/v1)")
     by_env = invoke(*command, "-C", str(workspace), env={"OPENAI_BASE_URL": "localhost:11434/v1"})
-    assert one_error(by_env, 2).startswith("invalid value for api-base (env OPENAI_BASE_URL): ")
+    assert one_error(by_env, 1).startswith("invalid value for api-base (env OPENAI_BASE_URL): ")
 
 
 def test_bad_value_error_is_a_config_error_in_the_errors_tree() -> None:

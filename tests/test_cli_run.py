@@ -154,8 +154,8 @@ def test_usage_errors_exit_2(workspace: Path) -> None:
 
 
 def test_configuration_errors_exit_1(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
-    missing_ws = invoke("run", "hi", "-C", str(tmp_path / "nowhere"), "--provider", "openai",
-                        env={"RECURSIVE_API_KEY": "k"})
+    missing_ws = invoke("run", "hi", "--provider", "openai",  # (as `-C`, a command line's: exit 2)
+                        env={"RECURSIVE_API_KEY": "k", "RECURSIVE_WORKSPACE": str(tmp_path / "nowhere")})
     assert missing_ws.returncode == 1 and "workspace does not exist" in missing_ws.stderr
     no_key = invoke("run", "hi", "-C", str(workspace))
     assert no_key.returncode == 1 and "no API key" in no_key.stderr

@@ -10,6 +10,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -88,8 +89,9 @@ def test_dry_run_lists_and_deletes_nothing(sessions: dict[str, Path], isolated_h
     assert remaining(isolated_home) == ALL
 
 
-def gc_on_a_terminal(answer: str, cwd: Path, home: Path) -> tuple[int, str]:
-    """`sessions gc` with a pty as stdin, stdout and stderr; `answer` is typed at the question."""
+def gc_on_a_terminal(answer: str | None, cwd: Path, home: Path) -> tuple[int, str]:
+    """`sessions gc` with a pty as stdin, stdout and stderr; `answer` is typed at the question
+    (None: Ctrl-C instead, a SIGINT)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "recursive_cli", "sessions", "gc", "--older-than", "30d"],
                             stdin=follower, stdout=follower, stderr=follower, cwd=cwd,
@@ -98,6 +100,7 @@ def gc_on_a_terminal(answer: str, cwd: Path, home: Path) -> tuple[int, str]:
     seen = b""
     deadline = time.monotonic() + 30
     answered = False
+    last_sigint = 0.0
     while time.monotonic() < deadline:
         ready, _, _ = select.select([leader], [], [], 0.2)
         if ready:
@@ -108,7 +111,12 @@ def gc_on_a_terminal(answer: str, cwd: Path, home: Path) -> tuple[int, str]:
             if not chunk:
                 break
             seen += chunk
-        if not answered and b"[y/N]" in seen:
+        if answer is None and b"[y/N]" in seen and time.monotonic() - last_sigint > 0.5 and proc.poll() is None:
+            # again until it ends: one sent just before the prompt's read() begins is seen only
+            # once that read returns (a person's Ctrl-C comes while it waits)
+            proc.send_signal(signal.SIGINT)
+            last_sigint = time.monotonic()
+        elif not answered and answer is not None and b"[y/N]" in seen:
             os.write(leader, answer.encode() + b"\n")
             answered = True
         if proc.poll() is not None and not ready:
@@ -128,3 +136,10 @@ def test_a_terminal_is_shown_the_list_and_asked(answer: str, sessions: dict[str,
         assert "removed old-1" in screen and remaining(isolated_home) == ["new-1", "old-2"]
     else:
         assert "nothing removed" in screen and remaining(isolated_home) == ALL
+
+
+def test_ctrl_c_at_the_question_removes_nothing_and_exits_130(sessions: dict[str, Path],
+                                                             isolated_home: Path) -> None:
+    code, screen = gc_on_a_terminal(None, sessions["one"], isolated_home)
+    assert code == 130, screen
+    assert "nothing removed" in screen and remaining(isolated_home) == ALL

@@ -6,7 +6,7 @@ The modules that raise these errors re-export them under their old names.
     RecursiveError                  base of every failure recursive reports itself
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
      │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
-     │    └── BadValueError         a value malformed in itself, wherever it was set: exit 2
+     │    └── BadValueError         a bad value named on the command line: exit 2
      ├── ScriptError                the scripted provider's script file is missing or malformed
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
      │    └── ContextLengthError    the conversation is too long for the model's context window
@@ -47,8 +47,8 @@ class ConfigError(RecursiveError):
 
 
 class BadValueError(ConfigError):
-    """A value that is malformed in itself, wherever it was set (a base URL without a scheme):
-    a usage error, exit 2, as a bad flag is (SPEC §4)."""
+    """A bad value named on the command line (a `--api-base` without a scheme): a usage
+    error, exit 2; the same value in a config file or a variable is a ConfigError, exit 1 (SPEC §13)."""
 
 
 class SandboxUnavailableError(ConfigError):

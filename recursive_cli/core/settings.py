@@ -390,8 +390,9 @@ def _fallback_base(merged: dict[str, Any], env: Mapping[str, str], sources: dict
 
 def _check_base_url(value: str, source: str) -> None:
     problem = base_url_problem(value)
-    if problem:
-        raise BadValueError(f"invalid value for api-base ({source}): {value!r} {problem}")
+    if problem:  # a flag's is exit 2, a config file's or a variable's exit 1, as every other value's
+        error = BadValueError if source == "flag" else ConfigError
+        raise error(f"invalid value for api-base ({source}): {value!r} {problem}")
 
 
 def base_url_problem(value: str) -> str | None:

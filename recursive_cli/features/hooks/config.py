@@ -30,7 +30,12 @@ _EVENT_NAME = re.compile(r"[A-Z][A-Za-z]*")
 
 
 class HookConfigError(ConfigError):
-    """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`."""
+    """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`.
+    `from_flag`: named by `--settings` (exit 2), not a settings file found on disk (exit 1)."""
+
+    def __init__(self, message: str, from_flag: bool = True) -> None:
+        super().__init__(message)
+        self.from_flag = from_flag
 
 
 class HookCommand(FrozenSlotted):
@@ -99,9 +104,12 @@ def load_hooks(workspace: Path, home: Path, given: Sequence[str] = (), *, user: 
     naming the file (or `--settings`) and the key for a malformed one."""
     config = HookConfig()
     paths = ([home / "settings.json"] if user else []) + (workspace_settings_files(workspace, home) if project else [])
-    for path in paths:
-        if path.is_file():
-            _add(config, str(path), _read(path, str(path)))
+    try:
+        for path in paths:
+            if path.is_file():
+                _add(config, str(path), _read(path, str(path)))
+    except HookConfigError as exc:
+        raise HookConfigError(str(exc), from_flag=False) from None
     for value in given:
         if value.lstrip().startswith("{"):
             _add(config, "--settings", _parse(value, "--settings"))

@@ -35,7 +35,13 @@ _TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamab
 
 
 class McpConfigError(BadValueError):
-    """An MCP configuration that cannot be read: names the file (or flag) and the key."""
+    """An MCP configuration that cannot be read: names the file (or flag) and the key.
+    `from_flag`: named on the command line (`--mcp-config`: exit 2), not a file found on disk
+    or an environment variable (exit 1), as README's exit-code table says."""
+
+    def __init__(self, message: str, from_flag: bool = True) -> None:
+        super().__init__(message)
+        self.from_flag = from_flag
 
 
 @dataclass(frozen=True)
@@ -152,7 +158,10 @@ def project_servers(workspace: Path, env: Mapping[str, str]) -> McpConfig:
 
 
 def _file_source(label: str, path: Path, env: Mapping[str, str]) -> McpConfig:
-    return parse_source(_read(path, str(path)), f"{label} {path}", str(path), env)
+    try:
+        return parse_source(_read(path, str(path)), f"{label} {path}", str(path), env)
+    except McpConfigError as exc:
+        raise McpConfigError(str(exc), from_flag=False) from None
 
 
 def flag_source(value: str) -> tuple[str, str, str]:
@@ -295,10 +304,10 @@ def start_timeout_from(env: Mapping[str, str], configured: float | None = None) 
     except ValueError:
         variable = "RECURSIVE_MCP_TIMEOUT" if ours else "MCP_TIMEOUT"
         unit = "a duration like 30s or 2m" if ours else "milliseconds, e.g. 30000"
-        raise McpConfigError(f"{variable}: expected {unit} (got {ours or claude!r})") from None
+        raise McpConfigError(f"{variable}: expected {unit} (got {ours or claude!r})", from_flag=False) from None
     if not 0 < seconds < float("inf"):
         raise McpConfigError(f"{source.split()[1]}: the MCP start-up timeout must be more than 0 "
-                             f"(got {ours or claude!r})")
+                             f"(got {ours or claude!r})", from_flag=False)
     return seconds, source
 
 
@@ -309,7 +318,8 @@ def call_timeout(env: Mapping[str, str], default: float) -> float:
     try:
         return float(value) / 1000 if value and float(value) > 0 else default
     except ValueError:
-        raise McpConfigError(f"MCP_TOOL_TIMEOUT: expected milliseconds, e.g. 60000 (got {value!r})") from None
+        raise McpConfigError(f"MCP_TOOL_TIMEOUT: expected milliseconds, e.g. 60000 (got {value!r})",
+                             from_flag=False) from None
 
 
 def _read(path: Path, where: str) -> str:

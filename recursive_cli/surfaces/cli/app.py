@@ -17,7 +17,15 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ... import __version__
-from .options import CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options, with_run_options
+from .options import (
+    CommonOptions,
+    McpOptions,
+    RunOptions,
+    directory_value,
+    with_common_options,
+    with_mcp_options,
+    with_run_options,
+)
 from .usage import RecursiveGroup
 
 _root = typer.Typer(
@@ -272,7 +280,7 @@ def config_show(
   recursive config path -C ~/src/project
 """)
 def config_path(
-    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Workspace whose project config to show.")] = None,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", callback=directory_value, help="Workspace whose project config to show.")] = None,
 ) -> None:
     """The config files that are read, lowest precedence first, and whether they exist."""
     from .config_cmd import path_command

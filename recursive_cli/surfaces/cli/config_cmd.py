@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.errors import BadValueError, ConfigError
 from ...core.pricing import configured_key, price_for
 from ...core.settings import LoadedSettings, Settings, load_settings
-from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from .errors import EXIT_ERROR, EXIT_USAGE, config_code, fail
 from .options import CommonOptions, McpOptions
 
 if TYPE_CHECKING:
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 def load_or_fail(common: CommonOptions, quiet: bool = False) -> LoadedSettings | int:
     """The settings of a command with `common` options, the unknown keys of the config files
     warned about on stderr (unless `quiet`); or the exit code of the error, already reported:
-    2 for a value malformed in itself (BadValueError: a bad base URL, wherever it was set), 1
-    for any other configuration error (SPEC §4: broken config)."""
+    2 for a bad value of a flag (BadValueError), 1 for one of a config file or a variable
+    (SPEC §13: one rule, README's exit-code table)."""
     try:
         loaded = load_settings(common.as_flags(), trust=recorded_trust)
     except ConfigError as exc:
@@ -120,7 +120,7 @@ def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig |
                                loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
                                project=verdict_for(loaded, workspace).trusted)
     except McpConfigError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), config_code(exc))
 
 
 def server_view(entry: ServerEntry) -> dict[str, Any]:

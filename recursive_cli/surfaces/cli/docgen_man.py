@@ -104,18 +104,21 @@ FILES = (
 EXIT_STATUS = (
     ("0", "success", "The agent finished, the goal was met, or the loop ended normally."),
     ("1", "error_during_execution", "Provider error after retries, the model stopped for "
-     "another reason than finishing (e.g. output length), IO error, or broken configuration. "
+     "another reason than finishing (e.g. output length), IO error, or a bad config file found "
+     "on disk (`config.toml`, `.mcp.json`, `settings.json`) or environment variable. "
      "An answer that never matched `--output-schema` has the subtype "
      "`error_max_structured_output_retries`."),
-    ("2", "", "Bad command line: an unknown option or a value that is not accepted; one "
-     "`error:` line on standard error names the option and what it accepts."),
+    ("2", "", "Bad command line: an unknown option, a missing argument, a value that is not "
+     "accepted, or a file or folder named on it that is missing or malformed (`-C`, `--script`, "
+     "`--mcp-config`…); one `error:` line on standard error names the option and what it accepts."),
     ("3", "error_max_turns, error_max_budget_usd, error_max_budget", "`--max-steps` "
      "(`error_max_turns`), `--max-cost` (`error_max_budget_usd`), or `--max-duration`, "
      "`--max-iterations` or the transcript limit (`error_max_budget`) was reached."),
     ("4", "error_goal_not_met", "A goal run ended (`--max-turns` or stalled) without success."),
     ("5", "error_stuck", "The agent repeated failing tool calls."),
     ("6", "error_permission", "A needed action was denied and the run could not go on."),
-    ("130, 143", "interrupted", "SIGINT or SIGTERM. The session is saved and can be resumed."),
+    ("130, 143", "interrupted", "SIGINT or SIGTERM (Ctrl-C at a question too). The session is "
+     "saved and can be resumed."),
     ("141", "interrupted", "The reader of standard output went away (`| head -1`): the run "
      "stops quietly. The session is saved and can be resumed."),
 )

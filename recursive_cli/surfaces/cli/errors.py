@@ -24,6 +24,7 @@ from typing import Any
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # SIGINT, as a shell reports a process it ended
 _paused: list[bool] = []  # [True] while run_app holds the garbage collector off
 
 
@@ -32,6 +33,12 @@ def fail(message: str, code: int = EXIT_ERROR) -> int:
     sys.stderr.write(f"error: {message}\n")
     sys.stderr.flush()
     return code
+
+
+def config_code(exc: Exception) -> int:
+    """2 for a bad value named on the command line, 1 for one found in a file on disk or the
+    environment (an exception with `from_flag` says which; any other is the command line's)."""
+    return EXIT_USAGE if getattr(exc, "from_flag", True) else EXIT_ERROR
 
 
 def pause_for_startup() -> None:

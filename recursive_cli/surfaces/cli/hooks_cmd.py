@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Optional, Union
 import typer
 
 from .config_cmd import load_or_fail
-from .errors import EXIT_USAGE, fail
+from .errors import config_code, fail
 from .options import CommonOptions, with_common_options
 
 if TYPE_CHECKING:
@@ -82,7 +82,8 @@ def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> i
 
 def hooks_or_fail(loaded: "LoadedSettings", given: list[str]) -> Union["HookConfig", int]:
     """The hooks of the settings files and `--settings` (the workspace's once it is trusted,
-    the user's but with `--bare`); or exit 2, reported, for a malformed one."""
+    the user's but with `--bare`); or, reported, exit 2 for a malformed `--settings` and 1 for
+    a malformed file found on disk."""
     from ...features.hooks import HookConfigError, load_hooks
     from ...features.trust import verdict_for
 
@@ -91,7 +92,7 @@ def hooks_or_fail(loaded: "LoadedSettings", given: list[str]) -> Union["HookConf
         return load_hooks(workspace, loaded.home, given, user=not loaded.settings.bare,
                           project=verdict_for(loaded, workspace).trusted)
     except HookConfigError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), config_code(exc))
 
 
 def show_hook_events(sinks: list["EventSink"], include: bool) -> list["EventSink"]:

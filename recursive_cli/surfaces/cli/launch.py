@@ -22,7 +22,7 @@ from ...features.sessions.ids import check_session_id, new_session_id
 from ...features.sessions.lock import SessionLock
 from ...features.sessions.records import SessionError, SessionWriteError
 from .config_cmd import load_or_fail
-from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
+from .errors import EXIT_ERROR, EXIT_USAGE, config_code, end_startup, fail
 from .final_answer import OutputOptionError, OutputRequest, output_request
 from .options import CommonOptions, RunOptions
 from .prompt_input import empty_prompt_message
@@ -125,7 +125,7 @@ def mcp_config(spec: Launch) -> McpConfig | None | int:
                                request.strict if request else False, spec.loaded.env, user=not settings.bare,
                                project=verdict_for(spec.loaded, workspace).trusted)
     except McpConfigError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), config_code(exc))
 
 
 def saved_mcp(session: LoadedSession) -> McpState | None:

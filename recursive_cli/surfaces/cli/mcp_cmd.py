@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, Union
 
 import typer
 
-from .errors import EXIT_USAGE, fail
+from .errors import EXIT_USAGE, config_code, fail
 from .options import CommonOptions, McpOptions, with_common_options, with_mcp_options
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
                                  loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
                                  project=trust.trusted)
     except McpConfigError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), config_code(exc))
     if not options.strict_mcp_config:
         sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, frozenset({"mcp"})))
     if only is not None:

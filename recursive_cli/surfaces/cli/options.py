@@ -153,6 +153,49 @@ def duration_value(value: str | None) -> str | None:
     return value
 
 
+def directory_value(value: Path | None) -> Path | None:
+    """`-C DIR`: a folder that exists and may be read (a file or a typo is exit 2, not a
+    config file looked for inside it)."""
+    if value is not None and (problem := _directory_problem(value)):
+        raise BadValue("expected " + problem)
+    return value
+
+
+def directories_value(values: list[Path] | None) -> list[Path] | None:
+    """`--add-dir DIR` (repeatable): each a folder that exists and may be read."""
+    for value in values or ():
+        if problem := _directory_problem(value):
+            raise BadValue("expected " + problem + wording.got(str(value)))
+    return values
+
+
+def _directory_problem(path: Path) -> str:
+    import os
+
+    resolved = path.expanduser()
+    if not resolved.exists():
+        return "an existing directory"
+    if not resolved.is_dir():
+        return "a directory, not a file"
+    return "" if os.access(resolved, os.R_OK | os.X_OK) else "a directory it may read"
+
+
+def script_value(value: Path | None) -> Path | None:
+    """`--script FILE`: a file that exists and holds a JSON list of replies."""
+    if value is None:
+        return value
+    if not value.expanduser().is_file():
+        raise BadValue("expected an existing file")
+    from ...core.errors import ScriptError
+    from ...providers.scripted import load_script  # (only when the option is given: --help stays light)
+
+    try:
+        load_script(value.expanduser())
+    except ScriptError:
+        raise BadValue("expected a JSON list of reply objects, or {\"replies\": [...]}") from None
+    return value
+
+
 def permission_rules(values: list[str] | None) -> list[str] | None:
     """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
     if not values:
@@ -169,8 +212,8 @@ _OPTIONS: dict[str, Any] = {
     "model": Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's).", rich_help_panel=MODEL)],
     "provider": Annotated[Optional[ProviderName], typer.Option("--provider", metavar="PROVIDER", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)],
     "api_base": Annotated[Optional[str], typer.Option("--api-base", metavar="URL", help="Base URL of the API, e.g. http://127.0.0.1:11434/v1.", rich_help_panel=MODEL)],
-    "workspace": Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Root the tools work in (default: current directory).")],
-    "add_dir": Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)],
+    "workspace": Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", callback=directory_value, help="Root the tools work in (default: current directory).")],
+    "add_dir": Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", callback=directories_value, help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)],
     "max_steps": Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="LLM calls per turn, 1 or more (default 100).", rich_help_panel=BUDGETS)],
     "max_cost": Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive_cost, help="USD for the whole session, e.g. 0.50.", rich_help_panel=BUDGETS)],
     "max_duration": Annotated[Optional[str], typer.Option("--max-duration", metavar="DURATION", callback=duration_value, help="Wall clock, e.g. 90s, 20m, 2h.", rich_help_panel=BUDGETS)],
@@ -186,7 +229,7 @@ _OPTIONS: dict[str, Any] = {
     "no_stream": Annotated[bool, typer.Option("--no-stream", help="Ask the provider for whole responses.", rich_help_panel=ADVANCED)],
     "quiet": Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)],
     "verbose": Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)],
-    "script": Annotated[Optional[Path], typer.Option("--script", metavar="FILE", help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
+    "script": Annotated[Optional[Path], typer.Option("--script", metavar="FILE", callback=script_value, help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)],
     "sandbox": Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the agent's commands may write: " + spelled_out(SANDBOX_MODES) + " (default: read-only in read-only mode, else workspace-write).", rich_help_panel=SAFETY, show_default=False)],
     "sandbox_network": Annotated[bool, typer.Option("--sandbox-network", help="Let the agent's commands reach the network (loopback included).", rich_help_panel=SAFETY)],
     "sandbox_allow_port": Annotated[Optional[list[int]], typer.Option("--sandbox-allow-port", metavar="PORT", min=1, max=65535, help="Without the network, let the agent's commands connect to this port on 127.0.0.1 (a local test database; repeatable).", rich_help_panel=SAFETY)],

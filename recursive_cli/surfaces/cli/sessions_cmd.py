@@ -12,7 +12,7 @@ from ...core.wording import counted
 from ...features.sessions.meta import SessionMeta
 from ...features.sessions.records import SessionError
 from ...features.sessions.store import SessionEntry, SessionStore
-from .errors import EXIT_USAGE, fail
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 
 def _store() -> SessionStore:
@@ -253,9 +253,10 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
         if not sys.stdin.isatty():
             return fail(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
                         "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
-        if not _confirm(stale, where, older_than):
+        answer = _confirm(stale, where, older_than)
+        if answer is not True:
             sys.stderr.write("nothing removed\n")
-            return 0
+            return EXIT_INTERRUPTED if answer is None else 0
     removed = 0
     for meta in stale:
         try:
@@ -287,8 +288,8 @@ def parse_age(text: str) -> float:
     return parse_duration(text)
 
 
-def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool:
-    """List what would go and ask on the terminal; anything but yes keeps them."""
+def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool | None:
+    """List what would go and ask on the terminal; anything but yes keeps them (None: Ctrl-C)."""
     import typer
 
     for meta in stale:
@@ -296,5 +297,7 @@ def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool:
     try:
         return typer.confirm(f"Delete these {len(stale)} session(s) of {where}, not updated for "
                              f"{older_than}?", default=False, err=True)
-    except (typer.Abort, EOFError):
+    except typer.Abort as exc:  # click's for Ctrl-C and for the end of input alike
+        return None if isinstance(exc.__context__, KeyboardInterrupt) else False
+    except EOFError:
         return False

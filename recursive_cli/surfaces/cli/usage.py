@@ -29,7 +29,7 @@ except ImportError:  # a typer that uses the real click package
 
 from ...core import wording
 from ...core.choices import spelled_out
-from .errors import EXIT_USAGE
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE
 
 # `recursive` alone shows its help (exit 2); a click without this error has no such case.
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
@@ -194,9 +194,9 @@ class RecursiveGroup(_HumanGroup):
         except click.exceptions.ClickException as exc:
             exc.show()
             code = exc.exit_code
-        except typer.Abort:
+        except typer.Abort as exc:  # click's for Ctrl-C (130, as everywhere) and for an ended input
             sys.stderr.write("aborted\n")
-            code = 1
+            code = EXIT_INTERRUPTED if isinstance(exc.__context__, KeyboardInterrupt) else 1
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
