@@ -75,10 +75,15 @@ def test_a_prompt_without_a_command_is_run(tmp_path: Path) -> None:
         assert json.loads(proc.stdout)["result"] == "ran it"
 
 
-def test_print_is_in_the_help() -> None:
+def test_print_is_in_the_help_the_man_page_and_the_completions() -> None:
     proc = invoke("--help")
     assert proc.returncode == 0
     assert "--print" in proc.stdout and "-p" in proc.stdout and "claude -p" in proc.stdout
+    root = Path(__file__).resolve().parent.parent
+    assert "\\fB\\%\\-p\\fR, \\fB\\%\\-\\-print\\fR" in (root / "man" / "recursive.1").read_text()
+    assert "-s p -l print" in (root / "completions" / "recursive.fish").read_text()
+    for name in ("recursive.bash", "_recursive"):
+        assert "--print" in (root / "completions" / name).read_text()
 
 
 @pytest.mark.parametrize(("count", "noun", "said"), [
