@@ -30,6 +30,8 @@ CASES: list[tuple[str, list[str], dict[str, str], int, str]] = [
      "error: --workspace: expected an existing directory (got '{tmp}/nope')"),
     ("config show of a workspace that does not exist", ["config", "show", "-C", "{tmp}/nope"], {}, 2,
      "error: --workspace: expected an existing directory (got '{tmp}/nope')"),
+    ("a fleet's workspace that does not exist", ["fleet", "run", "{tmp}/tasks.jsonl", "-C", "{tmp}/nope"], {}, 2,
+     "error: --workspace: expected an existing directory (got '{tmp}/nope')"),
     ("an --add-dir that does not exist", ["run", "hi", "--add-dir", "{tmp}/nope"], {}, 2,
      "error: --add-dir: expected an existing directory (got '{tmp}/nope')"),
     ("a --script file that does not exist", ["run", "hi", "--script", "{tmp}/nope.json"], {}, 2,
@@ -65,6 +67,7 @@ def files(tmp_path: Path) -> Path:
     """The files the cases name: a script, a broken JSON file, a workspace of each kind."""
     write_script(tmp_path / "script.json", [{"text": "fine"}])
     (tmp_path / "broken.json").write_text("{bad")
+    (tmp_path / "tasks.jsonl").write_text('{"id": "a", "prompt": "x"}\n')
     (tmp_path / "utils.py").write_text("")
     (tmp_path / "ws").mkdir()
     (tmp_path / "mcp-ws").mkdir()
