@@ -59,6 +59,8 @@ CASES: list[tuple[str, list[str], dict[str, str], int, str]] = [
      "error: invalid value for max-steps (env RECURSIVE_MAX_STEPS): expected a whole number of at least 1 (got '0')"),
     ("a workspace from the environment that does not exist", ["run", "hi"], {"RECURSIVE_WORKSPACE": "{tmp}/nope"}, 1,
      "error: workspace does not exist: {tmp}/nope"),
+    ("a workspace from the environment that is a file", ["run", "hi"], {"RECURSIVE_WORKSPACE": "{tmp}/utils.py"}, 1,
+     "error: workspace is not a directory: {tmp}/utils.py"),
 ]
 
 

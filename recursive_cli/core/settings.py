@@ -179,7 +179,7 @@ def read_config_file(path: Path, unknown: list[str] | None = None) -> dict[str, 
     unknown key is a ConfigError, or with `unknown` given, noted there and left out."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (a workspace that is a file has no config: its own error says so)
         return {}
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
