@@ -3,10 +3,13 @@ hint only when the snapshot is slow, the run's limits, the providers' URLs, cost
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 from pathlib import Path
 
 import pytest
-from clitools import invoke
+from clitools import invoke, require, write_script
 from fakeserver import FakeLLMServer
 
 KEY = {"RECURSIVE_API_KEY": "sk-test-0123456789abcdef"}
@@ -38,3 +41,33 @@ def test_a_slow_snapshot_still_gets_the_hint(workspace: Path, monkeypatch: pytes
         proc = invoke("run", "hi", "-C", str(one_file(workspace)), *openai_args(server), env=KEY)
     assert proc.returncode == 0, proc.stderr
     assert HINT in proc.stderr and "--no-checkpoints" in proc.stderr
+
+
+def list_on_a_terminal(workspace: Path, columns: int) -> str:
+    """`recursive sessions list` on a pseudo-terminal `columns` wide: what the screen shows."""
+    pexpect = require("pexpect")
+    child = pexpect.spawn(sys.executable, ["-m", "recursive_cli", "sessions", "list"], cwd=str(workspace),
+                          encoding="utf-8", timeout=30, dimensions=(40, columns),
+                          env={**os.environ, "TERM": "xterm-256color", "COLUMNS": str(columns)})
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
+
+
+@pytest.mark.parametrize("columns", [80, 110])
+def test_sessions_list_never_cuts_an_id_but_the_title(workspace: Path, tmp_path: Path, columns: int) -> None:
+    title = "refactor the payment reconciliation module and " * 3
+    for _ in range(2):
+        script = write_script(tmp_path / "script.json", [{"text": "done"}])
+        proc = invoke("run", title, "-C", str(workspace), "--provider", "scripted", "--script",
+                      str(script), "--no-checkpoints")
+        assert proc.returncode == 0, proc.stderr
+    ids = [line.split("\t")[0] for line in invoke("sessions", "list", cwd=workspace).stdout.splitlines()]
+    assert len(ids) == 2 and all(len(i) > 20 for i in ids)
+    screen = list_on_a_terminal(workspace, columns)
+    for session_id in ids:
+        (line,) = [row for row in screen.splitlines() if row.strip().startswith(session_id + " ")]
+        assert len(line.rstrip()) <= columns
+        if columns > 100:  # (at 80 the other columns leave the title no room)
+            assert "refactor" in line and "…" in line  # the title shown as far as it fits

@@ -14,6 +14,8 @@ from ...features.sessions.records import SessionError
 from ...features.sessions.store import SessionEntry, SessionStore
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
+MODEL_WIDTH = 24  # a longer model name is cut in the table (never an id)
+
 
 def _store() -> SessionStore:
     import os
@@ -69,14 +71,18 @@ def _table(rows: list[tuple[str, ...]]) -> None:
     from rich.console import Console
     from rich.table import Column, Table
 
-    whole = [Column(name, no_wrap=True, min_width=max(len(name), *(len(row[i]) for row in rows)))
-             for i, name in enumerate(("id", "status", "updated (UTC)", "turns"))]
-    model = Column("model", no_wrap=True, overflow="ellipsis", max_width=24)
-    title = Column("title", no_wrap=True, overflow="ellipsis", min_width=5)
-    table = Table(*whole, model, title, box=None)
+    console = Console()
+    names = ("id", "status", "updated (UTC)", "turns", "model")
+    # Fixed widths: left to itself, rich shrinks the short columns to nothing before the title.
+    widths = [max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(names)]
+    widths[-1] = min(widths[-1], MODEL_WIDTH)
+    room = max(console.width - sum(w + 2 for w in widths) - 2, 1)  # 2: each column's padding
+    columns = [Column(name, no_wrap=True, width=w, overflow="ellipsis") for name, w in zip(names, widths)]
+    title = Column("title", no_wrap=True, overflow="ellipsis", max_width=room)
+    table = Table(*columns, title, box=None)
     for row in rows:
         table.add_row(*row)
-    Console().print(table)
+    console.print(table)
 
 
 def show_command(ref: str) -> int:
