@@ -237,7 +237,8 @@ def test_kill_9_of_the_run_takes_its_command_with_it(tmp_path: Path, workspace: 
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              env={**os.environ, "RECURSIVE_HOME": str(isolated_home)})
     try:
-        wait_until(lambda: (workspace / "shell.pid").exists() and (workspace / "child.pid").exists(), proc=agent)
+        wait_until(lambda: all((workspace / name).is_file() and (workspace / name).read_text().strip()
+                               for name in ("shell.pid", "child.pid")), proc=agent)
         shell_pid, child = host_pid(workspace / "shell.pid"), host_pid(workspace / "child.pid")
         assert not wait_gone(child, timeout=0)
         agent.send_signal(signal.SIGKILL)
