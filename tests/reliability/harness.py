@@ -163,6 +163,7 @@ class Scrub:
     _RULES = (
         (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
         (re.compile(r"\b\d+\.\d+ s\b"), "T s"),
+        (re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{12}\b"), "<session-id>"),  # a generated session id
         # what is left of a temp path that a one-line summary cut short
         (re.compile(re.escape(tempfile.gettempdir()) + r"/pytest-of-[^\s)]*"), "<tmp>"),
     )
