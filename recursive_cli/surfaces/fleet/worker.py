@@ -29,6 +29,8 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel
 
+from ...core.procs import process_alive  # (a zombie holds no lock: gone)
+
 STDERR_TAIL = 20_000  # characters of the CLI's stderr kept for the driver's log
 _STOP_GRACE = 10.0  # seconds a stopped CLI gets to save its session after SIGTERM
 
@@ -220,22 +222,9 @@ def _wait_for_lock(folder: Path, timeout: float = _STOP_GRACE + 5) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         owner = read_lock(folder)
-        if owner is None or owner.host != socket.gethostname() or not _alive(owner.pid):
+        if owner is None or owner.host != socket.gethostname() or not process_alive(owner.pid):
             return
         time.sleep(0.1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie holds no lock
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def _has_session(home: Path, session_id: str) -> bool:
