@@ -29,7 +29,7 @@ CHILD = r'''
 import asyncio, json, sys, time
 import httpx2
 from recursive_cli.core.messages import Message
-from recursive_cli.providers.base import NullHooks, ToolSpec
+from recursive_cli.core.provider import NullHooks, ToolSpec
 
 kind, url, marks, window = sys.argv[1], sys.argv[2], [int(m) for m in sys.argv[3].split(",")], int(sys.argv[4])
 TOOLS = [ToolSpec("run_shell", "Run a shell command.", {"type": "object", "properties": {"command": {"type": "string"}}})]

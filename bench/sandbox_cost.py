@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from recursive_cli.tools.base import ToolContext
+from recursive_cli.core.tool import ToolContext
 from recursive_cli.tools.os_sandbox import CommandSandbox, _bwrap_problem, command_sandbox
 from recursive_cli.tools.sandbox import WorkspaceSandbox
 from recursive_cli.tools.shell import RunShellTool

@@ -34,7 +34,7 @@ DEPS = "import httpx2, pydantic"  # what any provider needs, SDK or not
 # What a run imports before it builds its provider, whichever the provider (asyncio, the
 # messages, the settings…): the provider rows "beyond" it are the provider's own cost.
 RUN_PATH = (DEPS + ", asyncio, ssl, json; import recursive_cli.core.messages, recursive_cli.core.settings, "
-            "recursive_cli.core.diagnostics, recursive_cli.providers.base, recursive_cli.providers.local")
+            "recursive_cli.core.diagnostics, recursive_cli.core.provider, recursive_cli.providers.local")
 CASES: dict[str, tuple[str, str]] = {
     "import httpx2": ("", "import httpx2"),
     "import pydantic": ("", "import pydantic"),

@@ -20,11 +20,11 @@ _EXPORTS = {
     "Message": "core.messages",
     "ToolCall": "core.messages",
     "Usage": "core.messages",
-    "Tool": "tools.base",
-    "BaseTool": "tools.base",
-    "ToolResult": "tools.base",
-    "ToolRegistry": "tools.base",
-    "ChatProvider": "providers.base",
+    "Tool": "core.tool",
+    "BaseTool": "core.tool",
+    "ToolResult": "core.tool",
+    "ToolRegistry": "core.tool",
+    "ChatProvider": "core.provider",
     "AgentEvent": "core.events",
     "EventSink": "core.events",
     "FinishReason": "core.events",
@@ -40,10 +40,10 @@ if TYPE_CHECKING:
     from .core.interrupt import InterruptToken
     from .core.kernel import AgentKernel, TurnContext, TurnOutcome
     from .core.messages import Message, ToolCall, Usage
+    from .core.provider import ChatProvider
     from .core.runtime import RuntimeCore
     from .core.settings import Settings
-    from .providers.base import ChatProvider
-    from .tools.base import BaseTool, Tool, ToolRegistry, ToolResult
+    from .core.tool import BaseTool, Tool, ToolRegistry, ToolResult
 
 
 def __getattr__(name: str) -> Any:

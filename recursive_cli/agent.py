@@ -18,10 +18,10 @@ from .core.budget import Budget, Limits
 from .core.events import EventSink, NullSink
 from .core.kernel import TurnOutcome
 from .core.pricing import Price
+from .core.provider import ChatProvider
 from .core.runtime import RuntimeCore
 from .core.settings import ConfigError, Settings, default_home
-from .providers.base import ChatProvider
-from .tools.base import ToolContext, ToolRegistry
+from .core.tool import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from .drivers.goal_state import GoalState

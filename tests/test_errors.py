@@ -35,12 +35,12 @@ def test_docstring_draws_every_exception_class() -> None:
 @pytest.mark.parametrize(("module", "name"), [
     ("recursive_cli.core.settings", "ConfigError"),
     ("recursive_cli.providers", "ProviderError"),
-    ("recursive_cli.providers.base", "ContextLengthError"),
+    ("recursive_cli.core.provider", "ContextLengthError"),
     ("recursive_cli.providers.scripted", "ScriptError"),
     ("recursive_cli.core.interrupt", "Interrupted"),
     ("recursive_cli.features.checkpoints", "GitCommandError"),
     ("recursive_cli.features.sessions.records", "SessionSchemaError"),
-    ("recursive_cli.tools.base", "ToolError"),
+    ("recursive_cli.core.tool", "ToolError"),
     ("recursive_cli.tools.patch_engine", "PatchError"),
 ])
 def test_old_homes_still_export_the_same_classes(module: str, name: str) -> None:

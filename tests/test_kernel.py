@@ -118,7 +118,7 @@ def test_system_prompt_includes_project_instructions(workspace: Path) -> None:
 
 
 def test_tools_added_later_are_named_in_the_system_prompt(workspace: Path) -> None:
-    from recursive_cli.tools.base import ToolRegistry
+    from recursive_cli.core.tool import ToolRegistry
     from recursive_cli.tools.todo import TodoWriteTool
 
     sink = Collect()

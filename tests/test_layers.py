@@ -18,8 +18,6 @@ NAMES = ("core", "plugins", "features", "drivers", "façade", "surfaces")
 LAYERS = {
     # core: the vocabulary, the kernel, the runtime core and its extension points
     "core": CORE,
-    # the protocols plugins implement sit in the plugins' folders, but belong to the core
-    "providers.base": CORE, "tools.base": CORE,
     # plugins: implementations of the core's protocols
     "providers": PLUGINS, "tools": PLUGINS, "sinks": PLUGINS,
     # features: attach to a runtime through its extension points

@@ -23,6 +23,7 @@ from recursive_cli.core import utf8
 from recursive_cli.core.errors import Interrupted
 from recursive_cli.core.interrupt import InterruptToken
 from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.core.provider import ToolSpec
 from recursive_cli.features.compaction import (
     choose_cut,
     estimate_tokens,
@@ -31,7 +32,6 @@ from recursive_cli.features.compaction import (
     provider_size,
 )
 from recursive_cli.providers.anthropic_provider import EMPTY_TEXT, AnthropicProvider, tool_input
-from recursive_cli.providers.base import ToolSpec
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 KEY = "sk-test-0123456789"
@@ -265,7 +265,7 @@ def test_a_long_run_of_small_tool_calls_compacts_rarely(workspace: Path) -> None
     tail measured by its text alone, it kept 2–3 times too much and compacted 43 times)."""
     from recursive_cli import AgentRuntime, Settings
     from recursive_cli.core.events import CompactionDone
-    from recursive_cli.providers.base import Completion
+    from recursive_cli.core.provider import Completion
 
     steps, compactions = 1_000, []
     rng = random.Random(2)
@@ -459,7 +459,7 @@ def test_work_given_to_a_set_token_never_starts() -> None:
 @pytest.fixture
 def call(tmp_path: Path, workspace: Path) -> Any:
     """Run one tool call through the registry, as the kernel does."""
-    from recursive_cli.tools.base import ToolContext, ToolRegistry
+    from recursive_cli.core.tool import ToolContext, ToolRegistry
     from recursive_cli.tools.catalog import core_tools
     from recursive_cli.tools.sandbox import WorkspaceSandbox
 

@@ -11,9 +11,9 @@ import pytest
 from fakeserver import FakeLLMServer
 
 from recursive_cli.core.messages import Message, ToolCall
+from recursive_cli.core.provider import ChatProvider, Completion, ProviderError, RetryNotice, ToolSpec
 from recursive_cli.providers import anthropic_provider, openai_provider
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
-from recursive_cli.providers.base import ChatProvider, Completion, ProviderError, RetryNotice, ToolSpec
 from recursive_cli.providers.openai_provider import OpenAIProvider
 from recursive_cli.providers.retry import backoff_delay, call_with_retries, retry_after_seconds
 

@@ -74,7 +74,7 @@ def test_the_core_tools_import_no_tool_module_until_one_is_called(tmp_path: Path
         import asyncio, sys
         from pathlib import Path
         from recursive_cli.core.messages import ToolCall
-        from recursive_cli.tools.base import ToolContext, ToolRegistry
+        from recursive_cli.core.tool import ToolContext, ToolRegistry
         from recursive_cli.tools.catalog import core_tools
         from recursive_cli.tools.sandbox import WorkspaceSandbox
 
@@ -90,8 +90,8 @@ def test_the_core_tools_import_no_tool_module_until_one_is_called(tmp_path: Path
     """)
     assert proc.returncode == 0, proc.stderr
     before, after = proc.stdout.splitlines()
-    assert before == "['base', 'catalog', 'core_specs', 'sandbox'] 12 ['read', 'edit', 'edit', 'edit']"
-    assert after.startswith("['base', 'catalog', 'core_specs', 'files', 'sandbox'] ") and "hello" in after
+    assert before == "['catalog', 'core_specs', 'sandbox'] 12 ['read', 'edit', 'edit', 'edit']"
+    assert after.startswith("['catalog', 'core_specs', 'files', 'sandbox'] ") and "hello" in after
 
 
 # -- the fast exit -----------------------------------------------------------------------------------

@@ -30,10 +30,10 @@ from recursive_cli.core.kernel import TurnOutcome
 from recursive_cli.core.messages import Usage
 from recursive_cli.core.settings import LoadedSettings, Settings
 from recursive_cli.core.slotted import replace
+from recursive_cli.core.tool import ProcessTracker, ToolResult
 from recursive_cli.features.checkpoints.checkpointer import Snapshot
 from recursive_cli.features.checkpoints.git import ShadowGit
 from recursive_cli.features.checkpoints.scan import Skipped
-from recursive_cli.tools.base import ProcessTracker, ToolResult
 
 # `python -m recursive_cli ARGS` (runpy, as -m does), reporting at exit what start-up did: at
 # each garbage collection from the import of typer on, whether the runtime was built by then

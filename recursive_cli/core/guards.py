@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .slotted import FrozenSlotted, init_fields
 
 if TYPE_CHECKING:
-    from ..tools.base import ToolResult
     from .kernel import TurnContext
     from .messages import ToolCall
+    from .tool import ToolResult
 
 
 class Decision(FrozenSlotted):

@@ -8,8 +8,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 
-from ..providers.base import ChatProvider, Completion, DeadlineError, RetryNotice, ToolSpec
-from ..tools.base import Tool, ToolContext, ToolRegistry, ToolResult
 from .budget import Budget
 from .events import (
     EventSink,
@@ -25,8 +23,10 @@ from .events import (
 from .guards import HaltTurn, StopGuard, ToolGuard
 from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
+from .provider import ChatProvider, Completion, DeadlineError, RetryNotice, ToolSpec
 from .slotted import Slotted, replace
 from .stuck import StuckDetector
+from .tool import Tool, ToolContext, ToolRegistry, ToolResult
 
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
 HALTED_RESULT = "not run: a hook ended the turn before this call"

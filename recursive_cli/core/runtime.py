@@ -8,8 +8,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..providers.base import ChatProvider, ContextLengthError, ProviderError, RetryNotice
-from ..tools.base import TodoItem, Tool, ToolContext, ToolRegistry
 from .budget import Budget
 from .errors import SessionWriteError
 from .event_models import GoalSummary
@@ -29,8 +27,10 @@ from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
 from .pricing import Price
+from .provider import ChatProvider, ContextLengthError, ProviderError, RetryNotice
 from .slotted import replace
 from .state import SessionState
+from .tool import TodoItem, Tool, ToolContext, ToolRegistry
 
 F = TypeVar("F")
 

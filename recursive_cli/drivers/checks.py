@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..core.event_models import CheckResult
-from ..tools.base import ToolContext
+from ..core.tool import ToolContext
 from ..tools.shell import HeadTailBuffer, run_command
 
 OUTPUT_TAIL_BYTES = 4096

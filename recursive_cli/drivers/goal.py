@@ -19,9 +19,9 @@ from ..core.events import ApiRetry, FinishReason, GoalEvaluated
 from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, Message, unfinished
+from ..core.provider import ChatProvider, ProviderError, RetryNotice
 from ..core.state import count_side_replies
 from ..core.wording import counted
-from ..providers.base import ChatProvider, ProviderError, RetryNotice
 from .checks import CheckResult, run_checks
 from .fingerprint import workspace_fingerprint
 from .goal_state import DEFAULT_MAX_TURNS, Evaluation, GoalState, load_goal, save_goal

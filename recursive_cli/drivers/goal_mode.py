@@ -9,9 +9,9 @@ from ..core.kernel import TurnOutcome
 from ..core.settings import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:
+    from ..core.provider import ChatProvider
     from ..core.runtime import RuntimeCore
     from ..features.sessions.reader import LoadedSession
-    from ..providers.base import ChatProvider
 
 NOTE = ("Mode: goal. Keep working until the goal of this run (stated at the end) holds; it is "
         "verified after each of your turns.")

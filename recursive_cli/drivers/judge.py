@@ -15,7 +15,7 @@ from ..core.budget import Budget
 from ..core.event_models import JudgeVerdict
 from ..core.interrupt import InterruptToken
 from ..core.messages import Message
-from ..providers.base import ChatProvider, ProviderHooks
+from ..core.provider import ChatProvider, ProviderHooks
 from .checks import CheckResult
 
 EVIDENCE_CHARS = 16_000

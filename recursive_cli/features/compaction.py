@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from ..core.events import CompactionDone
 from ..core.interrupt import Interrupted
 from ..core.messages import Message
+from ..core.provider import ProviderError, RetryNotice
 from ..core.slotted import FrozenSlotted, init_fields
-from ..providers.base import ProviderError, RetryNotice
-from ..tools.base import cap_text
+from ..core.tool import cap_text
 
 if TYPE_CHECKING:
     from ..core.kernel import TurnContext

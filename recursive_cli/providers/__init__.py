@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import ChatProvider, ContextLengthError, ProviderError
+from ..core.provider import ChatProvider, ContextLengthError, ProviderError
 
 if TYPE_CHECKING:
     from ..core.settings import Settings

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.messages import Message, ToolCall, Usage
-from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .http_base import HttpProvider, as_count, as_dict, as_key, as_text, dumps, malformed
 from .http_client import HttpStatusError, parse_json
 from .retry import ANTHROPIC_RULES, http_error, one_line

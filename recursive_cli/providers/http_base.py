@@ -33,8 +33,8 @@ from urllib.parse import urlsplit
 from ..core import utf8
 from ..core.diagnostics import log_cause, redact
 from ..core.messages import Message
+from ..core.provider import Completion, DeadlineError, ProviderError, ProviderHooks, ToolSpec, deadline_of
 from ..core.settings import key_variables
-from .base import Completion, DeadlineError, ProviderError, ProviderHooks, ToolSpec, deadline_of
 from .http1 import CutShort, InvalidURL, ProtocolError, RedirectRefused, RequestTimeout, TooLarge, TransportError
 from .http_client import USER_AGENT, ApiClient, EventStream, HttpStatusError
 from .local import is_local_host

@@ -34,8 +34,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
+from ..core.provider import ContextLengthError, DeadlineError, ProviderError, ProviderHooks, RetryNotice
 from ..core.slotted import FrozenSlotted, init_fields
-from .base import ContextLengthError, DeadlineError, ProviderError, ProviderHooks, RetryNotice
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..core.errors import ScriptError
 from ..core.messages import Message, ToolCall, Usage
-from .base import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from .retry import call_with_retries
 
 

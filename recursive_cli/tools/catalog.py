@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
-from ..providers.base import ToolSpec
-from .base import Tool, ToolContext, ToolKind, ToolResult
+from ..core.provider import ToolSpec
+from ..core.tool import Tool, ToolContext, ToolKind, ToolResult
 
 # (module under recursive_cli.tools, class), in the order the model sees them.
 CORE: tuple[tuple[str, str], ...] = (

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 MAX_LIST_ENTRIES = 500
 MAX_GLOB_RESULTS = 200

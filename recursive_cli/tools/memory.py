@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 
 class MemoryEntry(BaseModel):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolResult
+from ..core.tool import BaseTool, ToolContext, ToolResult
 from .patch_engine import PatchError, PatchResult, apply_patch
 
 _PATH_HEADER = re.compile(r"^\s*\*\*\* (?:Add File|Update File|Delete File|Move to):\s*(.+?)\s*$",

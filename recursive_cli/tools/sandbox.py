@@ -21,7 +21,7 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .base import ToolError
+from ..core.tool import ToolError
 
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux; longer paths only produce OS errors
 

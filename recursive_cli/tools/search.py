@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 from .listing import glob_regex, project_files
 
 DEFAULT_MAX_RESULTS = 100

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .base import (
+from ..core.tool import (
     MARKER_VARIABLE,
     BaseTool,
     RunningCommand,

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, TodoItem, ToolContext, ToolResult
+from ..core.tool import BaseTool, TodoItem, ToolContext, ToolResult
 
 MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 

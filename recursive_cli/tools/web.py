@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, Field
 
-from .base import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     import httpx2

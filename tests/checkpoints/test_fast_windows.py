@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from clitools import host_pid, write_script
 
+from recursive_cli.core import tool as tool_base
 from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
 from recursive_cli.features.checkpoints.repo import head_ref
-from recursive_cli.tools import base as tool_base
 
 from .conftest import Agent, git_commands, shell
 from .test_attribution import start_run, wait_for
@@ -172,7 +172,7 @@ def test_a_quick_shell_reads_no_older_process_environment(monkeypatch: pytest.Mo
 
         import asyncio
 
-        from recursive_cli.tools.base import ToolContext
+        from recursive_cli.core.tool import ToolContext
         from recursive_cli.tools.sandbox import WorkspaceSandbox
         from recursive_cli.tools.shell import HeadTailBuffer, run_command
 

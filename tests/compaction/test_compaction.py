@@ -10,6 +10,7 @@ from pathlib import Path
 from recursive_cli import AgentRuntime, Message, Settings, ToolCall
 from recursive_cli.core.events import AgentEvent, CompactionDone
 from recursive_cli.core.messages import Usage
+from recursive_cli.core.provider import Completion, ProviderHooks, ToolSpec
 from recursive_cli.features.compaction import (
     SUMMARY_HEADER,
     SUMMARY_SYSTEM,
@@ -19,7 +20,6 @@ from recursive_cli.features.compaction import (
     estimate_tokens,
     message_tokens,
 )
-from recursive_cli.providers.base import Completion, ProviderHooks, ToolSpec
 from recursive_cli.providers.scripted import ScriptedProvider
 
 

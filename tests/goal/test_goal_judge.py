@@ -11,9 +11,9 @@ from fakeserver import FakeLLMServer
 from recursive_cli.core.budget import Budget
 from recursive_cli.core.interrupt import InterruptToken
 from recursive_cli.core.messages import Message, ToolCall
+from recursive_cli.core.provider import NullHooks
 from recursive_cli.drivers.checks import CheckResult
 from recursive_cli.drivers.judge import GoalJudge, parse_verdict, render_transcript
-from recursive_cli.providers.base import NullHooks
 from recursive_cli.providers.scripted import ScriptedProvider
 
 

@@ -7,7 +7,7 @@ import json
 import random
 
 from recursive_cli.core.messages import Message, ToolCall, Usage
-from recursive_cli.providers.base import ToolSpec
+from recursive_cli.core.provider import ToolSpec
 
 KEY = "sk-oracle-0123456789abcdef"
 TOOLS = [

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.provider import NullHooks, ProviderError
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
-from recursive_cli.providers.base import NullHooks, ProviderError
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from .wireserver import Answer, WireServer

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.provider import Completion, DeadlineError, NullHooks, ProviderError, RetryNotice
 from recursive_cli.providers import http1, sse
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
-from recursive_cli.providers.base import Completion, DeadlineError, NullHooks, ProviderError, RetryNotice
 from recursive_cli.providers.http_base import HttpProvider
 from recursive_cli.providers.http_client import ApiClient
 from recursive_cli.providers.openai_provider import OpenAIProvider

@@ -12,8 +12,8 @@ import pytest
 import runprobe
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.provider import NullHooks, ProviderError
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
-from recursive_cli.providers.base import NullHooks, ProviderError
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from . import streams

@@ -15,9 +15,9 @@ import pytest
 from fakeserver import FakeLLMServer
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.provider import ProviderError, RetryNotice
 from recursive_cli.providers import retry
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
-from recursive_cli.providers.base import ProviderError, RetryNotice
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 # The openai and anthropic SDKs cost ≈ 1.5 s of CPU to import: under pytest-xdist, every module

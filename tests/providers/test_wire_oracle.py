@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.provider import NullHooks
 from recursive_cli.providers.anthropic_provider import API_VERSION, AnthropicProvider
-from recursive_cli.providers.base import NullHooks
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from .conversations import KEY, TOOLS, conversation

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import pytest
 
 from recursive_cli.core.messages import ToolCall
-from recursive_cli.tools.base import ToolContext, ToolRegistry, ToolResult
+from recursive_cli.core.tool import ToolContext, ToolRegistry, ToolResult
 from recursive_cli.tools.catalog import core_tools
 from recursive_cli.tools.sandbox import WorkspaceSandbox
 

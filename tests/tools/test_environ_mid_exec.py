@@ -9,7 +9,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from recursive_cli.tools import base
+from recursive_cli.core import tool as base
 
 
 def test_an_environment_that_is_empty_for_a_moment_is_read_again(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from recursive_cli.core.messages import ToolCall
-from recursive_cli.tools.base import ToolContext, ToolRegistry
+from recursive_cli.core.tool import ToolContext, ToolRegistry
 from recursive_cli.tools.catalog import core_tools
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recursive_cli.tools.base import ToolError
+from recursive_cli.core.tool import ToolError
 from recursive_cli.tools.sandbox import WorkspaceSandbox
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from recursive_cli.core.tool import ProcessTracker, ToolContext, live_processes
 from recursive_cli.tools import shell
-from recursive_cli.tools.base import ProcessTracker, ToolContext, live_processes
 from recursive_cli.tools.shell import HeadTailBuffer, RunShellTool, ShellArgs
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from recursive_cli.tools import base as tool_base
+from recursive_cli.core import tool as tool_base
+from recursive_cli.core.tool import ToolContext
 from recursive_cli.tools import shell_child
-from recursive_cli.tools.base import ToolContext
 from recursive_cli.tools.shell import RunShellTool, ShellArgs
 
 

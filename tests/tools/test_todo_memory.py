@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from recursive_cli.tools.base import ToolContext
+from recursive_cli.core.tool import ToolContext
 from recursive_cli.tools.memory import memory_path
 
 

@@ -8,7 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from recursive_cli.tools.base import ToolContext
+from recursive_cli.core.tool import ToolContext
 from recursive_cli.tools.web import html_to_text, is_blocked
 
 PAGE = b"""<!doctype html><html><head><title>Demo page</title>

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ...tools.base import Sandbox, Tool
+from ...core.tool import Sandbox, Tool
 
 # Tools that never touch the workspace (they write the session or RECURSIVE_HOME only), and
 # run_background, whose job is watched from start to end by the job manager instead.

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ...core.kernel import TurnOutcome
     from ...core.messages import ToolCall
     from ...core.runtime import RuntimeCore
-    from ...tools.base import Tool
+    from ...core.tool import Tool
 
 T = TypeVar("T")
 

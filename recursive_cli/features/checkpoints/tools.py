@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from ...tools.base import BaseTool, Tool, ToolContext, ToolError, ToolResult
+from ...core.tool import BaseTool, Tool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from .checkpointer import GitCheckpointer, TurnCheckpoints

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.events import HookFinished, HookStarted
 from ...core.guards import Decision, HaltTurn, PromptBlocked
 from ...core.messages import ToolCall
-from ...tools.base import ToolResult
+from ...core.tool import ToolResult
 from ...tools.claude_names import ClaudeView, claude_name
 from .config import HookConfig
 from .runner import HookOutcome, run_hook

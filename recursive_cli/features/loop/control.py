@@ -22,7 +22,7 @@ from .wakeup import Wakeup, WakeupSlot, human_duration
 
 if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
-    from ...tools.base import CommandSandbox
+    from ...core.tool import CommandSandbox
 
 STATE_KEY = "loop"
 DEFAULT_MAX_ITERATIONS = 100

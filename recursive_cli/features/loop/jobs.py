@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from ...tools.base import read_environ
+from ...core.tool import read_environ
 from ...tools.shell import ENV_HIDDEN, ENV_OVERRIDES, KILL_GRACE_SECONDS, kill_group, terminate_group
 
 if TYPE_CHECKING:
-    from ...tools.base import CommandSandbox, RunningCommand
+    from ...core.tool import CommandSandbox, RunningCommand
 
 JobStatus = Literal["running", "exited", "timed_out", "stopped", "lost"]
 MARKER_VARIABLE = "RECURSIVE_JOB_MARKER"  # lets a resumed run recognise a job's orphans

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, Field
 
-from ...tools.base import BaseTool, Tool, ToolContext, ToolError, ToolKind, ToolResult
+from ...core.tool import BaseTool, Tool, ToolContext, ToolError, ToolKind, ToolResult
 from .reports import ending, job_status_text
 from .wakeup import human_duration
 

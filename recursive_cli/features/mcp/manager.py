@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ...tools.base import ToolContext, ToolResult
+from ...core.tool import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
 from .config import HttpServer, McpConfig, McpState, SdkServer, ServerEntry, StdioServer, call_timeout
 from .models import Resource, ServerPrompt, ServerTool

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from ...core.provider import ToolSpec
+from ...core.tool import BaseTool, ToolContext, ToolKind, ToolResult, first_line
 from ...core.wording import counted
-from ...providers.base import ToolSpec
-from ...tools.base import BaseTool, ToolContext, ToolKind, ToolResult, first_line
 from .models import CallResult, Content, Contents, ServerTool
 
 if TYPE_CHECKING:

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.budget import Spent
+from ...core.provider import Replaying
 from ...core.runtime import RuntimeCore
 from ...core.settings import Settings
 from ...core.slotted import Slotted
 from ...core.state import SessionState, SideReplies
-from ...providers.base import Replaying
 from .lock import SessionLock, acquire_lock
 from .meta import FirstPrompt, SessionBudgets, SessionMeta, make_title
 from .writer import JsonlSessionWriter

@@ -34,7 +34,7 @@ from .typeahead import TypeAhead
 
 if TYPE_CHECKING:
     from ...agent import AgentRuntime
-    from ...providers.base import ChatProvider
+    from ...core.provider import ChatProvider
     from ..cli.launch import Launch
     from .input import InputLine
 

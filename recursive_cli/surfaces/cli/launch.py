@@ -28,10 +28,10 @@ from .options import CommonOptions, RunOptions
 from .prompt_input import empty_prompt_message
 
 if TYPE_CHECKING:
+    from ...core.tool import Tool
     from ...features.mcp import McpConfig, McpState
     from ...features.sessions.reader import LoadedSession
     from ...features.sessions.writer import JsonlSessionWriter
-    from ...tools.base import Tool
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -226,7 +226,7 @@ def launch(spec: Launch, work: Work) -> int:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
                    .session_id(spec.session_id).sink(sink))
         if settings.bare:
-            from ...tools.base import ToolRegistry
+            from ...core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...core.messages import Message
+from ...core.provider import ChatProvider
 from ...features.sessions.binding import remember_model
-from ...providers.base import ChatProvider
 from . import protocol
 from .build import HeadlessRun, json_schema
 from .flags import CLAUDE_MODES, UsageError

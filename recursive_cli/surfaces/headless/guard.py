@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 from ...core.events import AgentEvent, ToolStarted
 from ...core.guards import Decision
 from ...core.messages import ToolCall
+from ...core.tool import Tool, ToolContext, ToolRegistry, ToolResult
 from ...features.permissions import READ_ONLY_EXTRAS
-from ...tools.base import Tool, ToolContext, ToolRegistry, ToolResult
 from . import hooks as hook_rules
 from .channel import ControlChannel, ControlError
 from .hooks import HookSet

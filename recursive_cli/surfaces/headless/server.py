@@ -31,9 +31,9 @@ from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, 
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
 from ...core.messages import ToolCall, Usage
+from ...core.provider import ChatProvider
 from ...core.results import errors, exit_code_for, stop_reason
 from ...features.sessions.records import SessionWriteError
-from ...providers.base import ChatProvider
 from ...sinks.claude_stream import TurnResult
 from . import hooks as hook_rules
 from . import protocol

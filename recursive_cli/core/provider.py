@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ..core.errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
-from ..core.messages import Message, Usage
-from ..core.slotted import FrozenSlotted, init_fields
+from .errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
+from .messages import Message, Usage
+from .slotted import FrozenSlotted, init_fields
 
 # Why the model stopped. Only after "end" and "tool_calls" is a reply whole; "length" is the
 # output limit, "content_filter" the provider's filter, "refusal" the model declining.

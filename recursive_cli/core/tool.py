@@ -14,10 +14,10 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.errors import ToolError
-from ..core.messages import ToolCall
-from ..core.slotted import FrozenSlotted, Slotted, init_fields
-from ..providers.base import ToolSpec
+from .errors import ToolError
+from .messages import ToolCall
+from .provider import ToolSpec
+from .slotted import FrozenSlotted, Slotted, init_fields
 
 ToolKind = Literal["read", "edit", "shell", "other"]
 A = TypeVar("A", bound=BaseModel)
