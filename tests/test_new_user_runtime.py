@@ -71,3 +71,19 @@ def test_sessions_list_never_cuts_an_id_but_the_title(workspace: Path, tmp_path:
         assert len(line.rstrip()) <= columns
         if columns > 100:  # (at 80 the other columns leave the title no room)
             assert "refactor" in line and "…" in line  # the title shown as far as it fits
+
+
+def test_counts_of_one_read_in_the_singular(workspace: Path) -> None:
+    """`+1 line`, `1 entry`, `1 file`: what the tour's first line shows, and what the model reads."""
+    script = write_script(workspace.parent / "one.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hi')\n"}}]},
+        {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.py"}}]},
+        {"text": "done"},
+    ])
+    proc = invoke("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                  "-o", "stream-json")
+    assert proc.returncode == 0, proc.stderr
+    assert "(new file, +1 line)" in proc.stderr and "+1 lines" not in proc.stderr
+    assert "(1 entry)" in proc.stderr and "(1 file)" in proc.stderr, proc.stderr
+    assert '"content":"created hello.py (1 line)"' in proc.stdout.replace(": ", ":")

@@ -14,6 +14,7 @@ from typing import TextIO
 from pydantic import BaseModel, Field
 
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.wording import counted
 
 DEFAULT_LINE_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -164,10 +165,10 @@ class WriteFileTool(BaseTool[WriteArgs]):
         path.write_bytes(data)
         lines = count_lines(args.content)
         if old is None:
-            return ToolResult(f"created {shown} ({lines} lines)",
-                              summary=f"new file, +{lines} lines")
+            return ToolResult(f"created {shown} ({counted(lines, 'line')})",
+                              summary=f"new file, +{counted(lines, 'line')}")
         added, removed = line_delta(old, args.content)
-        return ToolResult(f"wrote {shown} ({lines} lines)", summary=f"+{added} −{removed}")
+        return ToolResult(f"wrote {shown} ({counted(lines, 'line')})", summary=f"+{added} −{removed}")
 
 
 class EditArgs(BaseModel):
@@ -204,7 +205,7 @@ class EditFileTool(BaseTool[EditArgs]):
         write_text(path, updated.replace("\n", "\r\n") if crlf else updated)
         added, removed = line_delta(args.old_string, args.new_string)
         added, removed = added * count, removed * count
-        times = "1 occurrence" if count == 1 else f"{count} occurrences"
+        times = counted(count, 'occurrence')
         return ToolResult(f"edited {shown}: replaced {times} (+{added} −{removed} lines)",
                           summary=f"+{added} −{removed}")
 

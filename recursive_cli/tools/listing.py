@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
+from ..core.wording import counted
 
 MAX_LIST_ENTRIES = 500
 MAX_GLOB_RESULTS = 200
@@ -55,7 +56,7 @@ class ListDirTool(BaseTool[ListArgs]):
         if full:
             text += (f"\n[listing stopped at {MAX_LIST_ENTRIES} entries; list a subdirectory "
                      "or use a smaller depth]")
-        return ToolResult(text, summary=f"{len(lines)} entries")
+        return ToolResult(text, summary=counted(len(lines), "entry", "entries"))
 
 
 def tree_lines(root: Path, depth: int, cap: int) -> tuple[list[str], bool]:
@@ -127,7 +128,7 @@ class GlobTool(BaseTool[GlobArgs]):
         if len(found) > MAX_GLOB_RESULTS:
             lines.append(f"[{len(found) - MAX_GLOB_RESULTS} more files match; showing the "
                          f"{MAX_GLOB_RESULTS} most recently modified — narrow the pattern]")
-        return ToolResult("\n".join(lines), summary=f"{len(found)} files")
+        return ToolResult("\n".join(lines), summary=counted(len(found), "file"))
 
 
 def relative_pattern(pattern: str) -> str:

@@ -493,7 +493,7 @@ def test_an_mcp_servers_prompt_is_a_command_that_sends_its_text(open_chat: Open,
         chat.expect("/mcp__raw__greet  Greet someone.")
         chat.prompt()
         chat.say("/mcp")
-        chat.expect("✓ raw  4 tools, 1 prompts")
+        chat.expect("✓ raw  4 tools, 1 prompt")
         chat.prompt()
         chat.say("/mcp__raw__greet")
         chat.expect("usage: /mcp__raw__greet WHO (who missing)")

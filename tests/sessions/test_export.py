@@ -71,7 +71,7 @@ def test_unknown_format_is_refused(loaded):
 
 def test_render_conversation_is_readable_text(loaded):
     text = render_conversation(loaded)
-    assert text.splitlines()[0].startswith("session s1 · run · gpt-test · running · 1 turns")
+    assert text.splitlines()[0].startswith("session s1 · run · gpt-test · running · 1 turn")
     assert "user: fix the failing test" in text and "assistant: Let me look." in text
     assert '  → run_shell {"command": "pytest -q"}' in text
     assert "  ← run_shell (error):\n    1 failed" in text

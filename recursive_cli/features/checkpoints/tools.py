@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 from ...core.tool import BaseTool, Tool, ToolContext, ToolError, ToolResult
+from ...core.wording import counted
 
 if TYPE_CHECKING:
     from .checkpointer import GitCheckpointer, TurnCheckpoints
@@ -65,10 +66,10 @@ class CheckpointListTool(_CheckpointTool):
             if len(changes) > LISTED_FILES:
                 lines.append(f"… and {len(changes) - LISTED_FILES} more")
             return ToolResult("\n".join(lines) or f"turn {turn} changed no files",
-                              summary=f"turn {turn}: {len(changes)} files")
+                              summary=f"turn {turn}: {counted(len(changes), 'file')}")
         lines = [f"turn {t.turn}: {_files(len(history.own({t.turn})))} changed"
                  + ("" if t.after else " so far") for t in turns]
-        return ToolResult("\n".join(lines) or "no checkpoints yet", summary=f"{len(turns)} turns")
+        return ToolResult("\n".join(lines) or "no checkpoints yet", summary=counted(len(turns), "turn"))
 
 
 class CheckpointDiffTool(_CheckpointTool):

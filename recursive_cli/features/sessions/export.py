@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ...core.messages import Message, ToolCall
+from ...core.wording import counted
 from .reader import LoadedSession
 from .records import MessageRecord, RepairRecord
 
@@ -93,7 +94,7 @@ def render_conversation(loaded: LoadedSession) -> str:
     """The conversation as plain text, for `sessions show`."""
     meta = loaded.meta
     lines = [f"session {meta.id} · {meta.mode} · {meta.model} · {meta.status} · "
-             f"{loaded.turns} turns · {meta.workspace}"]
+             f"{counted(loaded.turns, 'turn')} · {meta.workspace}"]
     lines += [f"warning: {warning}" for warning in loaded.warnings]
     if meta.imported is not None:
         lines.append(f"imported from {meta.imported.source} at {meta.imported.at}")

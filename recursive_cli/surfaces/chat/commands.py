@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ...core.choices import PERMISSION_MODES
 from ...core.errors import CheckpointError
 from ...core.messages import Message
+from ...core.wording import counted
 from ...features.sessions.binding import remember_model
 from ...features.sessions.records import SessionError
 
@@ -84,7 +85,7 @@ async def _mcp(chat: ChatSession, args: str) -> None:
         return
     for server in manager.connections.values():
         if server.status == "connected":
-            counts = f"{len(server.tools)} tools" + (f", {len(server.prompts)} prompts" if server.prompts else "")
+            counts = counted(len(server.tools), "tool") + (f", {counted(len(server.prompts), 'prompt')}" if server.prompts else "")
             chat.sink.line(f"  ✓ {server.name}  {counts}")
         else:
             chat.sink.line(f"  ✗ {server.name}  {server.status}: {server.error}", "red")
@@ -338,7 +339,7 @@ async def _sessions(chat: ChatSession, args: str) -> None:
     for meta in metas[-20:]:
         mark = "*" if meta.id == current else " "
         chat.sink.line(f"{mark} {meta.id}  {meta.updated[:16].replace('T', ' ')}  "
-                       f"{meta.turns:>3} turns  {meta.title}")
+                       f"{meta.turns:>3} {'turn ' if meta.turns == 1 else 'turns'}  {meta.title}")
     chat.sink.line("/resume ID opens one (an id prefix will do)", "dim")
 
 
