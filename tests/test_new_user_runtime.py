@@ -87,3 +87,14 @@ def test_counts_of_one_read_in_the_singular(workspace: Path) -> None:
     assert "(new file, +1 line)" in proc.stderr and "+1 lines" not in proc.stderr
     assert "(1 entry)" in proc.stderr and "(1 file)" in proc.stderr, proc.stderr
     assert '"content":"created hello.py (1 line)"' in proc.stdout.replace(": ", ":")
+
+
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
+def test_anthropic_base_url_with_or_without_v1_posts_to_v1_messages(workspace: Path, suffix: str) -> None:
+    """The README's examples end their base URLs in /v1; the Anthropic SDK's users write none."""
+    with FakeLLMServer([{"text": "done"}]) as server:
+        proc = invoke("run", "hi", "-C", str(one_file(workspace)), "--provider", "anthropic",
+                      "--api-base", server.url + suffix, "-m", "claude-x", env=KEY)
+        paths = [request.path for request in server.requests]
+    assert proc.returncode == 0, proc.stderr
+    assert paths == ["/v1/messages"] and "done" in proc.stdout

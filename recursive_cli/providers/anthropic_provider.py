@@ -61,6 +61,15 @@ Blocks = tuple[bytes, ...]
 Wire = tuple[str, Blocks]
 
 
+def without_v1(base_url: str | None) -> str | None:
+    """`https://host/v1` and `https://host` both name the API: the Messages path already starts
+    with `/v1`, and the OpenAI-style spelling ending in `/v1` is what most examples show."""
+    if base_url is None:
+        return None
+    trimmed = base_url.rstrip("/")
+    return trimmed.removesuffix("/v1") if trimmed.endswith("/v1") else base_url
+
+
 class AnthropicProvider(HttpProvider):
     """A ChatProvider for Anthropic's Messages API."""
 
@@ -76,7 +85,7 @@ class AnthropicProvider(HttpProvider):
         if not api_key and not base_url:
             raise ProviderError("no API key for the anthropic provider: "
                                 "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
-        super().__init__(model, stream, api_key, base_url, request_headers(api_key), timeout)
+        super().__init__(model, stream, api_key, without_v1(base_url), request_headers(api_key), timeout)
         tokens = str(int(max_tokens or DEFAULT_MAX_TOKENS)).encode()
         self._head = b'{"max_tokens":' + tokens + b',"messages":'
         self._model = b',"model":' + dumps(model) + (b',"stream":true' if stream else b"")
