@@ -98,3 +98,22 @@ def test_anthropic_base_url_with_or_without_v1_posts_to_v1_messages(workspace: P
         paths = [request.path for request in server.requests]
     assert proc.returncode == 0, proc.stderr
     assert paths == ["/v1/messages"] and "done" in proc.stdout
+
+
+def test_verbose_off_a_terminal_shows_the_models_text_and_each_tools_output(workspace: Path) -> None:
+    """A CI log of `run -v` tells what happened: text between calls, each output under its call."""
+    script = write_script(workspace.parent / "v.json", [
+        {"text": "Let me look at the numbers.", "tool_calls": [
+            {"name": "run_shell", "arguments": {"command": "seq 1 30"}}]},
+        {"text": "The last is 30."},
+    ])
+    args = ("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+    plain = invoke(*args)
+    verbose = invoke(*args, "-v")
+    assert plain.returncode == verbose.returncode == 0, verbose.stderr
+    assert "Let me look" not in plain.stderr and "\n  1\n" not in plain.stderr
+    assert "Let me look at the numbers." in verbose.stderr
+    shown = verbose.stderr.split("run_shell seq 1 30", 1)[1]
+    assert "\n  1\n  2\n" in shown and "\n  20\n" in shown and "\n  21\n" not in shown
+    assert re.search(r"\n  … [0-9]+ more lines\n", shown)
+    assert verbose.stdout.strip() == "The last is 30." and "The last is 30." not in verbose.stderr

@@ -34,7 +34,7 @@ from ..core.events import (
     ToolStarted,
     TurnFinished,
 )
-from ..core.messages import Usage
+from ..core.messages import Message, Usage
 from ..core.pricing import ModelPrice, price_for
 from .answer import answer_text
 from .live import LiveRegion, StreamTail, same_terminal
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 # C0 and C1 control characters except tab and newline: a model can put escape sequences in a
 # path, a command or its text, and the terminal must show them, not obey them.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+VERBOSE_LINES = 20  # of a tool's output, shown with --verbose
 
 
 def printable(text: str) -> str:
@@ -131,6 +132,7 @@ class PlainTerminalSink:
         self._quiet = quiet
         self._verbose = verbose
         self._tally = _Tally(prices)
+        self._output = ""  # with --verbose: the last tool result, shown under its call's line
 
     def emit(self, event: AgentEvent) -> None:
         self._tally.see(event)
@@ -150,8 +152,11 @@ class PlainTerminalSink:
             return None if self._quiet else self._summary(event)
         if self._quiet:
             return None
+        if self._verbose and isinstance(event, MessageAdded):
+            return self._verbose_message(event.message)
         if isinstance(event, ToolFinished):
-            return tool_line(event)
+            output, self._output = self._output, ""
+            return tool_line(event) + (f"\n{indented(output)}" if output.strip() else "")
         if isinstance(event, Notice):
             return event.text() or None
         if isinstance(event, PermissionDenied):
@@ -162,6 +167,22 @@ class PlainTerminalSink:
         if isinstance(event, TurnFinished) and self._verbose:
             return f"turn {event.turn} ended: {event.finish_reason.value} {event.detail}".rstrip()
         return None
+
+    def _verbose_message(self, message: Message) -> str | None:
+        """With --verbose off a terminal, a CI log tells what happened: the model's text between
+        its tool calls (the answer itself is on stdout) and each tool's output, under its line."""
+        if message.role == "tool":
+            self._output = message.content
+        elif message.role == "assistant" and message.tool_calls and message.content.strip():
+            return message.content.strip()
+        return None
+
+
+def indented(output: str, lines: int = VERBOSE_LINES) -> str:
+    """A tool's output under its line: indented, its first `lines` lines, and how many more."""
+    shown = output.rstrip("\n").splitlines()
+    more = f"\n  … {count(len(shown) - lines, 'more line')}" if len(shown) > lines else ""
+    return "\n".join(f"  {line}" for line in shown[:lines]) + more
 
 
 def _text(text: str, style: str = "") -> Text:
