@@ -3,14 +3,18 @@ hint only when the snapshot is slow, the run's limits, the providers' URLs, cost
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from clitools import invoke, require, write_script
 from fakeserver import FakeLLMServer
+
+from recursive_cli.core.procs import process_alive
 
 KEY = {"RECURSIVE_API_KEY": "sk-test-0123456789abcdef"}
 HINT = "checkpoint: the snapshot took"
@@ -117,3 +121,37 @@ def test_verbose_off_a_terminal_shows_the_models_text_and_each_tools_output(work
     assert "\n  1\n  2\n" in shown and "\n  20\n" in shown and "\n  21\n" not in shown
     assert re.search(r"\n  … [0-9]+ more lines\n", shown)
     assert verbose.stdout.strip() == "The last is 30." and "The last is 30." not in verbose.stderr
+
+
+def test_max_duration_cuts_a_running_command_and_the_session_resumes(workspace: Path, tmp_path: Path) -> None:
+    """`--max-duration 2s` stops a 30 s command at 2 s: the call is answered (paired), its process
+    is gone, the run ends as the limit says (exit 3), and `resume` carries on."""
+    pid_file = tmp_path / "pid"
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": f"echo $$ > {pid_file}; exec sleep 30"}}]},
+        {"text": "never reached"},
+    ])
+    started = time.monotonic()
+    proc = invoke("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                  "--max-duration", "2s", "--sandbox", "off", "-o", "json")
+    took = time.monotonic() - started
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 3 and took < 15, (took, proc.stderr)
+    assert result["subtype"] == "error_max_budget" and "--max-duration of 2 s" in result["errors"][0]
+    assert "stopped at --max-duration" in proc.stderr
+    assert not process_alive(int(pid_file.read_text()))
+    again = write_script(tmp_path / "again.json", [{"text": "placeholder"}, {"text": "carried on"}])
+    resumed = invoke("resume", result["session_id"], "go on", "-C", str(workspace), "--provider", "scripted",
+                     "--script", str(again))
+    assert resumed.returncode == 0 and "carried on" in resumed.stdout, resumed.stderr
+    shown = invoke("sessions", "show", result["session_id"], cwd=workspace).stdout
+    assert "--max-duration ran out during this call" in shown
+
+
+def test_max_duration_cuts_a_slow_model_reply(workspace: Path) -> None:
+    with FakeLLMServer([{"text": "late", "delay": 12}]) as server:
+        started = time.monotonic()
+        proc = invoke("run", "hi", "-C", str(one_file(workspace)), *openai_args(server),
+                      "--max-duration", "2s", env=KEY)
+    assert proc.returncode == 3 and time.monotonic() - started < 10, proc.stderr
+    assert "--max-duration" in proc.stderr and "late" not in proc.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -29,6 +30,7 @@ from .stuck import StuckDetector
 from .tool import Tool, ToolContext, ToolRegistry, ToolResult
 
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
+OUT_OF_TIME_RESULT = "stopped: the run's --max-duration ran out during this call; effects unknown"
 HALTED_RESULT = "not run: a hook ended the turn before this call"
 # Told to the model after a reply cut off at the output limit while it was calling tools.
 CUT_OFF_NOTE = ("Your last reply was cut off at the output limit, so none of its tool calls ({names}) "
@@ -317,7 +319,8 @@ class AgentKernel:
         ctx.sink.emit(ToolStarted(call=call, subject=subject))
         started = time.monotonic()
         try:
-            result = await ctx.interrupt.race(self._permitted_call(ctx, call, subject, outcome))
+            result = await ctx.interrupt.race(_by_deadline(lambda: self._permitted_call(ctx, call, subject, outcome),
+                                                           ctx.budget.deadline()))
         except Interrupted:
             result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
         except HaltTurn as exc:  # the call is answered; the turn ends after it
@@ -392,3 +395,13 @@ def _excerpt(text: str, limit: int = 200) -> str:
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
+
+async def _by_deadline(call: Callable[[], Awaitable[ToolResult]], deadline: float | None) -> ToolResult:
+    """The tool call, cut short (its processes stopped, as by an interrupt) when --max-duration
+    runs out: answered, so the transcript stays paired and the session resumable."""
+    if deadline is None:
+        return await call()
+    try:
+        return await asyncio.wait_for(call(), max(0.0, deadline - time.monotonic()))
+    except asyncio.TimeoutError:
+        return ToolResult(OUT_OF_TIME_RESULT, is_error=True, summary="stopped at --max-duration")
