@@ -504,3 +504,16 @@ def test_an_mcp_servers_prompt_is_a_command_that_sends_its_text(open_chat: Open,
         chat.prompt()
         assert chat.leave() == 0
     assert user_messages(server.requests[0].body) == ["Say hello to Ada."]
+
+
+def test_an_unpriced_models_cost_is_unknown_from_the_start(open_chat: Open) -> None:
+    """Not `$0.0000` before the first reply and `cost unknown` after: unknown throughout."""
+    with FakeLLMServer([{"text": "hi back"}]) as server:
+        chat = open_chat(*server_args(server, model="my-local-model"))
+        chat.prompt()
+        chat.expect("my-local-model · 0 tokens · cost unknown")
+        chat.say("hello")
+        chat.expect("hi back")
+        chat.prompt()
+        assert "$0.0000" not in chat.seen
+        assert chat.leave() == 0

@@ -99,7 +99,7 @@ def test_the_key_travels_in_the_runtime_environment_only(tmp_path: Path, isolate
     assert [str(p) for p in files if KEY.encode() in p.read_bytes()] == []
 
     # the live display: the headline with counts and cost, each task's last action, then the table
-    assert "fleet: 0/2 done · 1 running" in terminal
+    assert "fleet: 0/2 done · 1 running · 0 failed · no cost yet" in terminal and "$0.0000" not in terminal
     assert "run_shell echo a > a.txt" in terminal
     assert "✓ a: success" in terminal and "✓ b: success" in terminal
     assert "2/2 succeeded · 0 failed · 0 not run" in terminal

@@ -26,6 +26,7 @@ from ...core.events import EventSink, FinishReason
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
 from ...core.messages import unfinished
+from ...core.pricing import price_for
 from ...core.settings import Settings
 from ...features.sessions.records import SessionWriteError
 from ...sinks.terminal import cost_text, printable
@@ -243,8 +244,10 @@ class ChatSession:
         usage = runtime.usage
         model = runtime.provider.model
         share = self.sink.context_tokens * 100 // max(1, context_window(model))
-        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens",
-                 cost_text(runtime.budget.total_cost), f"context {share}%"]
+        cost = runtime.budget.total_cost
+        if not cost and price_for(model, self.settings.prices) is None:
+            cost = None  # an unpriced model: unknown from the start, not $0.0000 until its first reply
+        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens", cost_text(cost), f"context {share}%"]
         queued = runtime.queue_len()
         if queued:
             parts.append(f"+{queued} queued")

@@ -77,7 +77,7 @@ class Tally:
 
     def headline(self) -> str:
         return (f"fleet: {self.done}/{self.total} done · {len(self.running)} running · "
-                f"{self.failed} failed · {cost_text(self.cost, self.unpriced)}")
+                f"{self.failed} failed · {cost_text(self.cost, self.unpriced) if self.done else 'no cost yet'}")
 
     def start(self, task_id: str, attempt: int) -> None:
         self.running[task_id] = _Running(attempt)
