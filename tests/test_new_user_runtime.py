@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -155,3 +156,25 @@ def test_max_duration_cuts_a_slow_model_reply(workspace: Path) -> None:
                       "--max-duration", "2s", env=KEY)
     assert proc.returncode == 3 and time.monotonic() - started < 10, proc.stderr
     assert "--max-duration" in proc.stderr and "late" not in proc.stdout
+
+
+def test_sessions_show_marks_the_turns_a_restore_took_back(workspace: Path, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+
+    def turn(n: int, *more: str) -> None:
+        script = write_script(tmp_path / f"t{n}.json", [{"text": "placeholder"}] * (n - 1) + [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": f"f{n}.txt", "content": f"{n}\n"}}]},
+            {"text": f"turn {n} done"}])
+        proc = invoke("run", *more, f"turn {n}", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
+        assert proc.returncode == 0, proc.stderr
+
+    turn(1)
+    turn(2, "-c")
+    session = invoke("sessions", "list", "--json", cwd=workspace).stdout
+    session_id = json.loads(session)[0]["id"]
+    restored = invoke("checkpoints", "restore", session_id, "--turn", "2", cwd=workspace)
+    assert restored.returncode == 0, restored.stderr
+    shown = invoke("sessions", "show", session_id, cwd=workspace).stdout
+    assert "── turn 1 ──" in shown and "── turn 2 (rewound: no longer in the conversation) ──" in shown
+    markdown = invoke("sessions", "export", session_id, "--format", "md", cwd=workspace).stdout
+    assert "## Turn 1\n" in markdown and "## Turn 2 (rewound" in markdown

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 
 from ...core.messages import Message, ToolCall
 from ...core.wording import counted
-from .reader import LoadedSession
+from .reader import LoadedSession, rewound_turns
 from .records import MessageRecord, RepairRecord
 
 EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "json", "md")
 RESULT_LIMIT = 2000
 ARGS_LIMIT = 200
+REWOUND = " (rewound: no longer in the conversation)"
 
 
 def export_session(loaded: LoadedSession, fmt: str) -> str:
@@ -54,10 +55,11 @@ def _markdown(loaded: LoadedSession) -> str:
     table = ["| | |", "|---|---|"] + [f"| {name} | {_cell(value)} |" for name, value in _meta_rows(loaded)]
     blocks = [f"# {_one_line(meta.title) or 'Session ' + meta.id}", "\n".join(table)]
     current = 0
+    rewound = rewound_turns(loaded.records)
     for turn, message in _turns(loaded):
         if turn != current:
             current = turn
-            blocks.append(f"## Turn {turn}")
+            blocks.append(f"## Turn {turn}" + (REWOUND if turn in rewound else ""))
         blocks += _markdown_message(message)
     return "\n\n".join(blocks) + "\n"
 
@@ -100,10 +102,11 @@ def render_conversation(loaded: LoadedSession) -> str:
         lines.append(f"imported from {meta.imported.source} at {meta.imported.at}")
         lines += [f"  kept out: {line}" for line in meta.imported.dropped]
     current = 0
+    rewound = rewound_turns(loaded.records)
     for turn, message in _turns(loaded):
         if turn != current:
             current = turn
-            lines += ["", f"── turn {turn} ──"]
+            lines += ["", f"── turn {turn}{REWOUND if turn in rewound else ''} ──"]
         lines += _plain_message(message)
     return "\n".join(lines) + "\n"
 

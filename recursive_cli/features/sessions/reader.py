@@ -423,6 +423,12 @@ def _not_rewound(records: list[TranscriptRecord]) -> list[TranscriptRecord]:
     return kept
 
 
+def rewound_turns(records: list[TranscriptRecord]) -> set[int]:
+    """The turns a `rewind` record took back (still on disk, no longer in the conversation)."""
+    kept = {_turn_of(record) for record in _not_rewound(records)}
+    return {turn for record in records if (turn := _turn_of(record)) is not None and turn not in kept}
+
+
 def _turn_of(record: TranscriptRecord) -> int | None:
     """The turn a record belongs to, when it says."""
     if isinstance(record, ExtraRecord):
