@@ -28,7 +28,7 @@ from recursive_cli.features.mcp.client import McpCallError, McpConnection
 from recursive_cli.features.mcp.config import HttpServer, ServerEntry
 from recursive_cli.features.mcp.models import call_result, tools_page
 from recursive_cli.features.mcp.tools import to_result
-from recursive_cli.providers.http_client import PROXY_VARIABLES
+from recursive_cli.net.http_client import PROXY_VARIABLES
 
 
 def connection(url: str, transport: str = "http", headers: dict[str, str] | None = None) -> McpConnection:

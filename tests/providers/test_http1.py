@@ -25,8 +25,8 @@ import httpx2
 import pytest
 import trustme
 
-from recursive_cli.providers import http1
-from recursive_cli.providers.http_client import ApiClient, HttpStatusError
+from recursive_cli.net import http1
+from recursive_cli.net.http_client import ApiClient, HttpStatusError
 
 Reply = Callable[[bytes], list[bytes]]  # the request's bytes → what to send, piece by piece ("" = close)
 
