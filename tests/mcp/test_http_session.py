@@ -204,7 +204,7 @@ def handwritten() -> Iterator[tuple[str, dict[str, Any]]]:
 def test_session_ids_a_dropped_session_events_the_servers_requests_and_the_end(
         handwritten: tuple[str, dict[str, Any]], via_proxy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """(`via_proxy`: HTTP_PROXY names the server itself, which answers the proxy's absolute-form
-    requests as its own: every message then goes through httpx2, as behind a real proxy.)"""
+    requests as its own: every message then goes in absolute form, as to a real proxy.)"""
     url, state = handwritten
     for name in ("NO_PROXY", "no_proxy", *PROXY_VARIABLES):
         monkeypatch.delenv(name, raising=False)
