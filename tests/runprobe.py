@@ -9,7 +9,7 @@ the whole test session, and its users carry `ONE_WORKER` so that under pytest-xd
 runs them all. The observation is read-only (frozen), so no test can change what another sees.
 
     run = observed_run("openai", stream=True, tmp_path_factory=tmp_path_factory)
-    assert run.returncode == 0 and "recursive_cli.providers.http1" in run.modules
+    assert run.returncode == 0 and "recursive_cli.net.http1" in run.modules
 """
 
 from __future__ import annotations

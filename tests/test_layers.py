@@ -19,7 +19,7 @@ LAYERS = {
     # core: the vocabulary, the kernel, the runtime core and its extension points
     "core": CORE,
     # plugins: implementations of the core's protocols
-    "providers": PLUGINS, "tools": PLUGINS, "sinks": PLUGINS,
+    "providers": PLUGINS, "tools": PLUGINS, "sinks": PLUGINS, "net": PLUGINS,
     # features: attach to a runtime through its extension points
     "features": FEATURES,
     # drivers: runs of many turns over RuntimeCore.run

@@ -18,7 +18,7 @@ from clitools import json_lines, run_cli, write_script
 
 from recursive_cli.features.sessions.lock import LOCK_FILE
 from recursive_cli.features.sessions.reader import load_session
-from recursive_cli.providers.http_client import ApiClient
+from recursive_cli.net.http_client import ApiClient
 
 PYTHON = sys.executable
 
@@ -34,7 +34,7 @@ def test_a_client_loads_the_system_certificates_only_for_its_first_https_request
     """Loading them costs 20–25 ms of start-up, and a local server's run never needs them."""
     import asyncio
 
-    from recursive_cli.providers import http1
+    from recursive_cli.net import http1
 
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)

@@ -23,8 +23,24 @@ The modules that raise these errors re-export them under their old names.
      │    ├── GitMissingError       no `git` executable on PATH
      │    ├── GitCommandError       a git command failed (its stderr is in the message)
      │    └── UnknownTurnError      the session has no checkpoint for that turn
-     └── ToolError                  a tool could not do what was asked (goes back to the model)
-          └── PatchError            a patch cannot be parsed or applied (`applied`: what was kept)
+     ├── ToolError                  a tool could not do what was asked (goes back to the model)
+     │    └── PatchError            a patch cannot be parsed or applied (`applied`: what was kept)
+     ├── TransportError             no (whole) HTTP answer (net/http1.py): chained to its cause
+     │    ├── ConnectError          no connection (a name not found, a refusal, TLS, a proxy's no)
+     │    ├── RequestTimeout        connecting, sending or an answer took longer than the timeout
+     │    ├── HttpProtocolError     the answer is not HTTP/1.1 as we can read it
+     │    │    ├── CutShort         the connection ended before the whole answer had come
+     │    │    └── TooLarge         a body, line or event over caps.LINE_CAP
+     │    ├── InvalidURL            a URL (or proxy URL) we cannot send to
+     │    ├── HeaderRefused         a header name or value holding CR, LF or NUL: nothing is sent
+     │    └── RedirectRefused       https to http, or to a scheme we cannot send to
+     ├── HttpStatusError            an answer with status 400 or more (`status`, `headers`, `body`)
+     ├── McpHttpError               an MCP server over HTTP answered one message with an error status
+     ├── McpSessionGone             a 404 for the session's id: the server dropped it (started again)
+     └── StreamTooLongError         an event-stream line or event over LINE_CAP (also a ValueError)
+
+    ProviderError also holds DeadlineError (the run's --max-duration came first: not retried)
+    and BriefRetryError (a local server refusing: retried briefly).
 
     Interrupted                     control flow, not a failure: the interrupt token fired
 
@@ -35,6 +51,7 @@ catching `RecursiveError` to report a failure must never swallow it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 
@@ -154,6 +171,85 @@ class PatchError(ToolError):
     def __init__(self, message: str, applied: AppliedChanges | None = None) -> None:
         super().__init__(message)
         self.applied = applied
+
+
+# -- http --
+
+class DeadlineError(ProviderError):
+    """The run's deadline came before the model's answer, or left no time for a retry: not
+    retried, and not the provider's failure — the run ends as its --max-duration says."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(reason, status=status, retryable=False, retry_after=retry_after)
+
+
+class BriefRetryError(ProviderError):
+    """A failure worth only a brief retry: a local server that refuses the connection may be
+    starting up, but is far more likely not running at all."""
+
+    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(reason, status=status, retryable=True, retry_after=retry_after)
+
+
+class TransportError(RecursiveError):
+    """No (whole) answer: the connection failed, broke, or the server spoke something else."""
+
+
+class ConnectError(TransportError):
+    """No connection to the server (the cause says why: a name not found, a refusal, TLS, a proxy)."""
+
+
+class RequestTimeout(TransportError):
+    """Connecting, sending or waiting for the answer took longer than the timeout."""
+
+
+class HttpProtocolError(TransportError):
+    """The server's answer is not HTTP/1.1 as we can read it, or it ended too soon."""
+
+
+class CutShort(HttpProtocolError):
+    """The connection ended before the whole answer had come."""
+
+
+class TooLarge(HttpProtocolError):
+    """A body read whole, a line or an event over LINE_CAP: the peer is cut off there."""
+
+
+class InvalidURL(TransportError):
+    """A URL we cannot send to (no host, or a scheme other than http and https), or a proxy
+    URL we cannot use."""
+
+
+class HeaderRefused(TransportError):
+    """A header whose name or value holds CR, LF or NUL (or a name that is no token): it would
+    break the request's framing, so nothing is sent."""
+
+
+class RedirectRefused(TransportError):
+    """A redirect we do not follow: from https to plain http, or to a scheme we cannot send to."""
+
+
+class HttpStatusError(RecursiveError):
+    """An answer with status 400 or more; `body` is its JSON (or its text, stripped), `text` the text."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: object, text: str) -> None:
+        super().__init__(f"HTTP {status}: {text[:300]}" if text else f"HTTP {status}")
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.text = text
+
+
+class McpHttpError(RecursiveError):
+    """An MCP server over HTTP answered one message with an error status (that call alone fails)."""
+
+
+class McpSessionGone(RecursiveError):
+    """A 404 for a message that carried the session's id: the server no longer knows it."""
+
+
+class StreamTooLongError(RecursiveError, ValueError):
+    """A line or an event of an event stream is longer than LINE_CAP."""
 
 
 class Interrupted(Exception):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
+from .errors import ContextLengthError, DeadlineError, ProviderError  # noqa: F401 (re-exported)
 from .messages import Message, Usage
 from .slotted import FrozenSlotted, init_fields
 
@@ -99,14 +99,6 @@ class TimedHooks(Protocol):
 def deadline_of(hooks: ProviderHooks) -> float | None:
     """When the call `hooks` belong to must have ended (None: whenever it ends)."""
     return hooks.deadline if isinstance(hooks, TimedHooks) else None
-
-
-class DeadlineError(ProviderError):
-    """The run's deadline came before the model's answer, or left no time for a retry: not
-    retried, and not the provider's failure — the run ends as its --max-duration says."""
-
-    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
-        super().__init__(reason, status=status, retryable=False, retry_after=retry_after)
 
 
 class NullHooks:

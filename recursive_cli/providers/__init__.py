@@ -1,5 +1,5 @@
 """Model providers, each imported only when chosen, so start-up stays fast (no SDK is imported:
-the HTTP ones speak the wire formats through `http_client.py`)."""
+the HTTP ones speak the wire formats through net/http_client.py)."""
 
 from __future__ import annotations
 

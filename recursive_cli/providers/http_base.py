@@ -32,14 +32,26 @@ from urllib.parse import urlsplit
 
 from ..core import utf8
 from ..core.diagnostics import log_cause, redact
+from ..core.errors import (
+    BriefRetryError,
+    ConfigError,
+    CutShort,
+    HttpProtocolError,
+    HttpStatusError,
+    InvalidURL,
+    RedirectRefused,
+    RequestTimeout,
+    TooLarge,
+    TransportError,
+)
 from ..core.messages import Message
 from ..core.provider import Completion, DeadlineError, ProviderError, ProviderHooks, ToolSpec, deadline_of
 from ..core.settings import key_variables
-from .http1 import CutShort, InvalidURL, ProtocolError, RedirectRefused, RequestTimeout, TooLarge, TransportError
-from .http_client import USER_AGENT, ApiClient, EventStream, HttpStatusError
+from ..net.headers import refused_header
+from ..net.http_client import USER_AGENT, ApiClient, EventStream
+from ..net.sse import Event
 from .local import is_local_host
-from .retry import BriefRetryError, RetryRules, call_with_retries, one_line
-from .sse import Event
+from .retry import RetryRules, call_with_retries, one_line
 
 # getaddrinfo's "this name does not exist" (not the temporary EAI_AGAIN, which is retried).
 _NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, name))
@@ -72,7 +84,9 @@ class HttpProvider:
         self.model = model
         self.stream = stream
         self._api_key = api_key or None
-        self._client = ApiClient(base_url or self.default_base_url, merged_headers(BASE_HEADERS, headers), timeout)
+        sent = merged_headers(BASE_HEADERS, headers)
+        self._check_headers(sent)
+        self._client = ApiClient(base_url or self.default_base_url, sent, timeout)
         self._timeout = timeout
         self._endpoint = self._client.url(self.path)
         self._url = self._client.base_url.rstrip("/")
@@ -91,6 +105,19 @@ class HttpProvider:
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.aclose()
+
+    def _check_headers(self, headers: Mapping[str, str]) -> None:
+        """ConfigError, before anything is sent, for a header that would break the request's
+        framing: an API key (or a configured header) holding CR, LF or NUL."""
+        for name, value in headers.items():
+            why = refused_header(name, value)
+            if why is None:
+                continue
+            if self._api_key and self._api_key in value:
+                ours, theirs = key_variables(self.name)
+                raise ConfigError(f"the API key ({ours} or {theirs}) holds a line break or NUL: it cannot "
+                                  "be sent as a header; set it again without one")
+            raise ConfigError(f"the header {name[:60]!r} cannot be sent: {why}")
 
     # -- what a subclass provides ----------------------------------------------------------------
 
@@ -163,7 +190,7 @@ class HttpProvider:
             return ProviderError(f"malformed response from {self._url}: {err}")
         if isinstance(err, RedirectRefused):
             return ProviderError(one_line(str(err)))
-        if isinstance(err, ProtocolError) and not isinstance(err, CutShort):
+        if isinstance(err, HttpProtocolError) and not isinstance(err, CutShort):
             return malformed(self._url, one_line(str(err)))
         if isinstance(err, json.JSONDecodeError):
             return malformed(self._url, f"invalid JSON ({err.msg})")

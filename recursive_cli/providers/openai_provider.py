@@ -22,10 +22,10 @@ from typing import Any
 
 from ..core.messages import Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from ..net.http_client import HttpStatusError, parse_json
+from ..net.sse import Event
 from .http_base import HttpProvider, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
-from .http_client import HttpStatusError, parse_json
 from .retry import OPENAI_RULES, http_error, one_line
-from .sse import Event
 from .wire_cache import JoinedWires, WirePrefix
 
 WIRE_KEY = "openai"

@@ -32,10 +32,11 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TypeVar
 
+from ..core.errors import BriefRetryError
 from ..core.provider import ContextLengthError, DeadlineError, ProviderError, ProviderHooks, RetryNotice
-from ..core.slotted import FrozenSlotted, init_fields
 
 T = TypeVar("T")
 
@@ -71,7 +72,8 @@ BRIEF_RETRIES = 2
 BRIEF_MAX_DELAY = 0.5
 
 
-class RetryRules(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class RetryRules:
     """How one SDK client reads the wait a failed answer asks for.
 
     `longest_wait`: the longest `retry-after` honoured. Beyond it, with `refuse_longer`, the
@@ -80,13 +82,9 @@ class RetryRules(FrozenSlotted):
     wait, so that it is refused; Anthropic: infinity, cut to its longest).
     """
 
-    __slots__ = ("longest_wait", "refuse_longer", "overflow")
     longest_wait: float
     refuse_longer: bool
     overflow: float
-
-    def __init__(self, longest_wait: float, refuse_longer: bool, overflow: float) -> None:
-        init_fields(self, longest_wait=longest_wait, refuse_longer=refuse_longer, overflow=overflow)
 
 
 OPENAI_RULES = RetryRules(longest_wait=120.0, refuse_longer=True, overflow=121.0)
@@ -155,14 +153,6 @@ def retry_timeout(retries_taken: int, headers: Mapping[str, str] | None, rules: 
     if wait is not None:
         return wait
     return backoff_delay(retries_taken + 1, initial_delay, max_delay)
-
-
-class BriefRetryError(ProviderError):
-    """A failure worth only a brief retry: a local server that refuses the connection may be
-    starting up, but is far more likely not running at all."""
-
-    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
-        super().__init__(reason, status=status, retryable=True, retry_after=retry_after)
 
 
 async def call_with_retries(

@@ -2,8 +2,9 @@
 
 Redirects are followed by hand so that every hop is checked: only http and https, and —
 unless the run allows private networks — no host that resolves to a loopback, private,
-link-local, reserved or multicast address. httpx2 (the HTTP client the model SDKs use too)
-is imported on first use, not at startup.
+link-local, reserved or multicast address. The request goes through the package's one HTTP
+transport (net/http1.py: the environment's proxies, TLS verified as for the model APIs,
+gzip inflated a step at a time), imported on first use, not at startup.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pydantic import BaseModel, Field
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    import httpx2
+    from ..net.http1 import Response
 
 DEFAULT_MAX_BYTES = 1_000_000
 MAX_REDIRECTS = 5
@@ -81,27 +82,32 @@ class WebFetchTool(BaseTool[FetchArgs]):
 
 async def fetch(url: str, max_bytes: int, allow_private: bool) -> Page:
     """GET `url`, following up to MAX_REDIRECTS redirects, checking every hop."""
-    import httpx2
+    from ..core.errors import TransportError
+    from ..net.http1 import REDIRECTS, Client
 
+    client = Client(HEADERS, TIMEOUT_SECONDS)
     try:
-        async with httpx2.AsyncClient(timeout=TIMEOUT_SECONDS, headers=HEADERS) as client:
-            for _ in range(MAX_REDIRECTS + 1):
-                await check_url(url, allow_private)
-                async with client.stream("GET", url) as response:
-                    location = response.headers.get("location")
-                    if response.is_redirect and location:
-                        url = str(response.url.join(location))
-                        continue
-                    body, truncated = await read_capped(response, max_bytes)
-                    return Page(str(response.url), response.status_code,
-                                response.headers.get("content-type", ""),
-                                response.charset_encoding, body, truncated)
-    except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
+        for _ in range(MAX_REDIRECTS + 1):
+            await check_url(url, allow_private)
+            response = await client.request("GET", url, follow=False)
+            try:
+                location = response.headers.get("location")
+                if response.status_code in REDIRECTS and location:
+                    url = urljoin(url, location)
+                    continue
+                body, truncated = await read_capped(response, max_bytes)
+                return Page(response.url, response.status_code, response.headers.get("content-type", ""),
+                            response.charset, body, truncated)
+            finally:
+                await response.aclose()
+    except TransportError as exc:
         raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        await client.aclose()
     raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}); last one pointed to {url}")
 
 
-async def read_capped(response: httpx2.Response, max_bytes: int) -> tuple[bytes, bool]:
+async def read_capped(response: Response, max_bytes: int) -> tuple[bytes, bool]:
     """The response body up to `max_bytes`, and whether more was left unread."""
     body = bytearray()
     async for chunk in response.aiter_bytes():

@@ -28,7 +28,7 @@ from recursive_cli.features.mcp.client import McpCallError, McpConnection
 from recursive_cli.features.mcp.config import HttpServer, ServerEntry
 from recursive_cli.features.mcp.models import call_result, tools_page
 from recursive_cli.features.mcp.tools import to_result
-from recursive_cli.providers.http_client import PROXY_VARIABLES
+from recursive_cli.net.http_client import PROXY_VARIABLES
 
 
 def connection(url: str, transport: str = "http", headers: dict[str, str] | None = None) -> McpConnection:
@@ -204,7 +204,7 @@ def handwritten() -> Iterator[tuple[str, dict[str, Any]]]:
 def test_session_ids_a_dropped_session_events_the_servers_requests_and_the_end(
         handwritten: tuple[str, dict[str, Any]], via_proxy: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """(`via_proxy`: HTTP_PROXY names the server itself, which answers the proxy's absolute-form
-    requests as its own: every message then goes through httpx2, as behind a real proxy.)"""
+    requests as its own: every message then goes in absolute form, as to a real proxy.)"""
     url, state = handwritten
     for name in ("NO_PROXY", "no_proxy", *PROXY_VARIABLES):
         monkeypatch.delenv(name, raising=False)

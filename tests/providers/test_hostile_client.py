@@ -19,10 +19,10 @@ import pytest
 
 from recursive_cli.core.messages import Message
 from recursive_cli.core.provider import Completion, DeadlineError, NullHooks, ProviderError, RetryNotice
-from recursive_cli.providers import http1, sse
+from recursive_cli.net import http1, sse
+from recursive_cli.net.http_client import ApiClient
 from recursive_cli.providers.anthropic_provider import AnthropicProvider
 from recursive_cli.providers.http_base import HttpProvider
-from recursive_cli.providers.http_client import ApiClient
 from recursive_cli.providers.openai_provider import OpenAIProvider
 from recursive_cli.providers.retry import call_with_retries, forget_frames
 
@@ -101,7 +101,7 @@ def test_gzip_is_inflated_a_step_at_a_time() -> None:
 def test_corrupt_gzip_is_a_protocol_error() -> None:
     inflater = http1.content_decoder("gzip")
     assert inflater is not None
-    with pytest.raises(http1.ProtocolError, match="gzip content is corrupt"):
+    with pytest.raises(http1.HttpProtocolError, match="gzip content is corrupt"):
         list(inflater.pieces(b"this is not gzip"))
 
 

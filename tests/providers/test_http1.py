@@ -1,4 +1,4 @@
-"""Our HTTP/1.1 client (recursive_cli/providers/http1.py) against real sockets, with httpx2 —
+"""Our HTTP/1.1 transport (recursive_cli/net/http1.py, framed by h11) against real sockets, with httpx2 —
 the client the SDKs are built on, which sent our requests before — as the oracle: the same
 bytes from a server must read as the same status, headers and body through both.
 
@@ -25,8 +25,8 @@ import httpx2
 import pytest
 import trustme
 
-from recursive_cli.providers import http1
-from recursive_cli.providers.http_client import ApiClient, HttpStatusError
+from recursive_cli.net import http1
+from recursive_cli.net.http_client import ApiClient, HttpStatusError
 
 Reply = Callable[[bytes], list[bytes]]  # the request's bytes → what to send, piece by piece ("" = close)
 

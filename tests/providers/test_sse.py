@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from recursive_cli.providers.sse import SseDecoder
+from recursive_cli.net.sse import SseDecoder
 
 from . import streams
 

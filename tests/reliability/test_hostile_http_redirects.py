@@ -97,9 +97,8 @@ def test_https_to_https_elsewhere_is_followed_without_credentials(provider: str,
 
 
 def test_behind_a_proxy_credentials_stay_with_their_origin() -> None:
-    """With HTTP_PROXY set the requests go through httpx2, which on its own would carry
-    `x-api-key` and the configured headers across origins (it drops only Authorization): the
-    redirects are ours there too. The proxy here is the recording kind: it answers for both
+    """With HTTP_PROXY set the requests go through the proxy (in absolute form), and the
+    redirects are still ours: `x-api-key` and the configured headers stay with their origin. The proxy here is the recording kind: it answers for both
     origins itself, as a proxy in between could."""
     first_origin, other_origin = "http://127.0.0.1:1", "http://127.0.0.1:2"  # (only the proxy is real)
 

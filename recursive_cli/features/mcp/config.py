@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from ...core.settings import BadValueError
 from ...core.state import StatePart
+from ...net.headers import refused_header
 
 DEFAULT_START_TIMEOUT = 30.0
 USER_FILE = "mcp.json"  # under $RECURSIVE_HOME
@@ -236,7 +237,11 @@ def _entry(raw: dict[str, Any], where: str, key: str, env: Mapping[str, str]) ->
         value = raw.get(name, {})
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise McpConfigError(f"{where}: {key}.{name}: expected an object of string values")
-        return tuple((k, expand(v, env, missing)) for k, v in value.items())
+        items = tuple((k, expand(v, env, missing)) for k, v in value.items())
+        for header, written in items if name == "headers" else ():  # (net/headers.py says why)
+            if (why := refused_header(header, written)) is not None:
+                raise McpConfigError(f"{where}: {key}.headers.{header!r}: refused: {why}")
+        return items
 
     spec: ServerSpec
     if _TYPES[kind] == "stdio":

@@ -15,8 +15,8 @@ a GET stream opened after `initialize`, when the server has one.
 HTTP with SSE: a GET opens the event stream, whose first `endpoint` event names where to
 POST; every answer comes back on the stream as a `message` event.
 
-The requests go through the providers' HTTP client (our HTTP/1.1 client; httpx2 when the
-environment names a proxy), with the entry's headers; each wait on the network is bounded
+The requests go through the package's one HTTP transport (net/http1.py, the environment's
+proxies included), with the entry's headers (config.py refused any holding CR, LF or NUL); each wait on the network is bounded
 by READ_TIMEOUT (a quiet event stream included), each call by the tool timeout above us.
 Connection failures end the session as closed (the manager restarts it once); an HTTP error
 status is an error for that call alone.
@@ -30,8 +30,8 @@ import json
 from typing import Any, TextIO
 from urllib.parse import urljoin
 
-from ...providers.http1 import TransportError
-from ...providers.http_client import Answer, EventStream, Sender, sender
+from ...core.errors import McpHttpError, McpSessionGone, TransportError
+from ...net.http_client import Answer, EventStream, Sender, sender
 from .config import HttpServer
 from .models import ProtocolError
 from .rpc import ConnectionClosed, RpcPeer, stop_task
@@ -41,12 +41,7 @@ CLOSE_TIMEOUT = 2.0  # for the DELETE that ends a session
 JSON_OR_EVENTS = "application/json, text/event-stream"
 
 
-class HttpError(Exception):
-    """An answer with an error status, for one message."""
-
-
-class _SessionGone(Exception):
-    """A 404 for a message that carried the session's id: the server no longer knows it."""
+HttpError = McpHttpError  # (the name features/mcp/client.py knows)
 
 
 class _HttpPeer(RpcPeer):
@@ -125,7 +120,7 @@ class HttpSession(_HttpPeer):
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
         try:
             return await super().request(method, params)
-        except _SessionGone:
+        except McpSessionGone:
             self.session_id, self.protocol_version = None, ""
             await super().initialize(*self._client_info)
             return await super().request(method, params)
@@ -148,7 +143,7 @@ class HttpSession(_HttpPeer):
         a request's (JSON or events, until its own answer has come)."""
         status = response.status_code
         if status == 404 and carried:
-            raise _SessionGone()
+            raise McpSessionGone()
         if status >= 400:
             raise await http_error(response)
         if message.get("method") == "initialize":

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from ...providers.caps import LINE_CAP  # (bytes of one message at most: one cap for every network peer's line)
+from ...net.caps import LINE_CAP  # (bytes of one message at most: one cap for every network peer's line)
 from . import logfile
 from .rpc import ConnectionClosed, RpcPeer, stop_task
 

@@ -1,5 +1,5 @@
-"""Our own HTTP client for the two model APIs: one POST of a body we encoded, answered as one
-JSON document or as a stream of server-sent events.
+"""What the model APIs and MCP over HTTP ask of the transport (http1.py): one request of a body
+we encoded, answered as one JSON document or as a stream of server-sent events.
 
 It does what the official SDK clients did for the providers, in the same way (the SDKs stay
 as the tests' oracle, tests/providers): the base URL joined with the endpoint's path, the
@@ -8,14 +8,10 @@ same `Accept`/`Content-Type` headers and credential header, redirects followed (
 timeout for connect, read, write and pool, a keep-alive pool; an answer of status 400 or more is
 read whole and raised as `HttpStatusError` with its body (JSON when it parses, else its
 text); a whole answer whose content type is not JSON is handed back as its text. Transport
-failures are `http1.TransportError`s (`RequestTimeout`, `ConnectError`, `InvalidURL`…),
-chained to their cause and mapped to one-line errors by `http_base.py`. No retries here:
-`retry.py` decides.
-
-The requests go through `http1.py`, our HTTP/1.1 client on asyncio, except when the
-environment names a proxy: then through httpx2 (imported only then), which reads the proxy
-variables and `NO_PROXY` as the SDKs' clients do; its errors are turned into ours, and its
-redirects, content decoding and body cap are http1.py's, so that a proxy changes none of it.
+failures are `TransportError`s (`RequestTimeout`, `ConnectError`, `InvalidURL`…),
+chained to their cause and mapped to one-line errors by providers/http_base.py. No retries
+here: providers/retry.py decides. A proxy the environment names changes none of it: the
+transport goes through it (proxy.py).
 
 Without an API key no credential header is sent at all.
 """
@@ -25,39 +21,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
+from ..core.errors import HttpStatusError, RequestTimeout, StreamTooLongError, TooLarge, TransportError
 from . import http1
-from .http1 import InvalidURL, RequestTimeout, TransportError
-from .sse import Event, SseDecoder, StreamTooLongError
+from .sse import Event, SseDecoder
 
-# The SDKs' pool: this many connections, this many kept alive.
-MAX_CONNECTIONS = 1000
+__all__ = ["Answer", "ApiClient", "EventStream", "HttpStatusError", "Sender", "parse_json", "sender", "status_error"]
+
+# The SDKs' pool: this many connections kept alive.
 MAX_KEEPALIVE = 100
-# With one of these set, a request may go through a proxy: httpx2 sends it.
+# The variables that name a proxy (proxy.py reads them, NO_PROXY too).
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 # How long the rest of a stream is read, after its last event mattered, to keep the connection.
 DRAIN_SECONDS = 0.1
 USER_AGENT = "recursive-cli"
 
 
-class HttpStatusError(Exception):
-    """An answer with status 400 or more; `body` is its JSON (or its text, stripped), `text` the text."""
-
-    def __init__(self, status: int, headers: Mapping[str, str], body: object, text: str) -> None:
-        super().__init__(f"HTTP {status}: {text[:300]}" if text else f"HTTP {status}")
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.text = text
-
-
 class Answer(Protocol):
-    """What both clients hand back: an answer whose head has been read."""
+    """What the transport hands back: an answer whose head has been read."""
 
     @property
     def status_code(self) -> int: ...
@@ -88,7 +73,7 @@ class Sender(Protocol):
     async def post(self, url: str, body: bytes) -> Answer: ...
 
     async def request(self, method: str, url: str, body: bytes = b"",
-                      headers: Mapping[str, str] | None = None) -> Answer: ...
+                      headers: Mapping[str, str] | None = None, follow: bool = True) -> Answer: ...
 
     async def aclose(self) -> None: ...
 
@@ -163,7 +148,7 @@ class EventStream:
                 self._ready, self._next = self._decoder.feed(chunk), 0
             except StreamTooLongError as exc:
                 await self.response.aclose()
-                raise http1.TooLarge(str(exc)) from None
+                raise TooLarge(str(exc)) from None
             if self._idle is not None:
                 self._check_idle()
         event = self._ready[self._next]
@@ -215,115 +200,5 @@ def parse_json(data: bytes | str) -> object:
 
 
 def sender(headers: Mapping[str, str], timeout: float) -> Sender:
-    """A client sending with `headers`: ours (http1.py; TLS set up on first use), or httpx2
-    when the environment names a proxy."""
-    return _Proxied(headers, timeout) if proxied() else http1.Client(headers, timeout, keep=MAX_KEEPALIVE)
-
-
-def proxied() -> bool:
-    """Whether the environment names a proxy (then httpx2 decides, per URL, whether to use it)."""
-    return any(map(os.environ.get, PROXY_VARIABLES))
-
-
-class _Proxied:
-    """The same requests through httpx2, which applies the environment's proxies. Redirects,
-    content decoding and the body cap are ours (http1.py's), as without a proxy; no cookie
-    is kept."""
-
-    def __init__(self, headers: Mapping[str, str], timeout: float) -> None:
-        import http.cookiejar
-
-        import httpx2
-
-        self._httpx2 = httpx2
-        self._headers = {"Accept-Encoding": http1.ACCEPT_ENCODING, **headers}  # (only what we decode)
-        no_cookies = http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout), follow_redirects=False, cookies=no_cookies,
-                                        limits=httpx2.Limits(max_connections=MAX_CONNECTIONS,
-                                                             max_keepalive_connections=MAX_KEEPALIVE),
-                                        verify=True)
-
-    async def post(self, url: str, body: bytes) -> Answer:
-        return await self.request("POST", url, body)
-
-    async def request(self, method: str, url: str, body: bytes = b"",
-                      headers: Mapping[str, str] | None = None) -> Answer:
-        hop = http1.Hop(method, url, body, {**self._headers, **headers} if headers else self._headers)
-        for _ in range(http1.MAX_REDIRECTS + 1):
-            with _ours(self._httpx2):
-                request = self._http.build_request(hop.method, hop.url, content=hop.body or None,
-                                                   headers=dict(hop.headers))
-                response = await self._http.send(request, stream=True)
-            location = response.headers.get("location")
-            if response.status_code not in http1.REDIRECTS or location is None:
-                return _ProxiedAnswer(response, self._httpx2)
-            await response.aclose()
-            hop = hop.redirected(response.status_code, location)
-        raise TransportError(f"more than {http1.MAX_REDIRECTS} redirects")
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-
-class _ProxiedAnswer:
-    """An httpx2 response read as ours: its raw body decoded by http1's decoders, our errors."""
-
-    def __init__(self, response: Any, httpx2: Any) -> None:
-        self._response, self._httpx2 = response, httpx2
-        self.status_code: int = response.status_code
-        self.headers: Mapping[str, str] = response.headers
-        self.http_version: str = response.http_version
-        self._content: bytes | None = None
-
-    @property
-    def is_closed(self) -> bool:
-        return bool(self._response.is_closed)
-
-    @property
-    def text(self) -> str:
-        return http1.text_of(self.content, self.headers.get("content-type", ""))
-
-    @property
-    def content(self) -> bytes:
-        if self._content is None:
-            raise http1.ProtocolError("the body has not been read")
-        return self._content
-
-    async def aread(self) -> bytes:
-        if self._content is None:
-            try:
-                self._content = await http1.read_capped(self.aiter_bytes())
-            except http1.TooLarge:
-                await self.aclose()
-                raise
-        return self._content
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        decoder = http1.content_decoder(self.headers.get("content-encoding", ""))
-        with _ours(self._httpx2):
-            async for raw in self._response.aiter_raw():
-                if decoder is None:
-                    yield raw
-                    continue
-                for piece in decoder.pieces(raw):
-                    yield piece
-        if decoder is not None and (tail := decoder.flush()):
-            yield tail
-
-    async def aclose(self) -> None:
-        await self._response.aclose()
-
-
-@contextlib.contextmanager
-def _ours(httpx2: Any) -> Any:
-    """httpx2's failures as ours, chained to theirs."""
-    try:
-        yield
-    except httpx2.TimeoutException as exc:
-        raise RequestTimeout(str(exc) or "timed out") from exc
-    except (httpx2.UnsupportedProtocol, httpx2.InvalidURL) as exc:
-        raise InvalidURL(str(exc)) from exc
-    except httpx2.ConnectError as exc:
-        raise http1.ConnectError(str(exc)) from exc
-    except (httpx2.HTTPError, httpx2.StreamError) as exc:
-        raise TransportError(str(exc)) from exc
+    """A client sending with `headers` (TLS set up on first use; the environment's proxies)."""
+    return http1.Client(headers, timeout, keep=MAX_KEEPALIVE)

@@ -1,23 +1,31 @@
-"""A small HTTP/1.1 client on asyncio's transports, for the one kind of request a model API
-gets: a POST of bytes we encoded, answered whole or as a stream.
+"""The one HTTP/1.1 transport of the package: the model APIs, MCP over HTTP and `web_fetch`
+all send through `Client` here, with or without a proxy.
 
-Why our own: the general client (httpx2 → httpcore2 → h11 + anyio, cookies, `email`,
-`urllib.request`) cost a one-step run ≈ 70 ms of its start-up and ≈ 0.1 ms per request in
-layers a model call does not use (bench/README.md, issue 16). What it does, as httpx2 did it
-for us: connections kept alive between requests (one the server closed while it sat idle is
-not used again; one that breaks under a request is an error for `retry.py`, as with httpx2),
-`Content-Length` and chunked bodies, `gzip`/`deflate` content decoded (and asked for), 1xx
-answers skipped, redirects followed, one timeout for connecting and for each wait on the
-socket, TLS verified against the system's certificates (`SSL_CERT_FILE` / `SSL_CERT_DIR`
-first, as httpx2 reads them). What it does not do is left to httpx2 (`http_client.py` picks
-it): proxies.
+The framing is h11's (request heads and bodies written, answers parsed, chunked bodies,
+whether a connection may carry the next request); h11 is a pure state machine that does
+no I/O, so it runs under our own asyncio protocol and `ssl`, not under an I/O stack of
+its own. Why not httpx2 (which is h11 too, under httpcore2 and anyio): a one-step run paid
+≈ 70 ms of its start-up and ≈ 0.1 ms per request in layers a model call does not use
+(cookies, `email`, `urllib.request`, anyio's task groups; bench/README.md, issue 16), and
+two transports (ours, httpx2 behind a proxy) meant two behaviours for one request. h11 itself
+costs ≈ 5 ms to import (beyond the `dataclasses` everything loads) and ≈ 30 µs per request
+(bench/provider_step.py: within the 0.5 ms per step of the raw floor).
 
-What a hostile server cannot make it do (issue 36): follow a redirect from https to http, or
-carry a credential to another origin (`Hop.redirected`); inflate content other than a step
-(INFLATE_STEP) at a time; hold more than caps.LINE_CAP of a body read whole (`TooLarge`);
-take longer than the timeout over an answer's head, interim answers included.
+What is ours, above the framing: the connections (one idle connection per origin reused
+while the server keeps it; one the server closed while it sat idle is not used again; one
+that breaks under a request is an error for `providers/retry.py`), one timeout for
+connecting and for each wait on the socket, the head of an answer within the timeout, 1xx
+answers included; `gzip`/`deflate` decoded a step at a time (and asked for); redirects
+(`Hop.redirected`: never from https to http, no credential to another origin); the cap on a
+body read whole (caps.LINE_CAP, `TooLarge`); TLS verified against the system's certificates
+(`SSL_CERT_FILE` / `SSL_CERT_DIR` first, the OS's store through `truststore` on macOS and
+Windows); proxies (`proxy.py`: plain http in absolute form, https through a CONNECT tunnel,
+then TLS to the origin over it).
 
-Failures are `TransportError`s, chained to their cause (`socket.gaierror`,
+A header name or value holding CR, LF or NUL is refused before a byte is sent
+(`HeaderRefused`): "X-A: 1\\r\\nX-Injected: 1" would be two headers on the wire.
+
+Failures are `TransportError`s (core/errors.py), chained to their cause (`socket.gaierror`,
 `ConnectionRefusedError`, an `ssl.SSLError`) so that callers can look through them.
 """
 
@@ -26,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import re
 import socket
 import ssl
 import sys
@@ -34,7 +43,25 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit
 
+import h11
+
+from ..core.errors import (
+    ConnectError,
+    CutShort,
+    HeaderRefused,
+    HttpProtocolError,
+    InvalidURL,
+    RedirectRefused,
+    RequestTimeout,
+    TooLarge,
+    TransportError,
+)
 from .caps import LINE_CAP, mib
+from .headers import refused_header
+from .proxy import Proxies, Proxy
+
+__all__ = ["Client", "ConnectError", "CutShort", "HeaderRefused", "Headers", "Hop", "HttpProtocolError",
+           "InvalidURL", "RedirectRefused", "RequestTimeout", "Response", "TooLarge", "TransportError"]
 
 MAX_HEAD = 64 * 1024  # status line and headers of one answer
 MAX_REDIRECTS = 20
@@ -47,38 +74,6 @@ ACCEPT_ENCODING = "gzip, deflate"
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 CA_FILES = ("/etc/ssl/cert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/pki/tls/cert.pem",
             "/etc/ssl/certs/ca-certificates.crt", "/etc/ssl/ca-bundle.pem")
-
-
-class TransportError(Exception):
-    """No (whole) answer: the connection failed, broke, or the server spoke something else."""
-
-
-class ConnectError(TransportError):
-    """No connection to the server (the cause says why: a name not found, a refusal, TLS)."""
-
-
-class RequestTimeout(TransportError):
-    """Connecting, sending or waiting for the answer took longer than the timeout."""
-
-
-class ProtocolError(TransportError):
-    """The server's answer is not HTTP/1.1 as we can read it, or it ended too soon."""
-
-
-class CutShort(ProtocolError):
-    """The connection ended before the whole answer had come."""
-
-
-class InvalidURL(TransportError):
-    """A URL we cannot send to (no host, or a scheme other than http and https)."""
-
-
-class TooLarge(ProtocolError):
-    """A body read whole, a line or an event over LINE_CAP: the peer is cut off there."""
-
-
-class RedirectRefused(TransportError):
-    """A redirect we do not follow: from https to plain http, or to a scheme we cannot send to."""
 
 
 class Hop(NamedTuple):
@@ -100,10 +95,10 @@ class Hop(NamedTuple):
         """
         target = urljoin(self.url, location)
         try:
-            there = _Origin(target)
+            there = Origin(target)
         except InvalidURL as exc:
             raise RedirectRefused(f"not following the redirect from {self.url}: {exc}") from None
-        here = _Origin(self.url)
+        here = Origin(self.url)
         if here.scheme == "https" and there.scheme == "http":
             raise RedirectRefused(f"refused the redirect from {self.url} to {target}: it would send the request "
                                   "unencrypted (https to http)")
@@ -158,7 +153,7 @@ def default_tls_context() -> ssl.SSLContext:
     if capath := os.environ.get("SSL_CERT_DIR"):
         return ssl.create_default_context(capath=capath)
     if sys.platform in ("win32", "darwin"):  # pragma: no cover (not this platform)
-        import truststore  # (installed with httpx2)
+        import truststore  # (a dependency there: pyproject.toml)
         return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     paths = ssl.get_default_verify_paths()
@@ -171,7 +166,7 @@ def default_tls_context() -> ssl.SSLContext:
     return context
 
 
-class _Origin:
+class Origin:
     """Where a URL's requests go: scheme, host, port; and the request target of the URL."""
 
     __slots__ = ("scheme", "host", "port", "target", "host_header")
@@ -197,9 +192,14 @@ class _Origin:
     def key(self) -> tuple[str, str, int]:
         return self.scheme, self.host, self.port
 
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host_header}{self.target}"
+
 
 class _Connection(asyncio.Protocol):
-    """One TCP (or TLS) connection: what arrived and not yet read, and a wake-up for the reader."""
+    """One TCP (or TLS) connection: what arrived and not yet read, a wake-up for the reader, and
+    the h11 state machine that frames what goes over it."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -207,6 +207,9 @@ class _Connection(asyncio.Protocol):
         self.buffer = bytearray()
         self.ended = False  # the server closed its side (or the connection is gone)
         self.error: BaseException | None = None
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+        self.absolute = False  # requests name the whole URL (plain http through a proxy)
+        self.first = b""  # the first bytes of the current answer (for the words of an error)
         self._waiter: asyncio.Future[None] | None = None
         self._writable: asyncio.Future[None] | None = None
         self._paused = False
@@ -248,7 +251,7 @@ class _Connection(asyncio.Protocol):
     @property
     def reusable(self) -> bool:
         return not self.ended and not self.buffer and self.transport is not None \
-            and not self.transport.is_closing()
+            and not self.transport.is_closing() and self.h11.our_state is h11.IDLE
 
     def write(self, data: bytes) -> None:
         assert self.transport is not None
@@ -259,11 +262,29 @@ class _Connection(asyncio.Protocol):
         while self._writable is not None and not self.ended:
             await _within(self._writable, timeout, "sending the request")
 
-    async def more(self, timeout: float, until: float | None = None) -> None:
-        """Wait for bytes beyond those in the buffer (or the end of the connection), `timeout`
-        seconds at most and never past `until` (a `loop.time()`)."""
-        if self.ended:
-            raise CutShort(_ended_message(self.error)) from self.error
+    async def event(self, timeout: float, until: float | None = None) -> h11.Event:
+        """The next h11 event of the answer, feeding it what arrived; each wait for bytes at
+        most `timeout` seconds and never past `until` (a `loop.time()`)."""
+        machine = self.h11
+        while True:
+            try:
+                event = machine.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise _protocol_error(str(exc), self.first, self.ended) from None
+            if event is not h11.NEED_DATA:
+                return event  # type: ignore[return-value]
+            if self.buffer:
+                data = bytes(self.buffer)
+                self.buffer.clear()
+                if not self.first:
+                    self.first = data
+                machine.receive_data(data)
+            elif self.ended:
+                machine.receive_data(b"")
+            else:
+                await self._more(timeout, until)
+
+    async def _more(self, timeout: float, until: float | None) -> None:
         if self._paused and self.transport is not None:
             self._paused = False
             self.transport.resume_reading()
@@ -274,11 +295,6 @@ class _Connection(asyncio.Protocol):
         finally:
             self._waiter = None
 
-    def take(self, count: int) -> bytes:
-        data = bytes(self.buffer[:count])
-        del self.buffer[:count]
-        return data
-
     def close(self) -> None:
         self.ended = True
         self.buffer.clear()  # (what a broken answer left here goes now, not with the last reference)
@@ -288,6 +304,43 @@ class _Connection(asyncio.Protocol):
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
+
+
+_RECEIVED = re.compile(r"received (\d+) bytes, expected (\d+)")
+_QUOTED = re.compile(r"b'([^']*)'")
+_LENGTH = re.compile(rb"(?im)^content-length:[ \t]*([^\r\n]*)")
+
+
+def _protocol_error(text: str, first: bytes, ended: bool) -> HttpProtocolError:
+    """Ours, in our words, for h11's RemoteProtocolError `text` (`first`: the first bytes of the
+    answer; `ended`: the server has closed the connection)."""
+    if "ConnectionClosed" in text and "SEND_RESPONSE" in text:
+        return CutShort("the server closed the connection without answering")
+    if "peer unexpectedly closed" in text:
+        return CutShort("the server closed the connection in the middle of the answer's headers")
+    if "incomplete chunked read" in text:
+        return CutShort("the server closed the connection before the end of the answer (a chunked body without "
+                        "its last chunk)")
+    if received := _RECEIVED.search(text):
+        missing = int(received.group(2)) - int(received.group(1))
+        return CutShort(f"the server closed the connection before the end of the answer ({missing} bytes of it "
+                        "missing)")
+    if ended and "peer closed" in text:
+        return CutShort(f"the server closed the connection before the end of the answer ({text})")
+    if text.startswith("illegal status line"):
+        line = first.split(b"\r\n", 1)[0].split(b"\n", 1)[0].decode("latin-1")
+        return HttpProtocolError(f"not an HTTP/1.1 answer: {line[:80]!r}")
+    if text == "bad Content-Length":
+        value = _LENGTH.search(first)
+        shown = value.group(1).decode("latin-1").strip() if value else "?"
+        return HttpProtocolError(f"invalid Content-Length {shown[:40]!r}")
+    if text.startswith("illegal chunk header"):
+        size = _QUOTED.search(text)
+        shown = size.group(1).removesuffix("\\r\\n").split(";")[0].strip() if size else "?"
+        return HttpProtocolError(f"invalid chunk size b'{shown[:40]}'")
+    if "too long" in text.lower() or "too big" in text.lower():
+        return HttpProtocolError("the answer's headers are too long")
+    return HttpProtocolError(f"an answer that is not HTTP/1.1 as we can read it: {text[:120]}")
 
 
 async def _within(future: asyncio.Future[None], timeout: float, doing: str, said: float | None = None) -> None:
@@ -306,38 +359,38 @@ def _expire(future: asyncio.Future[None], doing: str, timeout: float) -> None:
         future.set_exception(RequestTimeout(f"timed out after {timeout:g} s {doing}"))
 
 
-def _ended_message(error: BaseException | None) -> str:
-    return f"the server closed the connection ({error})" if error else "the server closed the connection"
-
-
 class Response:
     """One answer: `status_code`, `headers`, and its body, read whole (`aread`) or as it comes
     (`aiter_bytes`, decoded). `aclose` when done: a connection whose body was read to the end
     goes back to the client for the next request."""
 
-    def __init__(self, client: Client, conn: _Connection, origin: _Origin, status: int, version: str,
-                 headers: Headers, bodiless: bool, timeout: float) -> None:
-        self.status_code = status
-        self.headers = headers
-        self.http_version = version
-        self.url = f"{origin.scheme}://{origin.host_header}{origin.target}"
-        self._client, self._conn, self._origin, self._timeout = client, conn, origin, timeout
+    def __init__(self, client: Client, conn: _Connection, key: tuple[object, ...], url: str,
+                 head: h11.Response, timeout: float) -> None:
+        self.status_code = head.status_code
+        self.headers = Headers((name.decode("latin-1"), value.decode("latin-1"))
+                               for name, value in head.headers.raw_items())
+        self.http_version = "HTTP/" + head.http_version.decode("ascii")
+        self.url = url
+        self._client, self._conn, self._key, self._timeout = client, conn, key, timeout
         self._content: bytes | None = None
         self.is_closed = False
-        self._keep = _keeps_alive(version, headers)
-        self._framing = _Framing.none() if bodiless else _Framing.of(headers)
-        self._decoder = content_decoder(headers.get("content-encoding", ""))
+        self._decoder = content_decoder(self.headers.get("content-encoding", ""))
 
     @property
     def content(self) -> bytes:
         if self._content is None:
-            raise ProtocolError("the body has not been read")
+            raise HttpProtocolError("the body has not been read")
         return self._content
 
     @property
     def text(self) -> str:
         """The body as text: the charset its content type names, else UTF-8; bad bytes replaced."""
         return text_of(self.content, self.headers.get("content-type", ""))
+
+    @property
+    def charset(self) -> str | None:
+        """The charset the content type names, if any."""
+        return _charset(self.headers.get("content-type", ""))
 
     async def aread(self) -> bytes:
         """The whole body, decoded; TooLarge (and the connection closed) past LINE_CAP bytes."""
@@ -363,32 +416,37 @@ class Response:
                 yield tail
 
     async def _raw(self) -> AsyncIterator[bytes]:
-        conn, framing = self._conn, self._framing
-        while not framing.done:
-            if self.is_closed:
+        conn = self._conn
+        while not self.is_closed:
+            try:
+                event = await conn.event(self._timeout)
+            except BaseException:
+                await self.aclose()
+                raise
+            if isinstance(event, h11.Data):
+                if event.data:
+                    yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                self._finished()
                 return
-            piece = framing.next(conn)
-            if piece is None:  # more bytes needed
-                if conn.ended and framing.until_close:
-                    framing.done = True
-                    break
-                if conn.ended:
-                    raise CutShort(framing.cut_short()) from conn.error
-                await conn.more(self._timeout)
-                continue
-            if piece:
-                yield piece
-        self._finished()
+            else:  # (ConnectionClosed before the end: h11 raises for it first)
+                await self.aclose()
+                raise CutShort("the server closed the connection before the end of the answer")
 
     def _finished(self) -> None:
-        """The body was read to its end: the connection can carry the next request."""
+        """The body was read to its end: the connection can carry the next request, if h11 says
+        both sides may go on and the server sent nothing beyond its answer."""
         if self.is_closed:
             return
         self.is_closed = True
-        if self._keep and not self._framing.until_close and self._conn.reusable:
-            self._client.release(self._origin, self._conn)
-        else:
-            self._conn.close()
+        conn, machine = self._conn, self._conn.h11
+        if machine.our_state is h11.DONE and machine.their_state is h11.DONE and not conn.ended \
+                and not machine.trailing_data[0]:
+            machine.start_next_cycle()
+            if conn.reusable:
+                self._client.release(self._key, conn)
+                return
+        conn.close()
 
     async def aclose(self) -> None:
         """Done with the answer: a body not read to its end closes the connection."""
@@ -397,102 +455,13 @@ class Response:
             self._conn.close()
 
 
-class _Framing:
-    """Where one body ends: after `Content-Length` bytes, after the last chunk, at the
-    connection's close, or at once (no body)."""
-
-    # The states of a chunked body.
-    SIZE, DATA, DATA_END, TRAILER = range(4)
-
-    def __init__(self, length: int | None, chunked: bool) -> None:
-        self.left = length  # bytes of the body (or of the current chunk) still to come
-        self.chunked = chunked
-        self.until_close = length is None and not chunked
-        self.done = length == 0 and not chunked
-        self._state = self.SIZE
-
-    @classmethod
-    def none(cls) -> _Framing:
-        return cls(0, False)
-
-    @classmethod
-    def of(cls, headers: Headers) -> _Framing:
-        coding = headers.get("transfer-encoding", "")
-        if coding and coding.split(",")[-1].strip().lower() == "chunked":
-            return cls(None, True)
-        length = headers.get("content-length")
-        if length is None:
-            return cls(None, False)
-        values = {value.strip() for value in length.split(",")}
-        if len(values) != 1 or not next(iter(values)).isdigit():
-            raise ProtocolError(f"invalid Content-Length {length!r}")
-        return cls(int(values.pop()), False)
-
-    def cut_short(self) -> str:
-        """Why a body that ended with its connection is not whole."""
-        if self.chunked:
-            return "the server closed the connection before the end of the answer (a chunked body without its last chunk)"
-        return f"the server closed the connection before the end of the answer ({self.left} bytes of it missing)"
-
-    def next(self, conn: _Connection) -> bytes | None:
-        """The next piece of the body from the buffer; None when more bytes must arrive first
-        (b"" when a framing step consumed bytes but yielded none)."""
-        if self.chunked and self._state != self.DATA:
-            return self._chunk_line(conn)
-        if not conn.buffer:
-            return None
-        if self.left is None:  # until the connection closes
-            return conn.take(len(conn.buffer))
-        piece = conn.take(min(self.left, len(conn.buffer)))
-        self.left -= len(piece)
-        if self.left == 0:
-            if self.chunked:
-                self._state = self.DATA_END
-            else:
-                self.done = True
-        return piece
-
-    def _chunk_line(self, conn: _Connection) -> bytes | None:
-        """One line of a chunked body's framing: a size, the CRLF after a chunk, a trailer."""
-        end = conn.buffer.find(b"\r\n")
-        if end < 0:
-            if len(conn.buffer) > MAX_HEAD:
-                raise ProtocolError("a chunk size or trailer line is too long")
-            return None
-        line = conn.take(end + 2)[:-2]
-        if self._state == self.DATA_END:
-            if line:
-                raise ProtocolError("a chunk is not followed by CRLF")
-            self._state = self.SIZE
-        elif self._state == self.TRAILER:
-            self.done = not line  # trailer lines are read and dropped until an empty one
-        else:
-            size_text = line.split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise ProtocolError(f"invalid chunk size {size_text[:40]!r}") from None
-            if size < 0:
-                raise ProtocolError(f"invalid chunk size {size_text[:40]!r}")
-            self.left = size
-            self._state = self.DATA if size else self.TRAILER
-        return b""
-
-
-def _keeps_alive(version: str, headers: Headers) -> bool:
-    tokens = {token.strip().lower() for token in headers.get("connection", "").split(",")}
-    if version == "HTTP/1.0":
-        return "keep-alive" in tokens
-    return "close" not in tokens
-
-
 def content_decoder(coding: str) -> Inflater | None:
     """The decoder of a `Content-Encoding` (None: the body is as it was sent)."""
     codings = [c.strip().lower() for c in coding.split(",") if c.strip() and c.strip().lower() != "identity"]
     if not codings:
         return None
     if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-        raise ProtocolError(f"unsupported content encoding {coding!r}")
+        raise HttpProtocolError(f"unsupported content encoding {coding!r}")
     return Inflater(codings[0])
 
 
@@ -522,14 +491,14 @@ class Inflater:
         try:
             return self._inner.flush()
         except zlib.error as exc:
-            raise ProtocolError(f"the answer's {self.coding} content is corrupt ({exc})") from None
+            raise HttpProtocolError(f"the answer's {self.coding} content is corrupt ({exc})") from None
 
     def _step(self, data: bytes) -> bytes:
         try:
             out = self._inner.decompress(data, INFLATE_STEP)
         except zlib.error as exc:
             if not self._deflate or self._started:
-                raise ProtocolError(f"the answer's {self.coding} content is corrupt ({exc})") from None
+                raise HttpProtocolError(f"the answer's {self.coding} content is corrupt ({exc})") from None
             self._started = True
             self._inner = zlib.decompressobj(-zlib.MAX_WBITS)  # not a zlib stream: raw deflate
             return self._step(data)
@@ -554,17 +523,28 @@ def _charset(content_type: str) -> str | None:
     return None
 
 
+def check_headers(headers: Mapping[str, str]) -> None:
+    """HeaderRefused for the first header whose name or value would break the request's framing."""
+    for name, value in headers.items():
+        why = refused_header(name, value)
+        if why is not None:
+            raise HeaderRefused(f"refused to send the header {name[:60]!r}: {why}")
+
+
 class Client:
     """Sends requests with fixed headers; keeps one idle connection per origin (up to
-    `keep` in all); `aclose` when done."""
+    `keep` in all); `aclose` when done. `proxies`: where each URL's requests go (by default
+    the environment's HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY, read once here)."""
 
     def __init__(self, headers: Mapping[str, str], timeout: float, tls: ssl.SSLContext | None = None,
-                 keep: int = 100) -> None:
+                 keep: int = 100, proxies: Proxies | None = None) -> None:
+        check_headers(headers)
         self.headers = dict(headers)
         self.timeout = timeout
         self._tls = tls
         self._keep = keep
-        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._proxies = Proxies.from_env(os.environ) if proxies is None else proxies
+        self._idle: dict[tuple[object, ...], list[_Connection]] = {}
 
     def tls(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -577,55 +557,80 @@ class Client:
         return await self.request("POST", url, body)
 
     async def request(self, method: str, url: str, body: bytes = b"",
-                      headers: Mapping[str, str] | None = None) -> Response:
+                      headers: Mapping[str, str] | None = None, follow: bool = True) -> Response:
         """`method` on `url` with the client's headers and `headers` (which win on a name); as
-        `post` otherwise."""
+        `post` otherwise. `follow=False`: a redirect is handed back as it is."""
+        if headers:
+            check_headers(headers)
         hop = Hop(method, url, body, {**self.headers, **headers} if headers else self.headers)
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._send(_Origin(hop.url), hop.method, hop.body, hop.headers)
+            response = await self._send(Origin(hop.url), hop.method, hop.body, hop.headers)
             location = response.headers.get("location")
-            if response.status_code not in REDIRECTS or location is None:
+            if not follow or response.status_code not in REDIRECTS or location is None:
                 return response
             await _discard(response)
             hop = hop.redirected(response.status_code, location)
         raise TransportError(f"more than {MAX_REDIRECTS} redirects")
 
-    async def _send(self, origin: _Origin, method: str, body: bytes, headers: Mapping[str, str]) -> Response:
-        request = _request_bytes(origin, method, body, headers)
-        conn = self._reuse(origin) or await self._connect(origin)
-        return await self._exchange(conn, origin, method, request)
+    async def _send(self, origin: Origin, method: str, body: bytes, headers: Mapping[str, str]) -> Response:
+        proxy = self._proxies.for_origin(origin.scheme, origin.host, origin.port)
+        key: tuple[object, ...] = origin.key if proxy is None else (*origin.key, proxy.url)
+        conn = self._reuse(key) or await self._connect(origin, proxy)
+        fields = [("Host", origin.host_header), ("Accept-Encoding", ACCEPT_ENCODING), ("Connection", "keep-alive"),
+                  *headers.items()]
+        if conn.absolute and proxy is not None and proxy.authorization:
+            fields.append(("Proxy-Authorization", proxy.authorization))
+        if body or method == "POST":
+            fields.append(("Content-Length", str(len(body))))
+        target = origin.url if conn.absolute else origin.target
+        head = await self._exchange(conn, h11.Request(method=method, target=target, headers=fields), body)
+        return Response(self, conn, key, origin.url, head, self.timeout)
 
-    async def _exchange(self, conn: _Connection, origin: _Origin, method: str,
-                        request: tuple[bytes, ...]) -> Response:
-        """Send `request` on `conn` and read the answer's head."""
+    async def _exchange(self, conn: _Connection, request: h11.Request, body: bytes = b"") -> h11.Response:
+        """Send `request` (and `body`) on `conn` and read the answer's head."""
         timeout = self.timeout
+        machine = conn.h11
+        conn.first = b""
         try:
-            for data in request:
-                conn.write(data)
+            head = machine.send(request) or b""
+            ending = machine.send(h11.EndOfMessage()) if not body else None
+            if body:
+                data = machine.send(h11.Data(data=body)) or b""
+                ending = machine.send(h11.EndOfMessage())
+                if len(body) < JOIN_BELOW:
+                    conn.write(head + data)
+                else:  # (a long body is not copied)
+                    conn.write(head)
+                    conn.write(data)
+            else:
+                conn.write(head)
+            if ending:
+                conn.write(ending)
             await conn.drain(timeout)
             # The whole head within the timeout, interim answers included: a server sending it a
             # byte at a time, or 103s without end, cannot hold the request.
             until = conn.loop.time() + timeout
-            status, version, headers = await _read_head(conn, timeout, until)
-            while 100 <= status < 200 and status != 101:  # an interim answer (100 Continue, 103…)
-                status, version, headers = await _read_head(conn, timeout, until)
-        except (ProtocolError, OSError) as exc:
+            while True:
+                event = await conn.event(timeout, until)
+                if isinstance(event, h11.Response):
+                    return event
+                if isinstance(event, h11.ConnectionClosed):
+                    raise CutShort("the server closed the connection without answering")
+                # an interim answer (100 Continue, 103…): h11 hands it over, we skip it
+        except h11.LocalProtocolError as exc:  # (what check_headers let through: a bad method, target)
             conn.close()
-            if isinstance(exc, ProtocolError):
+            raise InvalidURL(f"cannot send this request: {exc}") from None
+        except (HttpProtocolError, OSError) as exc:
+            conn.close()
+            if isinstance(exc, HttpProtocolError):
                 raise
             raise ConnectError(f"the connection broke: {exc}") from exc
         except BaseException:
             conn.close()
             raise
-        bodiless = method == "HEAD" or status in (204, 304)
-        try:
-            return Response(self, conn, origin, status, version, headers, bodiless, timeout)
-        except ProtocolError:  # (framing or an encoding we cannot read)
-            conn.close()
-            raise
 
-    def _reuse(self, origin: _Origin) -> _Connection | None:
-        idle = self._idle.get(origin.key)
+    def _reuse(self, key: tuple[object, ...]) -> _Connection | None:
+        idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
             if conn.reusable:
@@ -633,34 +638,79 @@ class Client:
             conn.close()
         return None
 
-    def release(self, origin: _Origin, conn: _Connection) -> None:
+    def release(self, key: tuple[object, ...], conn: _Connection) -> None:
         if sum(map(len, self._idle.values())) >= self._keep:
             conn.close()
             return
-        self._idle.setdefault(origin.key, []).append(conn)
+        self._idle.setdefault(key, []).append(conn)
 
-    async def _connect(self, origin: _Origin) -> _Connection:
-        loop = asyncio.get_running_loop()
-        tls = self.tls() if origin.scheme == "https" else None
+    async def _connect(self, origin: Origin, proxy: Proxy | None) -> _Connection:
+        """A connection that carries `origin`'s requests: to the origin itself, or through
+        `proxy` (plain http: to the proxy, requests in absolute form; https: a CONNECT tunnel,
+        then TLS with the origin inside it)."""
+        if proxy is None:
+            return await self._open(origin.host, origin.port, self.tls() if origin.scheme == "https" else None)
+        conn = await self._open(proxy.host, proxy.port, self.tls() if proxy.scheme == "https" else None,
+                                f"the proxy {proxy.shown}")
+        if origin.scheme == "http":
+            conn.absolute = True
+            return conn
+        await self._tunnel(conn, origin, proxy)
+        return conn
+
+    async def _tunnel(self, conn: _Connection, origin: Origin, proxy: Proxy) -> None:
+        """CONNECT `origin` through the proxy on `conn`, then TLS with the origin over it."""
+        authority = f"[{origin.host}]:{origin.port}" if ":" in origin.host else f"{origin.host}:{origin.port}"
+        fields = [("Host", authority)]
+        if proxy.authorization:
+            fields.append(("Proxy-Authorization", proxy.authorization))
         try:
-            host: str | bytes = origin.host.encode("ascii") if origin.host.isascii() else origin.host
-            addresses = await asyncio.wait_for(  # (an ASCII name as bytes: no `idna` codec to load)
-                loop.getaddrinfo(host, origin.port, type=socket.SOCK_STREAM), self.timeout)
+            head = await self._exchange(conn, h11.Request(method="CONNECT", target=authority, headers=fields))
+        except TransportError as exc:
+            raise ConnectError(f"no tunnel through the proxy {proxy.shown} to {authority}: {exc}") from exc
+        if not 200 <= head.status_code < 300:
+            conn.close()
+            raise ConnectError(f"the proxy {proxy.shown} refused the tunnel to {authority}: "
+                               f"HTTP {head.status_code} {head.reason.decode('latin-1')}".rstrip())
+        left, _ = conn.h11.trailing_data
+        if left or conn.buffer or conn.transport is None:
+            conn.close()
+            raise HttpProtocolError(f"the proxy {proxy.shown} sent bytes before the TLS handshake")
+        try:
+            transport = await asyncio.wait_for(conn.loop.start_tls(
+                conn.transport, conn, self.tls(), server_hostname=origin.host), self.timeout)
         except asyncio.TimeoutError:
-            raise RequestTimeout(f"timed out after {self.timeout:g} s resolving {origin.host}") from None
+            conn.close()
+            raise RequestTimeout(f"timed out after {self.timeout:g} s in the TLS handshake with "
+                                 f"{origin.host}:{origin.port}") from None
         except OSError as exc:
-            raise ConnectError(f"cannot resolve {origin.host}: {exc}") from exc
+            conn.close()
+            raise ConnectError(f"cannot connect to {origin.host}:{origin.port} through the proxy: {exc}") from exc
+        conn.transport = transport  # type: ignore[assignment]
+        conn.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+
+    async def _open(self, host_name: str, port: int, tls: ssl.SSLContext | None,
+                    what: str | None = None) -> _Connection:
+        loop = asyncio.get_running_loop()
+        what = what or f"{host_name}:{port}"
+        try:
+            host: str | bytes = host_name.encode("ascii") if host_name.isascii() else host_name
+            addresses = await asyncio.wait_for(  # (an ASCII name as bytes: no `idna` codec to load)
+                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), self.timeout)
+        except asyncio.TimeoutError:
+            raise RequestTimeout(f"timed out after {self.timeout:g} s resolving {host_name}") from None
+        except OSError as exc:
+            raise ConnectError(f"cannot resolve {host_name}: {exc}") from exc
         first: OSError | None = None
         for family, _kind, proto, _name, address in addresses:
             conn = _Connection(loop)
             try:
                 await asyncio.wait_for(loop.create_connection(
                     functools.partial(_same, conn), host=str(address[0]), port=int(address[1]), family=family,
-                    proto=proto, ssl=tls, server_hostname=origin.host if tls is not None else None),
+                    proto=proto, ssl=tls, server_hostname=host_name if tls is not None else None),
                     self.timeout)
             except asyncio.TimeoutError:
-                raise RequestTimeout(f"timed out after {self.timeout:g} s connecting to "
-                                     f"{origin.host}:{origin.port}") from None
+                raise RequestTimeout(f"timed out after {self.timeout:g} s connecting to {what}") from None
             except OSError as exc:  # (ssl.SSLError is one)
                 first = first or exc
                 if isinstance(exc, ssl.SSLError):
@@ -669,7 +719,7 @@ class Client:
             _no_delay(conn)
             return conn
         assert first is not None
-        raise ConnectError(f"cannot connect to {origin.host}:{origin.port}: {first}") from first
+        raise ConnectError(f"cannot connect to {what}: {first}") from first
 
     async def aclose(self) -> None:
         for idle in self._idle.values():
@@ -689,49 +739,6 @@ def _no_delay(conn: _Connection) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError:  # pragma: no cover
             pass
-
-
-def _request_bytes(origin: _Origin, method: str, body: bytes,
-                   headers: Mapping[str, str]) -> tuple[bytes, ...]:
-    lines = [f"{method} {origin.target} HTTP/1.1", f"Host: {origin.host_header}",
-             f"Accept-Encoding: {ACCEPT_ENCODING}", "Connection: keep-alive"]
-    lines += [f"{name}: {value}" for name, value in headers.items()]
-    if body or method == "POST":
-        lines.append(f"Content-Length: {len(body)}")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    return (head + body,) if len(body) < JOIN_BELOW else (head, body)  # (a long body is not copied)
-
-
-async def _read_head(conn: _Connection, timeout: float, until: float) -> tuple[int, str, Headers]:
-    """The status and headers of the next answer, which must have come by `until` (a
-    `loop.time()`), each wait at most `timeout`."""
-    while True:
-        end = conn.buffer.find(b"\r\n\r\n")
-        if end >= 0:
-            break
-        if len(conn.buffer) > MAX_HEAD:
-            raise ProtocolError("the answer's headers are too long")
-        if conn.ended:
-            raise CutShort("the server closed the connection without answering" if not conn.buffer
-                           else "the server closed the connection in the middle of the answer's headers")
-        await conn.more(timeout, until)
-    head = conn.take(end + 4)[:-4].decode("latin-1")
-    status_line, *header_lines = head.split("\r\n")
-    version, _, rest = status_line.partition(" ")
-    code = rest[:3]
-    if version not in ("HTTP/1.1", "HTTP/1.0") or not code.isdigit():
-        raise ProtocolError(f"not an HTTP/1.1 answer: {status_line[:80]!r}")
-    items: list[tuple[str, str]] = []
-    for line in header_lines:
-        if line[:1] in (" ", "\t") and items:  # an obsolete folded continuation
-            name, value = items[-1]
-            items[-1] = (name, f"{value} {line.strip()}")
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
-            raise ProtocolError(f"invalid header line {line[:80]!r}")
-        items.append((name, value.strip()))
-    return int(code), version, Headers(items)
 
 
 async def read_capped(pieces: AsyncIterator[bytes], cap: int = LINE_CAP) -> bytes:

@@ -19,15 +19,12 @@ from __future__ import annotations
 import contextlib
 import re
 
+from ..core.errors import StreamTooLongError
 from .caps import LINE_CAP, mib
 
 Event = tuple[str | None, str]
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
-
-
-class StreamTooLongError(ValueError):
-    """A line or an event of the stream is longer than LINE_CAP."""
 
 
 class SseDecoder:
