@@ -15,9 +15,8 @@ user message and the same turn goes on, within the same budgets.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-
-from .slotted import FrozenSlotted, init_fields
 
 if TYPE_CHECKING:
     from .kernel import TurnContext
@@ -25,23 +24,17 @@ if TYPE_CHECKING:
     from .tool import ToolResult
 
 
-class Decision(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Decision:
     """A guard's answer for one call; `reason` is what the model is told when it is denied."""
 
-    __slots__ = ("allowed", "reason", "arguments", "after", "halt", "approved")
     allowed: bool
-    reason: str
-    arguments: dict[str, Any] | None  # allowed, but run with these arguments instead
+    reason: str = ""
+    arguments: dict[str, Any] | None = None  # allowed, but run with these arguments instead
     # Sees the call's result once it ran, and gives back the result the model gets.
-    after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None
-    halt: bool  # denied, and the turn ends after this call (a hook's `continue: false`)
-    approved: bool  # allowed by a hook's `allow`: the guards after it do not ask again
-
-    def __init__(self, allowed: bool, reason: str = "", arguments: dict[str, Any] | None = None,
-                 after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None,
-                 halt: bool = False, approved: bool = False) -> None:
-        init_fields(self, allowed=allowed, reason=reason, arguments=arguments, after=after, halt=halt,
-                    approved=approved)
+    after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None
+    halt: bool = False  # denied, and the turn ends after this call (a hook's `continue: false`)
+    approved: bool = False  # allowed by a hook's `allow`: the guards after it do not ask again
 
 
 class HaltTurn(Exception):
