@@ -18,6 +18,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .errors import HaltTurn, PromptBlocked  # noqa: F401 (re-exported)
+
 if TYPE_CHECKING:
     from .kernel import TurnContext
     from .messages import ToolCall
@@ -37,24 +39,11 @@ class Decision:
     approved: bool = False  # allowed by a hook's `allow`: the guards after it do not ask again
 
 
-class HaltTurn(Exception):
-    """An after-call step ends the turn at once (a PostToolUse hook's `continue: false`): the
-    message is why; `result` is what the model gets for the call that ran."""
-
-    def __init__(self, reason: str, result: ToolResult | None = None) -> None:
-        super().__init__(reason)
-        self.result = result
-
-
 class ToolGuard(Protocol):
     async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None,
                      approved: bool = False) -> Decision:
         """`approved`: a guard before this one approved the call; do not ask, but rules that
         deny still deny."""
-
-
-class PromptBlocked(Exception):
-    """A prompt filter refused the prompt; the message is why (the turn ends, the prompt unsent)."""
 
 
 class PromptFilter(Protocol):

@@ -286,7 +286,8 @@ class AgentKernel:
             result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
         except HaltTurn as exc:  # the call is answered; the turn ends after it
             outcome.halted = str(exc)
-            result = exc.result or ToolResult(f"stopped: {exc}", is_error=True, summary="stopped")
+            result = (exc.result if isinstance(exc.result, ToolResult)
+                      else ToolResult(f"stopped: {exc}", is_error=True, summary="stopped"))
         elapsed = time.monotonic() - started
         self._append(ctx, Message.tool_result(call, result.content, result.is_error))
         ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,

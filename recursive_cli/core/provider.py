@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .errors import ContextLengthError, ProviderError  # noqa: F401 (re-exported)
+from .errors import ContextLengthError, DeadlineError, ProviderError  # noqa: F401 (re-exported)
 from .messages import Message, Usage
 
 # Why the model stopped. Only after "end" and "tool_calls" is a reply whole; "length" is the
@@ -88,14 +88,6 @@ class TimedHooks(Protocol):
 def deadline_of(hooks: ProviderHooks) -> float | None:
     """When the call `hooks` belong to must have ended (None: whenever it ends)."""
     return hooks.deadline if isinstance(hooks, TimedHooks) else None
-
-
-class DeadlineError(ProviderError):
-    """The run's deadline came before the model's answer, or left no time for a retry: not
-    retried, and not the provider's failure — the run ends as its --max-duration says."""
-
-    def __init__(self, reason: str, *, status: int | None = None, retry_after: float | None = None) -> None:
-        super().__init__(reason, status=status, retryable=False, retry_after=retry_after)
 
 
 class NullHooks:

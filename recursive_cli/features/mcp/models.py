@@ -3,7 +3,7 @@ its prompts.
 
 Read from the JSON-RPC results as the protocol spells them (camelCase: `inputSchema`,
 `structuredContent`, `isError`, `mimeType`, `nextCursor`), whichever transport carried them.
-A value of the wrong type is `ProtocolError` for a result as a whole (a tools list
+A value of the wrong type is `McpProtocolError` for a result as a whole (a tools list
 that is not a list) and is left out for one item (a tool with no name), so one bad entry does
 not cost a server all its tools.
 """
@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.errors import McpProtocolError
 
-class ProtocolError(Exception):
-    """A server's answer that is not what the protocol says it is."""
+# mcp/http.py's name for it, until that file (the http branch's) says McpProtocolError.
+ProtocolError = McpProtocolError
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +78,14 @@ class Resource:
 
 def _object(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ProtocolError(f"{what} is not a JSON object")
+        raise McpProtocolError(f"{what} is not a JSON object")
     return value
 
 
 def _items(result: Any, field: str, what: str) -> list[Any]:
     items = _object(result, what).get(field, [])
     if not isinstance(items, list):
-        raise ProtocolError(f"{what}: `{field}` is not a list")
+        raise McpProtocolError(f"{what}: `{field}` is not a list")
     return items
 
 
