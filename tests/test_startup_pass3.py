@@ -119,15 +119,6 @@ def test_no_model_of_a_run_has_pydantic_tokenize_a_signature(
     assert seen["tokenizer_compiled"] == 0
 
 
-def test_a_runs_value_classes_are_compiled_with_its_modules_not_written_at_import(
-        one_step_run: tuple[subprocess.CompletedProcess[str], dict[str, Any]]) -> None:
-    _, seen = one_step_run
-    # ModelPrice stays one: Settings has pydantic validate `[prices]` tables into it. (providers/
-    # is another pass's.)
-    assert [name for name in seen["dataclasses"] if not name.startswith("recursive_cli.providers.")] == [
-        "recursive_cli.core.pricing.ModelPrice"]
-
-
 def test_the_slotted_classes_behave_as_their_dataclasses_did() -> None:
     limits = Limits(max_steps=3)
     assert repr(limits) == "Limits(max_steps=3, max_cost=None, max_duration=None, max_messages=50000)"

@@ -15,42 +15,34 @@ A limit that could not be checked is refused before the run starts (`unenforceab
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from .events import FinishReason
 from .messages import Usage
 from .pricing import Price
-from .slotted import FrozenSlotted, Slotted, init_fields, replace
 
 if TYPE_CHECKING:
     from .settings import LoadedSettings
 
 
-class Limits(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Limits:
     """What a run may use: model calls per turn, USD, seconds, transcript messages (None: no limit)."""
 
-    __slots__ = ("max_steps", "max_cost", "max_duration", "max_messages")
-    max_steps: int
-    max_cost: float | None
-    max_duration: float | None
-    max_messages: int
-
-    def __init__(self, max_steps: int = 100, max_cost: float | None = None, max_duration: float | None = None,
-                 max_messages: int = 50_000) -> None:
-        init_fields(self, max_steps=max_steps, max_cost=max_cost, max_duration=max_duration,
-                    max_messages=max_messages)
+    max_steps: int = 100
+    max_cost: float | None = None
+    max_duration: float | None = None
+    max_messages: int = 50_000
 
 
-class Spent(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Spent:
     """What has been used so far; `cost` covers only the priced requests when `cost_known` is False."""
 
-    __slots__ = ("usage", "cost", "cost_known")
-    usage: Usage
-    cost: float
-    cost_known: bool
-
-    def __init__(self, usage: Usage | None = None, cost: float = 0.0, cost_known: bool = True) -> None:
-        init_fields(self, usage=Usage() if usage is None else usage, cost=cost, cost_known=cost_known)
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    cost_known: bool = True
 
     @classmethod
     def recorded(cls, usage: Usage, cost_usd: float | None, steps: int) -> Spent:
@@ -74,24 +66,17 @@ class Exceeded(NamedTuple):
     detail: str
 
 
-class Budget(Slotted):
+@dataclass(slots=True)
+class Budget:
     """Limits, the running totals they are checked against, the price, and the run's clock
     (`started`: its `time.monotonic()`, by default when the budget is made)."""
 
-    __slots__ = ("limits", "spent", "price", "started", "by_model")
-    limits: Limits
-    spent: Spent
-    price: Price
-    started: float
-    by_model: dict[str, Usage]  # this process's requests per model (not restored on resume): `modelUsage`
-
-    def __init__(self, limits: Limits | None = None, spent: Spent | None = None, price: Price | None = None,
-                 started: float | None = None, by_model: dict[str, Usage] | None = None) -> None:
-        self.limits = Limits() if limits is None else limits
-        self.spent = Spent() if spent is None else spent
-        self.price = Price() if price is None else price
-        self.started = time.monotonic() if started is None else started
-        self.by_model = {} if by_model is None else by_model
+    limits: Limits = field(default_factory=Limits)
+    spent: Spent = field(default_factory=Spent)
+    price: Price = field(default_factory=Price)
+    started: float = field(default_factory=time.monotonic)
+    # this process's requests per model (not restored on resume): `modelUsage`
+    by_model: dict[str, Usage] = field(default_factory=dict)
 
     def charge(self, usage: Usage, model: str | None = None) -> None:
         """Add one request's usage at the run's price, or at `model`'s (a judge on its own model),

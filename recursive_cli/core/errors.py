@@ -1,15 +1,22 @@
 """Every exception recursive raises on purpose, in one place; each message is one line for the user.
 
 This is the bottom layer: it imports nothing from the package, so any module may import it.
-The modules that raise these errors re-export them under their old names.
+The modules that raise these errors re-export them under their old names. The whole tree
+(`*`: added by its module's owner in the issue-28 branches, spelled as planned; the
+coordinator checks the names as they merge):
 
     RecursiveError                  base of every failure recursive reports itself
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
      │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
-     │    └── BadValueError         a bad value named on the command line: exit 2
+     │    ├── BadValueError         a bad value named on the command line: exit 2
+     │    │    └── McpConfigError   an MCP configuration that cannot be read (`from_flag`: exit 2, else 1)
+     │    ├── HookConfigError *     a hooks settings file that cannot be read (`from_flag`)
+     │    └── TrustStoreError *     the file of trusted workspaces cannot be read or written
      ├── ScriptError                the scripted provider's script file is missing or malformed
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
-     │    └── ContextLengthError    the conversation is too long for the model's context window
+     │    ├── ContextLengthError    the conversation is too long for the model's context window
+     │    ├── DeadlineError         --max-duration came before the answer, or left no time to retry
+     │    └── BriefRetryError       a local server refusing: retried briefly (net/retry.py)
      ├── SessionError               a session cannot be created, read, written or found
      │    ├── SessionWriteError     a session file or folder cannot be written
      │    ├── SessionExistsError    a new session was asked for where a transcript already is
@@ -18,11 +25,13 @@ The modules that raise these errors re-export them under their old names.
      │    │    └── SessionStateError    a feature's saved state (goal, loop) is damaged
      │    ├── SessionInUseError     another live process owns the session
      │    ├── SessionNotFoundError  no session matches the id or prefix
-     │    └── AmbiguousSessionError an id prefix matches more than one session
+     │    ├── AmbiguousSessionError an id prefix matches more than one session
+     │    └── BundleError *         a session bundle cannot be written or read
      ├── CheckpointError            a checkpoint operation failed
      │    ├── GitMissingError       no `git` executable on PATH
      │    ├── GitCommandError       a git command failed (its stderr is in the message)
-     │    └── UnknownTurnError      the session has no checkpoint for that turn
+     │    ├── UnknownTurnError      the session has no checkpoint for that turn
+     │    └── WatchUnavailable *    the workspace cannot be watched for changes here
      ├── ToolError                  a tool could not do what was asked (goes back to the model)
      │    └── PatchError            a patch cannot be parsed or applied (`applied`: what was kept)
      ├── TransportError             no (whole) HTTP answer (net/http1.py): chained to its cause
@@ -37,22 +46,44 @@ The modules that raise these errors re-export them under their old names.
      ├── HttpStatusError            an answer with status 400 or more (`status`, `headers`, `body`)
      ├── McpHttpError               an MCP server over HTTP answered one message with an error status
      ├── McpSessionGone             a 404 for the session's id: the server dropped it (started again)
-     └── StreamTooLongError         an event-stream line or event over LINE_CAP (also a ValueError)
+     ├── StreamTooLongError         an event-stream line or event over LINE_CAP (also a ValueError)
+     ├── McpError                   talking to an MCP server failed
+     │    ├── McpProtocolError      a server's answer is not what the protocol says it is
+     │    ├── RpcError              the server answered a request with an error (`code`, `data`)
+     │    ├── ConnectionClosed      the connection to the server is gone: no answer will come
+     │    │    └── CutOff           we ended it: the server broke a limit
+     │    └── McpCallError          a tool call, prompt or read got no result (`closed`)
+     └── CliError *                 a front end's failure carrying its exit code (`exit_code`)
+          ├── UsageError *          bad command-line usage: exit 2
+          ├── OutputOptionError *   an --output-format/--json option that cannot be honoured
+          ├── ControlError *        a headless control request that cannot be served
+          ├── ProtocolError *       a headless message that is not the protocol (to be renamed
+          │                         HeadlessProtocolError or similar: three classes had this name)
+          ├── WorkspaceError *      a fleet task's workspace cannot be prepared
+          ├── RayMissingError *     `fleet` without Ray installed
+          └── TaskFileError *       a fleet task file that cannot be read
 
-    ProviderError also holds DeadlineError (the run's --max-duration came first: not retried)
-    and BriefRetryError (a local server refusing: retried briefly).
+    Interrupted                     control flow: the interrupt token fired
+    HaltTurn                        control flow: an after-call step ends the turn (`result`)
+    PromptBlocked                   control flow: a prompt filter refused the prompt
 
-    Interrupted                     control flow, not a failure: the interrupt token fired
+The three control-flow signals stand apart from `RecursiveError` on purpose: none is a
+failure recursive reports. `Interrupted` is how a cancellation travels up from whatever the
+run was awaiting, and it ends in the `interrupted` finish reason (exit 130/143); `HaltTurn`
+(a PostToolUse hook's `continue: false`) ends the turn after the call that ran, which the
+kernel catches around that call; `PromptBlocked` (a UserPromptSubmit hook's refusal) ends the
+turn before the prompt joins the conversation, which the runtime catches. A handler catching
+`RecursiveError` to report a failure must never swallow one of them.
 
-`Interrupted` stands apart on purpose: it is how a cancellation travels up from whatever the
-run was awaiting, and it ends in the `interrupted` finish reason (exit 130/143), so a handler
-catching `RecursiveError` to report a failure must never swallow it.
+A class that used to be a `ValueError` (StreamTooLongError, OutputOptionError, the headless
+ProtocolError, TaskFileError) stays one too, so every `except ValueError` that caught it still
+does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class RecursiveError(Exception):
@@ -254,3 +285,66 @@ class StreamTooLongError(RecursiveError, ValueError):
 
 class Interrupted(Exception):
     """Raised by `InterruptToken.race` when the token fires first (control flow, not a failure)."""
+
+
+# -- values --
+
+
+class McpConfigError(BadValueError):
+    """An MCP configuration that cannot be read: names the file (or flag) and the key.
+    `from_flag`: named on the command line (`--mcp-config`: exit 2), not a file found on disk
+    or an environment variable (exit 1), as README's exit-code table says."""
+
+    def __init__(self, message: str, from_flag: bool = True) -> None:
+        super().__init__(message)
+        self.from_flag = from_flag
+
+
+
+class McpError(RecursiveError):
+    """Talking to an MCP server failed; the message says how, in one line."""
+
+
+class McpProtocolError(McpError):
+    """A server's answer that is not what the protocol says it is."""
+
+
+class RpcError(McpError):
+    """An error the server answered a request with."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message or f"error {code}")
+        self.code = code
+        self.data = data
+
+
+class ConnectionClosed(McpError):
+    """The connection to the server is gone: no answer will come."""
+
+
+class CutOff(ConnectionClosed):
+    """We ended the connection: the server broke a limit (it would not read our answers)."""
+
+
+class McpCallError(McpError):
+    """A call that got no result: `closed` when the connection to the server is gone."""
+
+    def __init__(self, message: str, closed: bool = False) -> None:
+        super().__init__(message)
+        self.closed = closed
+
+
+class HaltTurn(Exception):
+    """Control flow, not a failure: an after-call step ends the turn at once (a PostToolUse
+    hook's `continue: false`); the message is why, `result` what the model gets for the call
+    that ran (a `core.tool.ToolResult`, which this bottom layer cannot name). The kernel
+    catches it around that call."""
+
+    def __init__(self, reason: str, result: object | None = None) -> None:
+        super().__init__(reason)
+        self.result = result
+
+
+class PromptBlocked(Exception):
+    """Control flow, not a failure: a prompt filter refused the prompt; the message is why
+    (the turn ends, the prompt unsent). The runtime catches it."""

@@ -15,9 +15,10 @@ user message and the same turn goes on, within the same budgets.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .slotted import FrozenSlotted, init_fields
+from .errors import HaltTurn, PromptBlocked  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from .kernel import TurnContext
@@ -25,32 +26,17 @@ if TYPE_CHECKING:
     from .tool import ToolResult
 
 
-class Decision(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Decision:
     """A guard's answer for one call; `reason` is what the model is told when it is denied."""
 
-    __slots__ = ("allowed", "reason", "arguments", "after", "halt", "approved")
     allowed: bool
-    reason: str
-    arguments: dict[str, Any] | None  # allowed, but run with these arguments instead
+    reason: str = ""
+    arguments: dict[str, Any] | None = None  # allowed, but run with these arguments instead
     # Sees the call's result once it ran, and gives back the result the model gets.
-    after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None
-    halt: bool  # denied, and the turn ends after this call (a hook's `continue: false`)
-    approved: bool  # allowed by a hook's `allow`: the guards after it do not ask again
-
-    def __init__(self, allowed: bool, reason: str = "", arguments: dict[str, Any] | None = None,
-                 after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None,
-                 halt: bool = False, approved: bool = False) -> None:
-        init_fields(self, allowed=allowed, reason=reason, arguments=arguments, after=after, halt=halt,
-                    approved=approved)
-
-
-class HaltTurn(Exception):
-    """An after-call step ends the turn at once (a PostToolUse hook's `continue: false`): the
-    message is why; `result` is what the model gets for the call that ran."""
-
-    def __init__(self, reason: str, result: ToolResult | None = None) -> None:
-        super().__init__(reason)
-        self.result = result
+    after: Callable[[ToolCall, ToolResult], Awaitable[ToolResult]] | None = None
+    halt: bool = False  # denied, and the turn ends after this call (a hook's `continue: false`)
+    approved: bool = False  # allowed by a hook's `allow`: the guards after it do not ask again
 
 
 class ToolGuard(Protocol):
@@ -58,10 +44,6 @@ class ToolGuard(Protocol):
                      approved: bool = False) -> Decision:
         """`approved`: a guard before this one approved the call; do not ask, but rules that
         deny still deny."""
-
-
-class PromptBlocked(Exception):
-    """A prompt filter refused the prompt; the message is why (the turn ends, the prompt unsent)."""
 
 
 class PromptFilter(Protocol):

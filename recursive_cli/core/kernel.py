@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 
 from .budget import Budget
 from .events import (
@@ -25,7 +26,6 @@ from .guards import HaltTurn, StopGuard, ToolGuard
 from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
 from .provider import ChatProvider, Completion, DeadlineError, RetryNotice, ToolSpec
-from .slotted import Slotted, replace
 from .stuck import StuckDetector
 from .tool import Tool, ToolContext, ToolRegistry, ToolResult
 
@@ -54,11 +54,10 @@ def _no_retry_notice(notice: RetryNotice) -> None:
     return None
 
 
-class TurnContext(Slotted):
+@dataclass(slots=True)
+class TurnContext:
     """What one turn runs with; the transcript list is appended to in place."""
 
-    __slots__ = ("transcript", "provider", "tools", "tool_context", "budget", "sink", "interrupt", "turn",
-                 "guards", "retry", "before_model_call", "around_tool", "current_provider", "stop_guards")
     transcript: list[Message]
     provider: ChatProvider
     tools: ToolRegistry
@@ -66,69 +65,34 @@ class TurnContext(Slotted):
     budget: Budget
     sink: EventSink
     interrupt: InterruptToken
-    turn: int
-    guards: Sequence[ToolGuard]  # asked in order before each call; the first denial wins
-    retry: Callable[[RetryNotice], None]
+    turn: int = 1
+    guards: Sequence[ToolGuard] = ()  # asked in order before each call; the first denial wins
+    retry: Callable[[RetryNotice], None] = _no_retry_notice
     # Runs before every model call, e.g. to compact the transcript in place (compaction.py).
-    before_model_call: Callable[[TurnContext], Awaitable[None]]
+    before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation
     # Wraps every tool call that runs (once permitted), e.g. to snapshot the workspace around
     # it so that checkpoints know what the session itself changed (checkpoints/observer.py).
-    around_tool: Callable[[TurnContext, ToolCall, Tool | None], AbstractAsyncContextManager[None]]
+    around_tool: Callable[[TurnContext, ToolCall, Tool | None], AbstractAsyncContextManager[None]] = _no_wrapping
     # Asked for the provider of each model call, so that a model switched while the turn runs
     # (the headless surface's `set_model`) makes the next call; None: `provider` all turn long.
-    current_provider: Callable[[], ChatProvider] | None
+    current_provider: Callable[[], ChatProvider] | None = None
     # Asked in order when a reply would complete the turn; the first reason keeps the turn
     # going (once per turn: see `StopGuard`), as a user message, within the same budgets.
-    stop_guards: Sequence[StopGuard]
-
-    def __init__(self, transcript: list[Message], provider: ChatProvider, tools: ToolRegistry,
-                 tool_context: ToolContext, budget: Budget, sink: EventSink, interrupt: InterruptToken,
-                 turn: int = 1, guards: Sequence[ToolGuard] = (),
-                 retry: Callable[[RetryNotice], None] = _no_retry_notice,
-                 before_model_call: Callable[[TurnContext], Awaitable[None]] = _no_preparation,
-                 around_tool: Callable[[TurnContext, ToolCall, Tool | None],
-                                       AbstractAsyncContextManager[None]] = _no_wrapping,
-                 current_provider: Callable[[], ChatProvider] | None = None,
-                 stop_guards: Sequence[StopGuard] = ()) -> None:
-        self.transcript = transcript
-        self.provider = provider
-        self.tools = tools
-        self.tool_context = tool_context
-        self.budget = budget
-        self.sink = sink
-        self.interrupt = interrupt
-        self.turn = turn
-        self.guards = guards
-        self.retry = retry
-        self.before_model_call = before_model_call
-        self.around_tool = around_tool
-        self.current_provider = current_provider
-        self.stop_guards = stop_guards
+    stop_guards: Sequence[StopGuard] = ()
 
 
-class TurnOutcome(Slotted):
+@dataclass(slots=True)
+class TurnOutcome:
     """How a turn ended: the reason, the final answer text, and what it consumed."""
 
-    __slots__ = ("finish_reason", "text", "steps", "usage", "detail", "tool_calls", "denials", "halted")
     finish_reason: FinishReason
-    text: str
-    steps: int
-    usage: Usage
-    detail: str
-    tool_calls: int
-    denials: int
-    halted: str  # why a guard or hook ended the turn after a call (`continue: false`)
-
-    def __init__(self, finish_reason: FinishReason, text: str = "", steps: int = 0, usage: Usage | None = None,
-                 detail: str = "", tool_calls: int = 0, denials: int = 0, halted: str = "") -> None:
-        self.finish_reason = finish_reason
-        self.text = text
-        self.steps = steps
-        self.usage = Usage() if usage is None else usage
-        self.detail = detail
-        self.tool_calls = tool_calls
-        self.denials = denials
-        self.halted = halted
+    text: str = ""
+    steps: int = 0
+    usage: Usage = field(default_factory=Usage)
+    detail: str = ""
+    tool_calls: int = 0
+    denials: int = 0
+    halted: str = ""  # why a guard or hook ended the turn after a call (`continue: false`)
 
 
 class _Hooks:
@@ -325,7 +289,8 @@ class AgentKernel:
             result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
         except HaltTurn as exc:  # the call is answered; the turn ends after it
             outcome.halted = str(exc)
-            result = exc.result or ToolResult(f"stopped: {exc}", is_error=True, summary="stopped")
+            result = (exc.result if isinstance(exc.result, ToolResult)
+                      else ToolResult(f"stopped: {exc}", is_error=True, summary="stopped"))
         elapsed = time.monotonic() - started
         self._append(ctx, Message.tool_result(call, result.content, result.is_error))
         ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from .messages import Usage
-from .slotted import FrozenSlotted, init_fields, replace
 
 
-@dataclass(frozen=True)  # (a dataclass, not slotted: Settings has pydantic validate config tables into it)
+@dataclass(frozen=True, slots=True)  # (pydantic validates the `[prices]` tables of the config into it)
 class ModelPrice:
     """USD per million tokens; `None` cache prices mean "billed as plain input"."""
 
@@ -138,20 +137,14 @@ def cost_usd(model: str, usage: Usage, configured: PriceTable | None = None) -> 
     return None if price is None else price.cost(usage)
 
 
-class Price(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Price:
     """The price of one model, called on a Usage: its USD cost, or None when `model` is
     unknown or has no price. `configured` holds the user's own prices, which come first.
     `Price()` prices nothing (a runtime built without a model)."""
 
-    __slots__ = ("model", "configured")
-    model: str | None
-    configured: PriceTable
-
-    def __init__(self, model: str | None = None, configured: PriceTable | None = None) -> None:
-        init_fields(self, model=model, configured={} if configured is None else configured)
-
-    def __hash__(self) -> int:  # (by model only: the tables are mappings)
-        return hash((self.model,))
+    model: str | None = None
+    configured: PriceTable = field(default_factory=dict, hash=False)  # (hashed by model: a mapping)
 
     def __call__(self, usage: Usage) -> float | None:
         rate = self.rate

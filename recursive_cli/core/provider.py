@@ -15,44 +15,38 @@ Exceptions::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from .errors import ContextLengthError, DeadlineError, ProviderError  # noqa: F401 (re-exported)
 from .messages import Message, Usage
-from .slotted import FrozenSlotted, init_fields
 
 # Why the model stopped. Only after "end" and "tool_calls" is a reply whole; "length" is the
 # output limit, "content_filter" the provider's filter, "refusal" the model declining.
 StopKind = Literal["end", "tool_calls", "length", "content_filter", "refusal", "other"]
 
 
-class ToolSpec(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
     """What the model is told about one tool: name, description and JSON schema of its arguments."""
 
-    __slots__ = ("name", "description", "parameters")
     name: str
     description: str
     parameters: dict[str, Any]
 
-    def __init__(self, name: str, description: str, parameters: dict[str, Any]) -> None:
-        init_fields(self, name=name, description=description, parameters=parameters)
 
-
-class Completion(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Completion:
     """One model response: the assistant message, why the model stopped, and what it cost.
 
     `reason` is the provider's own word for the stop (`max_tokens`, `refusal`, `abort`…), for
     messages; `stop` is what the kernel acts on.
     """
 
-    __slots__ = ("message", "stop", "usage", "reason")
     message: Message
     stop: StopKind
-    usage: Usage
-    reason: str
-
-    def __init__(self, message: Message, stop: StopKind, usage: Usage | None = None, reason: str = "") -> None:
-        init_fields(self, message=message, stop=stop, usage=Usage() if usage is None else usage, reason=reason)
+    usage: Usage = field(default_factory=Usage)
+    reason: str = ""
 
     @property
     def whole(self) -> bool:
@@ -60,20 +54,15 @@ class Completion(FrozenSlotted):
         return self.stop in ("end", "tool_calls")
 
 
-class RetryNotice(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
     """Told to the hooks before each retry of a failed request."""
 
-    __slots__ = ("attempt", "max_retries", "delay_seconds", "status", "reason")
     attempt: int
     max_retries: int
     delay_seconds: float
     status: int | None
     reason: str
-
-    def __init__(self, attempt: int, max_retries: int, delay_seconds: float, status: int | None,
-                 reason: str) -> None:
-        init_fields(self, attempt=attempt, max_retries=max_retries, delay_seconds=delay_seconds, status=status,
-                    reason=reason)
 
 
 class ProviderHooks(Protocol):

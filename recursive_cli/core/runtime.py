@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -28,7 +29,6 @@ from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Message, ToolCall, Usage
 from .pricing import Price
 from .provider import ChatProvider, ContextLengthError, ProviderError, RetryNotice
-from .slotted import replace
 from .state import SessionState
 from .tool import TodoItem, Tool, ToolContext, ToolRegistry
 

@@ -10,6 +10,7 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
@@ -32,7 +33,6 @@ from .choices import (  # noqa: F401 (re-exported)
 )
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
-from .slotted import Slotted
 from .workspace_trust import HeldKey, TrustCheck, TrustVerdict, loosens, toml_value, users_file
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
@@ -119,32 +119,24 @@ class Settings(BaseModel):
 CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key", "bare"}  # (--bare reads no config file)
 
 
-class LoadedSettings(Slotted):
+def _process_env() -> Mapping[str, str]:
+    return os.environ
+
+
+@dataclass(slots=True)
+class LoadedSettings:
     """The merged settings and, per key, where its value came from; the home folder, and the
     environment they were loaded from (`os.environ` by default); whether the workspace's own
     configuration counts (`trust`), the keys of its config left out until it does (`held`),
     and the unknown keys of the config files, ignored (`warnings`)."""
 
-    __slots__ = ("settings", "sources", "home", "env", "trust", "held", "warnings")
-    unshown = frozenset({"env"})
     settings: Settings
-    sources: dict[str, str]
-    home: Path
-    env: Mapping[str, str]
-    trust: TrustVerdict | None  # None: not decided (settings made by hand)
-    held: list[HeldKey]
-    warnings: list[str]
-
-    def __init__(self, settings: Settings, sources: dict[str, str] | None = None, home: Path = Path(),
-                 env: Mapping[str, str] | None = None, trust: TrustVerdict | None = None,
-                 held: list[HeldKey] | None = None, warnings: list[str] | None = None) -> None:
-        self.settings = settings
-        self.sources = {} if sources is None else sources
-        self.home = home
-        self.env = os.environ if env is None else env
-        self.trust = trust
-        self.held = [] if held is None else held
-        self.warnings = [] if warnings is None else warnings
+    sources: dict[str, str] = field(default_factory=dict)
+    home: Path = Path()
+    env: Mapping[str, str] = field(default_factory=_process_env, repr=False)
+    trust: TrustVerdict | None = None  # None: not decided (settings made by hand)
+    held: list[HeldKey] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def api_key_for(self, provider: str) -> str | None:
         """The API key for `provider` from the environment these settings were loaded from."""

@@ -9,6 +9,7 @@ import secrets
 import signal
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
@@ -17,22 +18,18 @@ from pydantic import BaseModel, ValidationError
 from .errors import ToolError
 from .messages import ToolCall
 from .provider import ToolSpec
-from .slotted import FrozenSlotted, Slotted, init_fields
 
 ToolKind = Literal["read", "edit", "shell", "other"]
 A = TypeVar("A", bound=BaseModel)
 
 
-class ToolResult(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class ToolResult:
     """What a tool returns to the model (`content`) and shows the user (`summary`, one short phrase)."""
 
-    __slots__ = ("content", "is_error", "summary")
     content: str
-    is_error: bool
-    summary: str
-
-    def __init__(self, content: str, is_error: bool = False, summary: str = "") -> None:
-        init_fields(self, content=content, is_error=is_error, summary=summary)
+    is_error: bool = False
+    summary: str = ""
 
 
 class Sandbox(Protocol):
@@ -52,7 +49,13 @@ class Sandbox(Protocol):
 MARKER_VARIABLE = "RECURSIVE_TOOL_COMMAND"
 
 
-class ProcessTracker(Slotted):
+def _run_marker() -> str:
+    """This run's marker, under the one it inherited from a tool command that started it."""
+    return child_marker(os.environ.get(MARKER_VARIABLE))
+
+
+@dataclass(slots=True)
+class ProcessTracker:
     """The tool commands of one run, so an interrupt can stop them and all they started.
 
     `groups` are the process groups of the commands running now. Each command also gets a
@@ -62,16 +65,9 @@ class ProcessTracker(Slotted):
     inside a tool command, the outer run's sweep reaches the inner run's commands too.
     """
 
-    __slots__ = ("groups", "run_marker", "_count")
-    unshown = frozenset({"_count"})
-    groups: set[int]
-    run_marker: str
-    _count: int
-
-    def __init__(self, groups: set[int] | None = None, run_marker: str | None = None) -> None:
-        self.groups = set() if groups is None else groups
-        self.run_marker = child_marker(os.environ.get(MARKER_VARIABLE)) if run_marker is None else run_marker
-        self._count = 0
+    groups: set[int] = field(default_factory=set)
+    run_marker: str = field(default_factory=_run_marker)
+    _count: int = field(default=0, init=False, repr=False)
 
     def new_marker(self) -> str:
         """A marker for one more command, under this run's marker."""
@@ -235,14 +231,12 @@ def signal_each(pids: Iterable[int], sig: int) -> None:
             pass
 
 
-class TodoItem(Slotted):
-    __slots__ = ("content", "status")
-    content: str
-    status: Literal["pending", "in_progress", "completed"]
+@dataclass(slots=True)
+class TodoItem:
+    """One entry of the model's todo list."""
 
-    def __init__(self, content: str, status: Literal["pending", "in_progress", "completed"] = "pending") -> None:
-        self.content = content
-        self.status = status
+    content: str
+    status: Literal["pending", "in_progress", "completed"] = "pending"
 
 
 class RunningCommand(Protocol):
@@ -286,31 +280,18 @@ class CommandSandbox(Protocol):
     def close(self) -> None: ...
 
 
-class ToolContext(Slotted):
+@dataclass(slots=True)
+class ToolContext:
     """Everything a tool may use: the sandbox, limits, per-run state and per-workspace storage."""
 
-    __slots__ = ("sandbox", "home", "shell_timeout", "output_limit", "allow_private_network", "processes",
-                 "todos", "commands")
     sandbox: Sandbox
     home: Path
-    shell_timeout: float
-    output_limit: int
-    allow_private_network: bool
-    processes: ProcessTracker
-    todos: list[TodoItem]
-    commands: CommandSandbox | None  # the OS sandbox the agent's commands run in (None: off)
-
-    def __init__(self, sandbox: Sandbox, home: Path, shell_timeout: float = 120.0, output_limit: int = 30_000,
-                 allow_private_network: bool = False, processes: ProcessTracker | None = None,
-                 todos: list[TodoItem] | None = None, commands: CommandSandbox | None = None) -> None:
-        self.sandbox = sandbox
-        self.home = home
-        self.shell_timeout = shell_timeout
-        self.output_limit = output_limit
-        self.allow_private_network = allow_private_network
-        self.processes = ProcessTracker() if processes is None else processes
-        self.todos = [] if todos is None else todos
-        self.commands = commands
+    shell_timeout: float = 120.0
+    output_limit: int = 30_000
+    allow_private_network: bool = False
+    processes: ProcessTracker = field(default_factory=ProcessTracker)
+    todos: list[TodoItem] = field(default_factory=list)
+    commands: CommandSandbox | None = None  # the OS sandbox the agent's commands run in (None: off)
 
     @property
     def workspace(self) -> Path:

@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from .slotted import FrozenSlotted, init_fields
 
 # The workspace's own files that can run commands or loosen limits, as `recursive trust`
 # fingerprints them (relative to the workspace).
@@ -58,22 +57,18 @@ def users_file(path: Path, home: Path) -> bool:
     return False
 
 
-class TrustVerdict(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class TrustVerdict:
     """Whether `workspace`'s own configuration counts (`trusted`), and why or why not
     (`reason`: `--trust-workspace`, `trusted 2026-…`, `.mcp.json changed since you trusted
     it`…); `files`: its own config files that exist (`WORKSPACE_FILES`); `quiet`: skip them
     without a note (the user chose it: `--bare`)."""
 
-    __slots__ = ("workspace", "trusted", "reason", "files", "quiet")
     workspace: Path
     trusted: bool
     reason: str
-    files: tuple[str, ...]
-    quiet: bool
-
-    def __init__(self, workspace: Path, trusted: bool, reason: str, files: tuple[str, ...] = (),
-                 quiet: bool = False) -> None:
-        init_fields(self, workspace=workspace, trusted=trusted, reason=reason, files=files, quiet=quiet)
+    files: tuple[str, ...] = ()
+    quiet: bool = False
 
     @property
     def skips(self) -> bool:
@@ -84,16 +79,13 @@ class TrustVerdict(FrozenSlotted):
 TrustCheck = Callable[[Path, Path], TrustVerdict]  # (workspace, home) → verdict
 
 
-class HeldKey(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class HeldKey:
     """A key of the workspace's config left out until the workspace is trusted."""
 
-    __slots__ = ("key", "value", "where")
     key: str  # as a config file spells it: `permission-mode`, `prices."MODEL"`
     value: str  # as TOML would write it
     where: str  # `FILE:LINE`
-
-    def __init__(self, key: str, value: str, where: str) -> None:
-        init_fields(self, key=key, value=value, where=where)
 
 
 def loosens(key: str, value: Any, base: Mapping[str, Any]) -> bool:

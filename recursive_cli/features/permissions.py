@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from ..core.choices import PermissionMode
@@ -16,7 +17,6 @@ from ..core.errors import ConfigError
 from ..core.guards import Decision
 from ..core.messages import ToolCall
 from ..core.settings import PERMISSION_RULE
-from ..core.slotted import FrozenSlotted, init_fields
 from ..core.wording import RULE, got
 
 Verdict = Literal["allow", "deny", "ask"]
@@ -26,15 +26,12 @@ READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff"
                               "schedule_wakeup", "stop_loop"})
 
 
-class Rule(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Rule:
     """`tool` or `tool(pattern)`."""
 
-    __slots__ = ("tool", "pattern")
     tool: str
     pattern: str | None
-
-    def __init__(self, tool: str, pattern: str | None) -> None:
-        init_fields(self, tool=tool, pattern=pattern)
 
     @classmethod
     def parse(cls, text: str) -> Rule:

@@ -17,8 +17,7 @@ import json
 import socket
 import threading
 import time
-
-from ..core.slotted import FrozenSlotted, init_fields
+from dataclasses import dataclass
 
 HOST = "127.0.0.1"
 # (port, server): the ports these servers listen on unless told otherwise.
@@ -29,17 +28,14 @@ BUDGET_SECONDS = 0.6  # for all the ports together (they are asked in parallel)
 MAX_MODELS_SHOWN = 3
 
 
-class LocalServer(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class LocalServer:
     """An OpenAI-compatible server that answered `GET /v1/models` on this machine."""
 
-    __slots__ = ("name", "base_url", "models", "wants_key")
     name: str
     base_url: str
-    models: tuple[str, ...]
-    wants_key: bool
-
-    def __init__(self, name: str, base_url: str, models: tuple[str, ...] = (), wants_key: bool = False) -> None:
-        init_fields(self, name=name, base_url=base_url, models=models, wants_key=wants_key)
+    models: tuple[str, ...] = ()
+    wants_key: bool = False
 
     def describe(self) -> str:
         """E.g. `Ollama answers at http://127.0.0.1:11434/v1 (models: qwen2.5-coder, llama3.2)`."""

@@ -49,13 +49,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.choices import SandboxMode
 from ..core.errors import SandboxUnavailableError
 from ..core.procs import process_alive
-from ..core.slotted import Slotted
 
 INIT = str(Path(__file__).with_name("sandbox_init.py"))
 # sandbox_init imported, not run as a script, so that its compiled form is used (3 ms of every
@@ -75,32 +75,25 @@ REFUSED_NETWORK = ("Network is unreachable", "Temporary failure in name resoluti
 MAYBE_REFUSED = ("Permission denied", "Connection refused")
 
 
-class CommandSandbox(Slotted):
+@dataclass(slots=True)
+class CommandSandbox:
     """How the agent's commands are confined; `wrap` turns a command line into a confined one."""
 
-    __slots__ = ("mode", "writable", "protected", "network", "bwrap", "landlock", "ports", "temp", "_zygote")
-    unshown = frozenset({"temp", "_zygote"})
     mode: SandboxMode
-    writable: tuple[Path, ...]  # bound read-write (workspace-write)
-    protected: tuple[Path, ...]  # read-only, even inside a writable folder
-    network: bool
-    bwrap: str
-    landlock: bool  # the second line, when the kernel has it
-    ports: tuple[int, ...]  # without the network: loopback ports passed through to 127.0.0.1 outside
-    temp: Path | None  # the private temp folder, made at first use
-    _zygote: Zygote | None  # the run's sandbox, kept running: run_shell's commands start in it
+    writable: tuple[Path, ...] = ()  # bound read-write (workspace-write)
+    protected: tuple[Path, ...] = ()  # read-only, even inside a writable folder
+    network: bool = False
+    bwrap: str = ""
+    landlock: bool = False  # the second line, when the kernel has it
+    # without the network: loopback ports passed through to 127.0.0.1 outside (with it: none)
+    ports: tuple[int, ...] = ()
+    temp: Path | None = field(default=None, init=False, repr=False)  # the private temp folder, made at first use
+    # the run's sandbox, kept running: run_shell's commands start in it
+    _zygote: Zygote | None = field(default=None, init=False, repr=False)
 
-    def __init__(self, mode: SandboxMode, writable: tuple[Path, ...] = (), protected: tuple[Path, ...] = (),
-                 network: bool = False, bwrap: str = "", landlock: bool = False, ports: tuple[int, ...] = ()) -> None:
-        self.mode = mode
-        self.writable = writable
-        self.protected = protected
-        self.network = network
-        self.bwrap = bwrap
-        self.landlock = landlock
-        self.ports = () if network else ports
-        self.temp = None
-        self._zygote = None
+    def __post_init__(self) -> None:
+        if self.network:
+            self.ports = ()
 
     @property
     def confined(self) -> bool:

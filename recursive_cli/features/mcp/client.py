@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ...core.diagnostics import log_cause
+from ...core.errors import McpCallError, McpProtocolError
 from ...core.procs import process_alive
 from .config import HttpServer, SdkServer, ServerEntry, StdioServer
 from .http import HttpError, HttpSession, SseSession
@@ -28,7 +29,6 @@ from .models import (
     CallResult,
     Content,
     Contents,
-    ProtocolError,
     Resource,
     ServerPrompt,
     ServerTool,
@@ -47,14 +47,6 @@ from .tools import screen
 CLIENT_NAME = "recursive"
 _PAGE_CAP = 50  # list pages read at most (a server whose cursor never ends cannot hang us)
 T = TypeVar("T")
-
-
-class McpCallError(Exception):
-    """A call that got no result: `closed` when the connection to the server is gone."""
-
-    def __init__(self, message: str, closed: bool = False) -> None:
-        super().__init__(message)
-        self.closed = closed
 
 
 class McpConnection:
@@ -135,7 +127,7 @@ class McpConnection:
         if isinstance(session.capabilities.get("prompts"), dict):
             try:
                 self.prompts = await _all_pages(session, "prompts/list", prompts_page)
-            except (RpcError, ProtocolError) as exc:  # its tools still count
+            except (RpcError, McpProtocolError) as exc:  # its tools still count
                 log_cause(f"MCP server {self.name}: listing its prompts failed", exc)
         session.on_tools_changed = self._tools_changed
 
@@ -198,7 +190,7 @@ class McpConnection:
         session = self._live()
         try:
             return await _all_pages(session, "resources/list", resources_page)
-        except (ProtocolError, McpCallError):
+        except (McpProtocolError, McpCallError):
             raise
         except Exception as exc:
             raise self._call_error(exc) from exc
@@ -218,7 +210,7 @@ class McpConnection:
     def _read(self, parse: Callable[[Any], T], result: Any) -> T:
         try:
             return parse(result)
-        except ProtocolError as exc:
+        except McpProtocolError as exc:
             raise McpCallError(f"the server's answer is malformed: {exc}") from None
 
     def _live(self) -> RpcPeer:
@@ -285,7 +277,7 @@ def describe(exc: BaseException) -> str:
     name = type(exc).__name__
     if text.lower() == "connection closed":
         return "the server closed the connection"
-    if isinstance(exc, (RpcError, ConnectionClosed, ProtocolError, HttpError)):
+    if isinstance(exc, (RpcError, ConnectionClosed, McpProtocolError, HttpError)):
         return text or "the server answered with an error"
     if not text:
         return name

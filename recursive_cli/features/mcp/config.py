@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from ...core.settings import BadValueError
+from ...core.errors import McpConfigError  # noqa: F401 (re-exported)
 from ...core.state import StatePart
 from ...net.headers import refused_header
 
@@ -33,16 +33,6 @@ USER_FILE = "mcp.json"  # under $RECURSIVE_HOME
 PROJECT_FILE = ".mcp.json"  # in the workspace, as Claude Code reads it
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamable_http": "http", "sse": "sse"}
-
-
-class McpConfigError(BadValueError):
-    """An MCP configuration that cannot be read: names the file (or flag) and the key.
-    `from_flag`: named on the command line (`--mcp-config`: exit 2), not a file found on disk
-    or an environment variable (exit 1), as README's exit-code table says."""
-
-    def __init__(self, message: str, from_flag: bool = True) -> None:
-        super().__init__(message)
-        self.from_flag = from_flag
 
 
 @dataclass(frozen=True)

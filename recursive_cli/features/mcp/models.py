@@ -3,108 +3,89 @@ its prompts.
 
 Read from the JSON-RPC results as the protocol spells them (camelCase: `inputSchema`,
 `structuredContent`, `isError`, `mimeType`, `nextCursor`), whichever transport carried them.
-A value of the wrong type is `ProtocolError` for a result as a whole (a tools list
+A value of the wrong type is `McpProtocolError` for a result as a whole (a tools list
 that is not a list) and is left out for one item (a tool with no name), so one bad entry does
 not cost a server all its tools.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.slotted import FrozenSlotted, init_fields
+from ...core.errors import McpProtocolError
+
+# mcp/http.py's name for it, until that file (the http branch's) says McpProtocolError.
+ProtocolError = McpProtocolError
 
 
-class ProtocolError(Exception):
-    """A server's answer that is not what the protocol says it is."""
-
-
-class ServerTool(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class ServerTool:
     """One tool as the server lists it (its input schema as given: tools.py checks it; `{}`
     when it gives none)."""
 
-    __slots__ = ("name", "title", "description", "input_schema", "read_only")
     name: str
-    title: str
-    description: str
-    input_schema: Any
-    read_only: bool  # its annotations' `readOnlyHint`
-
-    def __init__(self, name: str, title: str = "", description: str = "",
-                 input_schema: Any = None, read_only: bool = False) -> None:
-        init_fields(self, name=name, title=title, description=description,
-                    input_schema={} if input_schema is None else input_schema, read_only=read_only)
+    title: str = ""
+    description: str = ""
+    input_schema: Any = field(default_factory=dict)
+    read_only: bool = False  # its annotations' `readOnlyHint`
 
 
-class Contents(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Contents:
     """A resource's contents: `text`, or `blob` (base64) when it is binary."""
 
-    __slots__ = ("uri", "mime_type", "text", "blob")
-    uri: str
-    mime_type: str
-    text: str | None
-    blob: str
-
-    def __init__(self, uri: str = "", mime_type: str = "", text: str | None = None, blob: str = "") -> None:
-        init_fields(self, uri=uri, mime_type=mime_type, text=text, blob=blob)
+    uri: str = ""
+    mime_type: str = ""
+    text: str | None = None
+    blob: str = ""
 
 
-class Content(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Content:
     """One block of a tool's result: `text`; `image` or `audio` (base64 `data`, `mime_type`);
     `resource` (embedded `contents`); `resource_link` (`uri`, `name`); or a type of a later
     protocol, kept by name."""
 
-    __slots__ = ("type", "text", "data", "mime_type", "uri", "name", "contents")
     type: str
-    text: str
-    data: str
-    mime_type: str
-    uri: str
-    name: str
-    contents: Contents | None
-
-    def __init__(self, type: str, text: str = "", data: str = "", mime_type: str = "", uri: str = "",
-                 name: str = "", contents: Contents | None = None) -> None:
-        init_fields(self, type=type, text=text, data=data, mime_type=mime_type, uri=uri, name=name,
-                    contents=contents)
+    text: str = ""
+    data: str = ""
+    mime_type: str = ""
+    uri: str = ""
+    name: str = ""
+    contents: Contents | None = None
 
 
-class CallResult(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class CallResult:
     """A `tools/call` result: its content blocks, its structured content (None when it has
     none) and whether the tool failed."""
 
-    __slots__ = ("content", "structured", "is_error")
-    content: tuple[Content, ...]
-    structured: Any
-    is_error: bool
-
-    def __init__(self, content: tuple[Content, ...] = (), structured: Any = None, is_error: bool = False) -> None:
-        init_fields(self, content=content, structured=structured, is_error=is_error)
+    content: tuple[Content, ...] = ()
+    structured: Any = None
+    is_error: bool = False
 
 
-class Resource(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Resource:
     """One resource as `resources/list` names it."""
 
-    __slots__ = ("uri", "name", "mime_type", "description")
     uri: str
-    name: str
-    mime_type: str
-    description: str
-
-    def __init__(self, uri: str, name: str = "", mime_type: str = "", description: str = "") -> None:
-        init_fields(self, uri=uri, name=name, mime_type=mime_type, description=description)
+    name: str = ""
+    mime_type: str = ""
+    description: str = ""
 
 
 def _object(value: Any, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ProtocolError(f"{what} is not a JSON object")
+        raise McpProtocolError(f"{what} is not a JSON object")
     return value
 
 
 def _items(result: Any, field: str, what: str) -> list[Any]:
     items = _object(result, what).get(field, [])
     if not isinstance(items, list):
-        raise ProtocolError(f"{what}: `{field}` is not a list")
+        raise McpProtocolError(f"{what}: `{field}` is not a list")
     return items
 
 
@@ -120,7 +101,7 @@ def tool_from(data: Any) -> ServerTool | None:
     annotations = data.get("annotations")
     read_only = isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
     return ServerTool(data["name"], _text(data.get("title")), _text(data.get("description")),
-                      schema, read_only)
+                      {} if schema is None else schema, read_only)
 
 
 def tools_page(result: Any) -> tuple[list[ServerTool], str | None]:
@@ -172,30 +153,23 @@ def read_result(result: Any) -> list[Contents]:
     return [contents_from(item) for item in _items(result, "contents", "the resources/read result")]
 
 
-class PromptArgument(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
     """One argument of a prompt."""
 
-    __slots__ = ("name", "description", "required")
     name: str
-    description: str
-    required: bool
-
-    def __init__(self, name: str, description: str = "", required: bool = False) -> None:
-        init_fields(self, name=name, description=description, required=required)
+    description: str = ""
+    required: bool = False
 
 
-class ServerPrompt(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class ServerPrompt:
     """One prompt (a message template) as the server lists it."""
 
-    __slots__ = ("name", "title", "description", "arguments")
     name: str
-    title: str
-    description: str
-    arguments: tuple[PromptArgument, ...]
-
-    def __init__(self, name: str, title: str = "", description: str = "",
-                 arguments: tuple[PromptArgument, ...] = ()) -> None:
-        init_fields(self, name=name, title=title, description=description, arguments=arguments)
+    title: str = ""
+    description: str = ""
+    arguments: tuple[PromptArgument, ...] = ()
 
 
 def prompts_page(result: Any) -> tuple[list[ServerPrompt], str | None]:

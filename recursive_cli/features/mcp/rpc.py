@@ -32,30 +32,13 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from ...core.errors import ConnectionClosed, CutOff, McpProtocolError, RpcError  # noqa: F401 (re-exported)
 from . import logfile
-from .models import ProtocolError
 
 HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first: we offer the first
 METHOD_NOT_FOUND = -32601
 _OPENERS = ("{", "[", b"{", b"[")  # how a message (or a batch) starts
 SOON_CAP = 256  # answers to the server's requests waiting to be sent, at most (then it is cut off)
-
-
-class RpcError(Exception):
-    """An error the server answered a request with."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message or f"error {code}")
-        self.code = code
-        self.data = data
-
-
-class ConnectionClosed(Exception):
-    """The connection to the server is gone: no answer will come."""
-
-
-class CutOff(ConnectionClosed):
-    """We ended the connection: the server broke a limit (it would not read our answers)."""
 
 
 class RpcPeer:
@@ -84,17 +67,17 @@ class RpcPeer:
     # -- the handshake and requests ----------------------------------------------------------
 
     async def initialize(self, client_name: str, client_version: str) -> None:
-        """`initialize`, then `notifications/initialized`; ProtocolError when the server
+        """`initialize`, then `notifications/initialized`; McpProtocolError when the server
         counters with a revision we do not speak."""
         capabilities = {"roots": {"listChanged": False}} if self.roots else {}
         result = await self.request("initialize", {
             "protocolVersion": HANDSHAKE_VERSIONS[0], "capabilities": capabilities,
             "clientInfo": {"name": client_name, "version": client_version}})
         if not isinstance(result, dict):
-            raise ProtocolError("the server's initialize result is not a JSON object")
+            raise McpProtocolError("the server's initialize result is not a JSON object")
         version = result.get("protocolVersion")
         if version not in HANDSHAKE_VERSIONS:
-            raise ProtocolError(f"the server speaks MCP revision {version!r}; recursive speaks "
+            raise McpProtocolError(f"the server speaks MCP revision {version!r}; recursive speaks "
                                 f"{', '.join(HANDSHAKE_VERSIONS)}")
         offered = result.get("capabilities")
         self.capabilities = offered if isinstance(offered, dict) else {}

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from ...core.slotted import replace
 from ..cli.launch import Launch
 
 
