@@ -1,7 +1,7 @@
 """A loopback HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages wire formats.
 
-Provider tests drive the real SDKs against it, so request building, SSE parsing, error
-mapping and retries are all exercised over real HTTP::
+Provider tests drive our providers (our own HTTP client, as a run uses it) against it, so
+request building, SSE parsing, error mapping and retries are all exercised over real HTTP::
 
     with FakeLLMServer([{"text": "hi"}]) as srv:
         provider = OpenAIProvider("gpt-4o", "sk-test", srv.openai_base_url)

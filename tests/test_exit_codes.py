@@ -1,4 +1,4 @@
-"""One exit-code rule for bad input (SPEC §13, README "Exit codes"), walked case by case.
+"""One exit-code rule for bad input (SPEC §13, docs/exit-codes.md), walked case by case.
 
 2 for every bad flag, value or file named on the command line (the workspace of `-C`, the
 files of `--script`, `--output-schema` and `--mcp-config`, a missing argument, a mistyped

@@ -1,4 +1,4 @@
-"""The HTTP providers through the real SDKs against a loopback server speaking both wire formats."""
+"""The HTTP providers (our own client on both wire formats) against a loopback server that speaks them."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Provider faults through the real SDKs: each is retried with an `api_retry` event, or ends the
+"""Provider faults through the real providers (our own HTTP client): each is retried with an `api_retry` event, or ends the
 run with one `error:` line and exit 1 — and the session is saved either way.
 
 The gauntlet of transient faults (dropped connections, timeouts, broken streams) runs as a real
 process, so a hang fails at the timeout and nothing is printed at exit; the failing runs run in
-this process (`in_process`), which is seconds faster per case (no SDK import per run)."""
+this process (`in_process`), which is seconds faster per case (no interpreter start per run)."""
 
 from __future__ import annotations
 

@@ -334,5 +334,5 @@ def _see_also(root: CommandDoc) -> list[str]:
     prog = root.path[0]
     note = (f"Shell completions for {bold(prog)}: {bold(f'completions/{prog}.bash')}, "
             f"{bold(f'completions/_{prog}')} and {bold(f'completions/{prog}.fish')} in the "
-            "source tree; see the README for how to install them.")
+            f"source tree; {bold('docs/configuration.md')} says how to install them.")
     return _section("SEE ALSO", [*refs, ".PP", note])
