@@ -176,7 +176,7 @@ def test_a_malformed_base_url_is_a_usage_error_for_every_command(command: list[s
 def test_bad_value_error_is_a_config_error_in_the_errors_tree() -> None:
     assert issubclass(errors.BadValueError, errors.ConfigError)
     assert settings.BadValueError is errors.BadValueError  # its old home still exports it
-    assert "└── BadValueError" in (errors.__doc__ or "")
+    assert "── BadValueError" in (errors.__doc__ or "")
 
 
 # --- a resumed goal's judge must be priced under --max-cost --------------------------------
