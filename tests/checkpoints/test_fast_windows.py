@@ -1,7 +1,7 @@
 """Tool calls that change nothing run no git at all (issue 16, goal 2), and keep every guarantee.
 
 The session's `head` moves onto a call's `open` commit before the call and back after it;
-those moves write the ref file as git does (refs.py). What is asserted is what real git
+those moves go through the session's running `git update-ref --stdin` (pipes.py). What is asserted is what real git
 reads from the shadow repository, and what a restore does after a kill -9.
 """
 

@@ -86,7 +86,7 @@ class ShadowGit(FrozenSlotted):
             raise GitCommandError(f"cannot run git: {exc.strerror or exc}") from None
         if proc.returncode != 0:
             raise GitCommandError(f"git {args[0]} failed (exit {proc.returncode}): "
-                                  f"{_first_error(proc.stderr)}")
+                                  f"{first_error(proc.stderr)}")
         return proc.stdout
 
     @contextlib.contextmanager
@@ -123,7 +123,7 @@ def _lock_names(index: Path) -> tuple[str, str]:
     return str(index.with_name("index.mutex")), str(index.with_name(index.name + ".lock"))
 
 
-def _first_error(stderr: bytes) -> str:
+def first_error(stderr: bytes) -> str:
     """The most telling line of git's stderr (`fatal:`/`error:` first), cut to one line."""
     lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     for line in lines:
