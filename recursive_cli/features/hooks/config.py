@@ -4,7 +4,7 @@
 "command": "…", "timeout": 60}]}]}}`, read in this order (all of them add up):
 `$RECURSIVE_HOME/settings.json`, the workspace's `.claude/settings.json`,
 `.claude/settings.local.json` and `.recursive/settings.json`, then each `--settings FILE|JSON`.
-The workspace's three count only once it is trusted (features/trust.py): the caller says.
+The workspace's three count only once it is trusted (features/trust/): the caller says.
 A matcher is a regex over tool names, matched whole against our name and Claude's
 (`Bash` matches `run_shell`); none, `""` or `*` match every tool. Hooks of other types than
 `command` and events we do not fire are kept out silently, so Claude's files work unchanged.

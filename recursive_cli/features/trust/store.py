@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.errors import ConfigError
-from ..core.workspace_trust import TrustVerdict, own_files
+from ...core.errors import ConfigError
+from ...core.workspace_trust import TrustVerdict, own_files
 
 TRUST_FILE = "trust.json"
 

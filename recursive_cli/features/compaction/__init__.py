@@ -20,15 +20,15 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.events import CompactionDone
-from ..core.interrupt import Interrupted
-from ..core.messages import Message
-from ..core.provider import ProviderError, RetryNotice
-from ..core.slotted import FrozenSlotted, init_fields
-from ..core.tool import cap_text
+from ...core.events import CompactionDone
+from ...core.interrupt import Interrupted
+from ...core.messages import Message
+from ...core.provider import ProviderError, RetryNotice
+from ...core.slotted import FrozenSlotted, init_fields
+from ...core.tool import cap_text
 
 if TYPE_CHECKING:
-    from ..core.kernel import TurnContext
+    from ...core.kernel import TurnContext
 
 RECORD_TYPE = "compaction"
 DEFAULT_CONTEXT_WINDOW = 128_000
