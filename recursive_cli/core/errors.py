@@ -6,7 +6,9 @@ The modules that raise these errors re-export them under their old names.
     RecursiveError                  base of every failure recursive reports itself
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
      │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
-     │    └── BadValueError         a bad value named on the command line: exit 2
+     │    ├── BadValueError         a bad value named on the command line: exit 2
+     │    ├── HookConfigError       a settings file's hooks cannot be used (`from_flag`: exit 2)
+     │    └── TrustStoreError       `trust.json` cannot be read or written
      ├── ScriptError                the scripted provider's script file is missing or malformed
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
      │    └── ContextLengthError    the conversation is too long for the model's context window
@@ -18,11 +20,13 @@ The modules that raise these errors re-export them under their old names.
      │    │    └── SessionStateError    a feature's saved state (goal, loop) is damaged
      │    ├── SessionInUseError     another live process owns the session
      │    ├── SessionNotFoundError  no session matches the id or prefix
-     │    └── AmbiguousSessionError an id prefix matches more than one session
+     │    ├── AmbiguousSessionError an id prefix matches more than one session
+     │    └── BundleError           a file is not a session bundle this version can read
      ├── CheckpointError            a checkpoint operation failed
      │    ├── GitMissingError       no `git` executable on PATH
      │    ├── GitCommandError       a git command failed (its stderr is in the message)
-     │    └── UnknownTurnError      the session has no checkpoint for that turn
+     │    ├── UnknownTurnError      the session has no checkpoint for that turn
+     │    └── WatchUnavailable      the workspace cannot be watched here (snapshots walk it instead)
      └── ToolError                  a tool could not do what was asked (goes back to the model)
           └── PatchError            a patch cannot be parsed or applied (`applied`: what was kept)
 
@@ -158,3 +162,28 @@ class PatchError(ToolError):
 
 class Interrupted(Exception):
     """Raised by `InterruptToken.race` when the token fires first (control flow, not a failure)."""
+
+
+# -- git --
+
+
+class BundleError(SessionError):
+    """The file is not a session bundle this version can read (missing, corrupt, newer)."""
+
+
+class HookConfigError(ConfigError):
+    """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`.
+    `from_flag`: named by `--settings` (exit 2), not a settings file found on disk (exit 1)."""
+
+    def __init__(self, message: str, from_flag: bool = True) -> None:
+        super().__init__(message)
+        self.from_flag = from_flag
+
+
+class TrustStoreError(ConfigError):
+    """`trust.json` cannot be read or written: names the file and why."""
+
+
+class WatchUnavailable(CheckpointError):
+    """This workspace cannot be watched here (not Linux, a remote filesystem, too many folders):
+    snapshots walk it instead, never an error the user sees."""

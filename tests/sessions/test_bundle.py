@@ -21,7 +21,8 @@ import pytest
 from clitools import CliResult, invoke, write_script
 from fakeserver import FakeLLMServer
 
-from recursive_cli.features.bundles.bundle import BundleError, export_bundle, import_bundle
+from recursive_cli.core.errors import BundleError
+from recursive_cli.features.bundles.bundle import export_bundle, import_bundle
 from recursive_cli.features.sessions import ids
 from recursive_cli.features.sessions.records import SessionError, SessionExistsError, now_iso
 

@@ -61,10 +61,6 @@ CHUNK = 1 << 20
 Warn = Callable[[str], None]
 
 
-class BundleError(SessionError):
-    """The file is not a session bundle this version can read (missing, corrupt, newer)."""
-
-
 class BundleFile(BaseModel):
     """One file of the bundle: its size and sha256, checked on import."""
 

@@ -28,7 +28,7 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from ...core.errors import CheckpointError
+from ...core.errors import BundleError, CheckpointError
 from ..checkpoints.bundle_refs import delete_session_refs, install_session_refs, unbundle_session_refs
 from ..checkpoints.git import ShadowGit, find_git, require_git
 from ..checkpoints.repo import ensure_repo, shadow_folder, shadow_git
@@ -54,7 +54,6 @@ from .bundle import (
     MANIFEST_LIMIT,
     SESSION_PREFIX,
     VERSION,
-    BundleError,
     BundleFile,
     BundleManifest,
     ImportedSession,

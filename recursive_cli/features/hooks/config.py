@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...core.errors import ConfigError
+from ...core.errors import HookConfigError
 from ...core.slotted import FrozenSlotted, Slotted, init_fields
 from ...core.workspace_trust import users_file
 
@@ -27,15 +27,6 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 DEFAULT_TIMEOUT = 60.0
 _EVENT_NAME = re.compile(r"[A-Z][A-Za-z]*")
-
-
-class HookConfigError(ConfigError):
-    """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`.
-    `from_flag`: named by `--settings` (exit 2), not a settings file found on disk (exit 1)."""
-
-    def __init__(self, message: str, from_flag: bool = True) -> None:
-        super().__init__(message)
-        self.from_flag = from_flag
 
 
 class HookCommand(FrozenSlotted):
