@@ -16,10 +16,10 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ...core.slotted import FrozenSlotted, init_fields, replace
 from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
@@ -41,80 +41,60 @@ AUTHOR = f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}>"
 COMMITTER = f"{IDENTITY['GIT_COMMITTER_NAME']} <{IDENTITY['GIT_COMMITTER_EMAIL']}>"
 
 
-class Snapshot(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Snapshot:
     """One snapshot: its commit and tree, how many files differ from the session's previous
     snapshot (None for its first), the paths it left out, and the commit it follows (the
     session's head before it; None for its first)."""
 
-    __slots__ = ("commit", "tree", "files_changed", "skipped", "parent")
     commit: str
     tree: str
-    files_changed: int | None
-    skipped: list[Skipped]
-    parent: str | None
-
-    def __init__(self, commit: str, tree: str, files_changed: int | None = None,
-                 skipped: list[Skipped] | None = None, parent: str | None = None) -> None:
-        init_fields(self, commit=commit, tree=tree, files_changed=files_changed,
-                    skipped=[] if skipped is None else skipped, parent=parent)
+    files_changed: int | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+    parent: str | None = None
 
 
-class TurnCheckpoints(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class TurnCheckpoints:
     """The snapshots around one turn; `rewound` when a restore undid the turn."""
 
-    __slots__ = ("turn", "before", "after", "rewound", "time")
     turn: int
-    before: str | None
-    after: str | None
-    rewound: bool
-    time: int | None  # when the before snapshot was taken (seconds since the epoch)
-
-    def __init__(self, turn: int, before: str | None = None, after: str | None = None, rewound: bool = False,
-                 time: int | None = None) -> None:
-        init_fields(self, turn=turn, before=before, after=after, rewound=rewound, time=time)
+    before: str | None = None
+    after: str | None = None
+    rewound: bool = False
+    time: int | None = None  # when the before snapshot was taken (seconds since the epoch)
 
 
-class FileChange(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class FileChange:
     """A path that differs between two snapshots: A added, D deleted, M modified, T type changed."""
 
-    __slots__ = ("status", "path")
     status: str
     path: str
 
-    def __init__(self, status: str, path: str) -> None:
-        init_fields(self, status=status, path=path)
 
-
-class Capture(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Capture:
     """The workspace as a tree in the shadow repository, the scan that staged it, and the
     restores' journal's size then (journal.py)."""
 
-    __slots__ = ("tree", "scan", "mark")
     tree: str
     scan: Scan
-    mark: int
-
-    def __init__(self, tree: str, scan: Scan, mark: int = 0) -> None:
-        init_fields(self, tree=tree, scan=scan, mark=mark)
+    mark: int = 0
 
 
-class OpenWindow(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class OpenWindow:
     """A tool call or job being watched: its `open` snapshot, the head before it, and the
     restores' journal's size when it opened."""
 
-    __slots__ = ("turn", "label", "commit", "tree", "previous", "made", "mark")
     turn: int
     label: str
     commit: str
     tree: str
     previous: tuple[str, str] | None
-    made: float  # when its commit was written (time.monotonic)
-    mark: int
-
-    def __init__(self, turn: int, label: str, commit: str, tree: str, previous: tuple[str, str] | None,
-                 made: float = 0.0, mark: int = 0) -> None:
-        init_fields(self, turn=turn, label=label, commit=commit, tree=tree, previous=previous, made=made,
-                    mark=mark)
+    made: float = 0.0  # when its commit was written (time.monotonic)
+    mark: int = 0
 
 
 class Checkpointer(Protocol):

@@ -16,9 +16,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.slotted import FrozenSlotted, init_fields
 from . import GitCommandError, GitMissingError
 
 IDENTITY = {"GIT_AUTHOR_NAME": "recursive", "GIT_AUTHOR_EMAIL": "checkpoints@recursive.invalid",
@@ -38,17 +38,14 @@ def require_git() -> str:
     return git
 
 
-class ShadowGit(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class ShadowGit:
     """One shadow repository (`git_dir`) whose work tree is a workspace, with its own index."""
 
-    __slots__ = ("executable", "git_dir", "work_tree", "index")
     executable: str
     git_dir: Path
     work_tree: Path
     index: Path
-
-    def __init__(self, executable: str, git_dir: Path, work_tree: Path, index: Path) -> None:
-        init_fields(self, executable=executable, git_dir=git_dir, work_tree=work_tree, index=index)
 
     def env(self, index: Path | None = None, date: int | None = None,
             bare: bool = False) -> dict[str, str]:

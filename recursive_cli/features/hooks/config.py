@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...core.errors import HookConfigError
-from ...core.slotted import FrozenSlotted, Slotted, init_fields
 from ...core.workspace_trust import users_file
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact",
@@ -29,18 +29,15 @@ DEFAULT_TIMEOUT = 60.0
 _EVENT_NAME = re.compile(r"[A-Z][A-Za-z]*")
 
 
-class HookCommand(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class HookCommand:
     """One command hook: what runs, for how long at most, and where it was configured."""
 
-    __slots__ = ("event", "matcher", "command", "timeout", "source")
     event: str
     matcher: str | None
     command: str
     timeout: float
     source: str
-
-    def __init__(self, event: str, matcher: str | None, command: str, timeout: float, source: str) -> None:
-        init_fields(self, event=event, matcher=matcher, command=command, timeout=timeout, source=source)
 
     def matches(self, tool: str | None) -> bool:
         """Whether this hook fires for our tool `tool` (None: an event without a tool; the
@@ -54,16 +51,12 @@ class HookCommand(FrozenSlotted):
         return any(re.fullmatch(pattern, name) for name in names)
 
 
-class HookConfig(Slotted):
+@dataclass(slots=True)
+class HookConfig:
     """Every hook in force, in the order its sources were read."""
 
-    __slots__ = ("hooks", "sources")
-    hooks: list[HookCommand]
-    sources: list[str]  # the files and flags read
-
-    def __init__(self, hooks: list[HookCommand] | None = None, sources: list[str] | None = None) -> None:
-        self.hooks = [] if hooks is None else hooks
-        self.sources = [] if sources is None else sources
+    hooks: list[HookCommand] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # the files and flags read
 
     def for_event(self, event: str, tool: str | None = None) -> list[HookCommand]:
         return [hook for hook in self.hooks if hook.event == event and hook.matches(tool)]

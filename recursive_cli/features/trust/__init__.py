@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.settings import LoadedSettings
-from ...core.slotted import Slotted
 from ...core.workspace_trust import HeldKey, TrustVerdict, own_files
 
 if TYPE_CHECKING:
@@ -53,24 +53,16 @@ def verdict_for(loaded: LoadedSettings, workspace: Path) -> TrustVerdict:
     return check_trust(workspace, loaded.home)
 
 
-class WorkspaceOffer(Slotted):
+@dataclass(slots=True)
+class WorkspaceOffer:
     """What a workspace's own configuration would do: the hooks it would run, the MCP servers
     it would start, the config keys that loosen yours, and the files that cannot be used."""
 
-    __slots__ = ("workspace", "hooks", "servers", "keys", "problems")
     workspace: Path
     hooks: list[HookCommand]
     servers: list[ServerEntry]
     keys: list[HeldKey]
     problems: list[str]
-
-    def __init__(self, workspace: Path, hooks: list[HookCommand], servers: list[ServerEntry],
-                 keys: list[HeldKey], problems: list[str]) -> None:
-        self.workspace = workspace
-        self.hooks = hooks
-        self.servers = servers
-        self.keys = keys
-        self.problems = problems
 
     def __bool__(self) -> bool:
         return bool(self.hooks or self.servers or self.keys or self.problems)
