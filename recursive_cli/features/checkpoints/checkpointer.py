@@ -175,7 +175,7 @@ class GitCheckpointer:
                                                    unused.previous) != (turn, label, tree, previous) \
                 or time.monotonic() - unused.made > REUSE_SECONDS:
             return None
-        if not self._move_quietly(unused.commit, reused=True):  # (its commit is gone): a new one is committed
+        if not self._move_head(unused.commit, reused=True, wait=True):  # (gone, or refused): committed anew
             return None
         self._head = (unused.commit, tree)
         return unused
@@ -218,7 +218,7 @@ class GitCheckpointer:
                 return None
             quiet = self._quiet()
             if quiet is None or quiet[0] != unused.tree \
-                    or not self._move_quietly(unused.commit, reused=True):
+                    or not self._move_head(unused.commit, reused=True):
                 return None
             self._unused, self._head = None, (unused.commit, unused.tree)
             return unused if unused.mark == quiet[1] else replace(unused, mark=quiet[1])
@@ -237,7 +237,7 @@ class GitCheckpointer:
                 return False
             quiet = self._quiet()
             if quiet is None or quiet[0] != window.tree \
-                    or not self._move_quietly(window.previous[0]):
+                    or not self._move_head(window.previous[0]):
                 return False
             self._head, self._unused = window.previous, window
             return True
@@ -371,6 +371,7 @@ class GitCheckpointer:
         older than STALE_LOCK_SECONDS (left by a git killed while it held it: a live one holds
         it for microseconds) is removed, and the transaction tried once more."""
         try:
+            self.settle()
             self.pipes.transaction(updates, deletes)
         except GitCommandError:
             if not self._remove_stale_locks([*updates, *deletes]):
@@ -390,20 +391,37 @@ class GitCheckpointer:
                 continue
         return removed
 
-    def _move_quietly(self, commit: str, reused: bool = False) -> bool:
-        """Move the head to `commit`; False (nothing changed) when git refuses, or when a
-        `reused` commit is no longer in the repository (a running `git update-ref` may hold it
-        in its memory after a prune: the object store is asked)."""
+    def _move_head(self, commit: str, reused: bool = False, wait: bool = False) -> bool:
+        """Send git the head's move to `commit`, without waiting for it unless `wait` (pipes.py:
+        it is done before anything asked later, and even if this process is killed now); False,
+        with nothing changed, when git refuses (`wait`), when a `reused` commit is no longer in the repository (a running `git
+        update-ref` may hold it in its memory after a prune: the object store is asked, unless
+        its loose file is there) or git cannot be reached."""
         try:
-            if reused and self.pipes.resolve(commit) != [(commit, "commit")]:
+            if reused and not os.path.isfile(f"{self.git.git_dir}/objects/{commit[:2]}/{commit[2:]}") \
+                    and self.pipes.resolve(commit) != [(commit, "commit")]:
                 return False
-            self.update_refs({head_ref(self.session_id): commit})
+            if wait:
+                self.update_refs({head_ref(self.session_id): commit})
+            else:
+                self.pipes.transaction({head_ref(self.session_id): commit}, wait=False)
         except GitCommandError:
             return False
         return True
 
+    def settle(self) -> None:
+        """Wait until git has moved the refs it was sent (a quiet window's head); GitCommandError
+        when one failed."""
+        with self._lock:
+            try:
+                self.pipes.settle()
+            except GitCommandError:
+                self._head_known = False  # (where the head is: git is asked again)
+                raise
+
     def close(self) -> None:
-        """End the git processes of this checkpointer (a later call starts them again)."""
+        """End the git processes of this checkpointer, once they have done what they were sent
+        (a later call starts them again)."""
         self.pipes.close()
         self.pipes = GitPipes(self.git)
 
