@@ -28,6 +28,13 @@ pipe: it reads them before the end of its input). When git refused one (a lock h
 another git), it and those sent after it are sent again, each waited for, by the next `ask`,
 and its error is that call's. Everything else (commits, a turn's refs, restores) waits.
 
+What is not kept: a run's first snapshot starts the processes (three, each a fork and a git
+start-up), and its end waits for them to exit. One turn's two snapshots of a new session in
+a warm 1,000-file repository, this machine under a load average of 13 on 2 cores, alternating
+with the version that wrote ref and object files itself: 19–43 ms median before, 58–86 ms
+after (of which the starts ≈ 10–18 ms, the ends ≈ 8 ms, the rest round trips, each a context
+switch into git). On an idle machine a start is ≈ 2 ms. A one-step run pays it once.
+
 Each process runs in a session of its own (a Ctrl-C meant for the agent does not reach it)
 with the shadow repository's environment (git.py). `close` ends them by closing their stdin
 (git then exits by itself: an open transaction is rolled back) and reaps them; it runs when
