@@ -107,3 +107,64 @@ def real_git_dir(home: Path, workspace: Path, *args: str) -> str:
     repo = shadow_folder(home, workspace) / "repo"
     return subprocess.run(["git", "--git-dir", str(repo), *args], capture_output=True, text=True,
                           check=True, env=env).stdout
+
+
+# Run by the test below as its own process: it adopts the orphans of the run it starts
+# (PR_SET_CHILD_SUBREAPER), so a git process the run leaves behind becomes its child.
+_REAPER = r"""
+import ctypes, json, os, signal, subprocess, sys, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+marker, how, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+run = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+deadline = time.monotonic() + 60
+while not os.path.exists(marker) and run.poll() is None and time.monotonic() < deadline:
+    time.sleep(0.01)
+run.send_signal(signal.SIGINT if how == "int" else signal.SIGKILL)
+code = run.wait()
+def gits():
+    found = {}
+    for entry in os.listdir("/proc"):
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        name, _, rest = stat.partition(" (")[2].rpartition(") ")
+        if entry.isdigit() and name == "git" and int(rest.split()[1]) == os.getpid():
+            found[int(entry)] = rest.split()[0]
+    return found
+adopted = gits()
+until = time.monotonic() + 5
+while any(state != "Z" for state in gits().values()) and time.monotonic() < until:
+    time.sleep(0.02)
+alive = [pid for pid, state in gits().items() if state != "Z"]
+for pid in alive:
+    os.kill(pid, signal.SIGKILL)
+while True:
+    try:
+        if os.waitpid(-1, 0)[0] <= 0:
+            break
+    except ChildProcessError:
+        break
+print(json.dumps({"code": code, "adopted": len(adopted), "alive": len(alive)}))
+"""
+
+
+@pytest.mark.parametrize("how", ["int", "kill"])
+def test_an_interrupted_or_killed_run_leaves_no_git_running(tmp_path: Path, workspace: Path,
+                                                          isolated_home: Path, how: str) -> None:
+    import json
+    import sys
+
+    marker = tmp_path / "started"
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo a > a.txt"}}]},
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": f"touch {marker}; sleep 30"}}]},
+        {"text": "done"}])
+    agent = [sys.executable, "-m", "recursive_cli", "run", "go", "-C", str(workspace), "--provider",
+             "scripted", "--script", str(script), "--add-dir", str(tmp_path)]
+    reaper = subprocess.run([sys.executable, "-c", _REAPER, str(marker), how, *agent], capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "RECURSIVE_HOME": str(isolated_home)})
+    result = json.loads(reaper.stdout)
+    assert marker.exists() and result["alive"] == 0  # none outlives the run for long (EOF ends each)
+    if how == "int":
+        assert result["code"] == 130 and result["adopted"] == 0  # the run ended and reaped every one
