@@ -140,6 +140,10 @@ class AgentRuntime(RuntimeCore):
             if manager is not None:
                 await manager.aclose()
         finally:
+            if "recursive_cli.features.checkpoints.checkpointer" in sys.modules:  # (its git processes)
+                from .features.checkpoints.checkpointer import close_checkpointer
+
+                close_checkpointer(self)
             await super().aclose()
 
     def checkpoints_enabled(self) -> bool:

@@ -17,10 +17,6 @@ from recursive_cli.core import errors
 
 # (module, class) defined outside core/errors.py until the branch named moves it there.
 NOT_MOVED_YET = {
-    ("recursive_cli.features.checkpoints.watch", "WatchUnavailable"),  # moved by the git branch
-    ("recursive_cli.features.hooks.config", "HookConfigError"),  # moved by the git branch
-    ("recursive_cli.features.sessions.bundle", "BundleError"),  # moved by the git branch
-    ("recursive_cli.features.trust_store", "TrustStoreError"),  # moved by the git branch
     ("recursive_cli.surfaces.cli.final_answer", "OutputOptionError"),  # moved by the launch branch
     ("recursive_cli.surfaces.cli.usage", "BadValue"),  # moved by the launch branch
     ("recursive_cli.surfaces.fleet.runner", "RayMissingError"),  # moved by the launch branch

@@ -10,8 +10,8 @@ coordinator checks the names as they merge):
      │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
      │    ├── BadValueError         a bad value named on the command line: exit 2
      │    │    └── McpConfigError   an MCP configuration that cannot be read (`from_flag`: exit 2, else 1)
-     │    ├── HookConfigError *     a hooks settings file that cannot be read (`from_flag`)
-     │    └── TrustStoreError *     the file of trusted workspaces cannot be read or written
+     │    ├── HookConfigError       a settings file's hooks cannot be used (`from_flag`: exit 2)
+     │    └── TrustStoreError       `trust.json` cannot be read or written
      ├── ScriptError                the scripted provider's script file is missing or malformed
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
      │    ├── ContextLengthError    the conversation is too long for the model's context window
@@ -26,12 +26,12 @@ coordinator checks the names as they merge):
      │    ├── SessionInUseError     another live process owns the session
      │    ├── SessionNotFoundError  no session matches the id or prefix
      │    ├── AmbiguousSessionError an id prefix matches more than one session
-     │    └── BundleError *         a session bundle cannot be written or read
+     │    └── BundleError           a file is not a session bundle this version can read
      ├── CheckpointError            a checkpoint operation failed
      │    ├── GitMissingError       no `git` executable on PATH
      │    ├── GitCommandError       a git command failed (its stderr is in the message)
      │    ├── UnknownTurnError      the session has no checkpoint for that turn
-     │    └── WatchUnavailable *    the workspace cannot be watched for changes here
+     │    └── WatchUnavailable      the workspace cannot be watched here (snapshots walk it instead)
      ├── ToolError                  a tool could not do what was asked (goes back to the model)
      │    └── PatchError            a patch cannot be parsed or applied (`applied`: what was kept)
      ├── TransportError             no (whole) HTTP answer (net/http1.py): chained to its cause
@@ -300,6 +300,21 @@ class McpConfigError(BadValueError):
         self.from_flag = from_flag
 
 
+# -- git --
+
+
+class BundleError(SessionError):
+    """The file is not a session bundle this version can read (missing, corrupt, newer)."""
+
+
+class HookConfigError(ConfigError):
+    """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`.
+    `from_flag`: named by `--settings` (exit 2), not a settings file found on disk (exit 1)."""
+
+    def __init__(self, message: str, from_flag: bool = True) -> None:
+        super().__init__(message)
+        self.from_flag = from_flag
+
 
 class McpError(RecursiveError):
     """Talking to an MCP server failed; the message says how, in one line."""
@@ -348,3 +363,12 @@ class HaltTurn(Exception):
 class PromptBlocked(Exception):
     """Control flow, not a failure: a prompt filter refused the prompt; the message is why
     (the turn ends, the prompt unsent). The runtime catches it."""
+
+
+class TrustStoreError(ConfigError):
+    """`trust.json` cannot be read or written: names the file and why."""
+
+
+class WatchUnavailable(CheckpointError):
+    """This workspace cannot be watched here (not Linux, a remote filesystem, too many folders):
+    snapshots walk it instead, never an error the user sees."""

@@ -7,7 +7,7 @@ key is held back — left out, and named on stderr — until the workspace is tr
 (`recursive trust`, `--trust-workspace`). A key that only narrows what the user set (fewer
 steps, a deny rule, a stricter mode or sandbox) or that moves no limit at all (a model name,
 the output format, a prompt) takes effect at once. The record of trusted folders is kept by
-`features/trust.py`; `load_settings` asks it through a `TrustCheck`.
+`features/trust/`; `load_settings` asks it through a `TrustCheck`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Snapshot commits are written without `git commit-tree`, as the very objects git would write."""
+"""Snapshot commits are written by a long-lived `git hash-object`, as the very objects `git commit-tree` writes."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from recursive_cli.features.checkpoints.checkpointer import AUTHOR, COMMITTER, GitCheckpointer
-from recursive_cli.features.checkpoints.git import IDENTITY
-from recursive_cli.features.checkpoints.objects import write_commit
+from recursive_cli.features.checkpoints import GitCommandError
+from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer, commit_text
+from recursive_cli.features.checkpoints.git import IDENTITY, ShadowGit
+from recursive_cli.features.checkpoints.pipes import GitPipes
 
 from .conftest import git_commands
 
@@ -43,53 +44,36 @@ def gits_own(repo: Path, tree: str, parents: list[str], message: str, date: int)
     return oid
 
 
+@pytest.fixture
+def pipes(repo: Path) -> GitPipes:
+    return GitPipes(ShadowGit("git", repo, repo, repo / "index"))
+
+
 @pytest.mark.parametrize("message", [
     's1: turn 1 before\n\n{"event": "before", "turn": 1, "by": "0a1b2c3d4e5f"}\n',
     "s1: turn 2 mcp__files__écrire starts\n\n{\"tool\": \"\\u00e9\"}\n",  # non-ASCII subject
 ])
-def test_commits_are_the_objects_git_commit_tree_writes(repo: Path, message: str) -> None:
+def test_commits_are_the_objects_git_commit_tree_writes(repo: Path, pipes: GitPipes, message: str) -> None:
     tree, other = a_tree(repo), a_tree(repo, "b.txt", b"b\n")
     root = gits_own(repo, tree, [], message, 1_796_000_000)
-    assert write_commit(repo, tree, [], message, AUTHOR, COMMITTER, 1_796_000_000) == root
+    assert pipes.write_commit(commit_text(tree, [], message, 1_796_000_000)) == root
     child = gits_own(repo, other, [root], message, 1_796_000_007)
-    assert write_commit(repo, other, [root], message, AUTHOR, COMMITTER, 1_796_000_007) == child
+    assert pipes.write_commit(commit_text(other, [root], message, 1_796_000_007)) == child
     assert real_git(repo, "cat-file", "-t", child) == "commit\n"
     assert real_git(repo, "log", "--format=%H %P %T %at %s", child).splitlines() == [
         f"{child} {root} {other} 1796000007 {message.splitlines()[0]}",
         f"{root}  {tree} 1796000000 {message.splitlines()[0]}"]
     real_git(repo, "fsck", "--strict", "--no-dangling", child)  # (check=True: a bad object fails)
-    path = repo / "objects" / child[:2] / child[2:]
-    assert path.stat().st_mode & 0o777 == 0o444  # read-only, as git leaves its objects
-    assert [p.name for p in path.parent.iterdir() if p.name.startswith("tmp_obj_")] == []
+    pipes.close()
+    assert [p.name for p in repo.iterdir() if p.name.startswith("commit-")] == []  # its text file too
 
 
-def test_a_commit_already_there_is_refreshed_not_written_again(repo: Path) -> None:
+def test_a_refused_object_is_an_error_and_the_next_one_is_written(repo: Path, pipes: GitPipes) -> None:
+    with pytest.raises(GitCommandError, match="hash-object failed"):
+        pipes.write_commit(b"not a commit\n")  # git checks the format, and exits
     tree = a_tree(repo)
-    oid = write_commit(repo, tree, [], "m\n", AUTHOR, COMMITTER, 1_796_000_000)
-    assert oid is not None
-    path = repo / "objects" / oid[:2] / oid[2:]
-    os.utime(path, (1_000_000_000, 1_000_000_000))
-    assert write_commit(repo, tree, [], "m\n", AUTHOR, COMMITTER, 1_796_000_000) == oid
-    assert path.stat().st_mtime > 1_000_000_000  # as git freshens an object it would write again
-
-
-def test_what_git_must_decide_is_left_to_git(repo: Path) -> None:
-    tree = a_tree(repo)
-    assert write_commit(repo, tree, [], "no final newline", AUTHOR, COMMITTER, 1) is None
-    assert write_commit(repo, tree, ["f" * 40], "m\n", AUTHOR, COMMITTER, 1) is None  # no such parent
-    assert write_commit(repo, "e" * 40, [], "m\n", AUTHOR, COMMITTER, 1) is None  # no such tree
-    kept = real_git(repo, "commit-tree", "--no-gpg-sign", tree, "-m", "kept", date=1).strip()
-    real_git(repo, "update-ref", "refs/heads/kept", kept)
-    real_git(repo, "gc", "--quiet")  # the tree is packed now: only git can say it is there
-    assert not (repo / "objects" / tree[:2] / tree[2:]).exists()
-    assert write_commit(repo, tree, [], "m\n", AUTHOR, COMMITTER, 1) is None
-
-
-def test_a_repository_with_another_commit_encoding_is_left_to_git(tmp_path: Path) -> None:
-    repo = tmp_path / "latin.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
-    real_git(repo, "config", "i18n.commitEncoding", "ISO-8859-1")
-    assert write_commit(repo, a_tree(repo), [], "m\n", AUTHOR, COMMITTER, 1) is None
+    assert pipes.write_commit(commit_text(tree, [], "m\n", 1)) == gits_own(repo, tree, [], "m\n", 1)
+    pipes.close()
 
 
 def test_snapshots_and_windows_run_no_commit_tree(workspace: Path, isolated_home: Path,
@@ -102,7 +86,7 @@ def test_snapshots_and_windows_run_no_commit_tree(workspace: Path, isolated_home
     (workspace / "b.txt").write_text("made by the call")
     cp.close_window(window)
     after = cp.snapshot(1, "after")
-    assert "commit-tree" not in seen
+    assert "commit-tree" not in seen and "update-ref" not in seen
     assert sorted(cp.history(since=before.commit).own({1})) == ["b.txt"]
     repo = cp.git.git_dir
     real_git(repo, "fsck", "--strict", "--no-dangling")

@@ -1,7 +1,7 @@
 """Tool calls that change nothing run no git at all (issue 16, goal 2), and keep every guarantee.
 
 The session's `head` moves onto a call's `open` commit before the call and back after it;
-those moves write the ref file as git does (refs.py). What is asserted is what real git
+those moves go through the session's running `git update-ref --stdin` (pipes.py). What is asserted is what real git
 reads from the shadow repository, and what a restore does after a kill -9.
 """
 
@@ -36,7 +36,9 @@ def cp(watched_cp: GitCheckpointer) -> GitCheckpointer:
 
 
 def real_git(cp: GitCheckpointer, *args: str) -> str:
-    """stdout of the real git on the shadow repository, as another program would run it."""
+    """stdout of the real git on the shadow repository, as another program would run it, once
+    the session's git has done the ref moves it was sent (pipes.py)."""
+    cp.settle()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return _run(["git", "--git-dir", str(cp.git.git_dir), *args], capture_output=True,
                           text=True, check=True, env=env).stdout
@@ -54,7 +56,7 @@ def test_quiet_calls_run_no_git_and_git_reads_every_head_move(cp: GitCheckpointe
     seen = git_commands(monkeypatch)
     for _ in range(5):
         window = cp.open_window(1, "run_shell")
-        assert head_on_disk(cp) == window.commit  # on disk before the call runs (a kill -9 finds it)
+        assert head_on_disk(cp) == window.commit  # sent to git before the call runs: a kill -9 of ours finds it done
         assert real_git(cp, "log", "-1", "--format=%s", window.commit).strip() == "s1: turn 1 run_shell starts"
         cp.close_window(window)
         assert head_on_disk(cp) == before

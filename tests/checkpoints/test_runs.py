@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clitools import invoke, json_lines, write_script
 
-from recursive_cli.features.checkpoints.refs import SPARES
+from recursive_cli.features.checkpoints.gc import OLD_SPARES
 from recursive_cli.features.checkpoints.repo import shadow_folder
 
 from .conftest import Agent, shell, stream
@@ -69,8 +69,8 @@ def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspa
     assert removed.refs() and kept.refs()
     assert invoke("sessions", "rm", "removed").returncode == 0
     assert removed.refs()  # rm leaves them: gc is what frees space
-    spares = shadow_folder(isolated_home, workspace) / "repo" / SPARES / "refs" / "recursive"
-    for session in ("kept", "removed"):  # as a quiet call's head move leaves them (refs.py)
+    spares = shadow_folder(isolated_home, workspace) / "repo" / OLD_SPARES / "refs" / "recursive"
+    for session in ("kept", "removed"):  # as earlier versions' head moves left them
         (spares / session).mkdir(parents=True, exist_ok=True)
         (spares / session / "head").touch()
     gc = invoke("sessions", "gc", "--older-than", "30d")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from clitools import CliResult, invoke
 
-from recursive_cli.features.sessions.bundle import export_bundle
+from recursive_cli.features.bundles.bundle import export_bundle
 from recursive_cli.features.sessions.lock import LOCK_FILE
 from recursive_cli.surfaces.fleet.bundles import export_bytes
 from recursive_cli.surfaces.fleet.worker import AttemptDone, AttemptJob, AttemptLine, AttemptStarted, run_attempt

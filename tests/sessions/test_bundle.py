@@ -21,8 +21,9 @@ import pytest
 from clitools import CliResult, invoke, write_script
 from fakeserver import FakeLLMServer
 
+from recursive_cli.core.errors import BundleError
+from recursive_cli.features.bundles.bundle import export_bundle, import_bundle
 from recursive_cli.features.sessions import ids
-from recursive_cli.features.sessions.bundle import BundleError, export_bundle, import_bundle
 from recursive_cli.features.sessions.records import SessionError, SessionExistsError, now_iso
 
 KEY = "sk-test-secret-123456"
@@ -252,7 +253,7 @@ def test_a_failed_import_puts_the_replaced_session_back(tmp_path: Path, workspac
                                                         isolated_home: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from recursive_cli.core.errors import GitCommandError
-    from recursive_cli.features.sessions import bundle_import
+    from recursive_cli.features.bundles import bundle_import
 
     scripted_session(isolated_home, workspace, tmp_path)
     bundle = export(isolated_home, tmp_path)

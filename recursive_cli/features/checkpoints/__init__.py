@@ -9,7 +9,7 @@ not git repositories work the same.
     repo.py          where a workspace's shadow repository lives; creating it; the ref names
     scan.py          what changed since the last snapshot, and what is skipped (size cap, nested repos)
     checkpointer.py  GitCheckpointer: snapshots, the session's turns, diffs between snapshots
-    refs.py          moving an existing ref by writing its file under git's lock (no git process)
+    pipes.py         the long-lived git processes that write refs and commits and resolve refs
     attribution.py   which changes are the session's own: the windows around its tool calls and jobs
     calls.py         which tool calls get a window, and the paths a file tool may claim
     journal.py       what restores wrote, so other sessions' windows do not take it for theirs

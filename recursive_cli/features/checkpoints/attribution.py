@@ -35,10 +35,10 @@ import json
 import os
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.slotted import FrozenSlotted, Slotted, init_fields
 from . import GitCommandError
 from .git import ShadowGit
 
@@ -48,31 +48,25 @@ NO_MODE = "000000"
 STILL_OPEN = 2**62  # the end position of a window that ends at the workspace now
 
 
-class Entry(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Entry:
     """A path as git stores it: its mode (100644, 100755, 120000 for a symlink) and its blob."""
 
-    __slots__ = ("mode", "blob")
     mode: str
     blob: str
 
-    def __init__(self, mode: str, blob: str) -> None:
-        init_fields(self, mode=mode, blob=blob)
 
-
-class OwnChange(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class OwnChange:
     """A path the session changed: as it was before the session's first change to it, and
     as the session left it (None: no such path). `unsure` names the call during which it
     changed and another process may have changed it too ("run_shell in turn 2"); "" when
     every call that changed it was a file tool that named it."""
 
-    __slots__ = ("path", "before", "after", "unsure")
     path: str
     before: Entry | None
     after: Entry | None
-    unsure: str
-
-    def __init__(self, path: str, before: Entry | None, after: Entry | None, unsure: str = "") -> None:
-        init_fields(self, path=path, before=before, after=after, unsure=unsure)
+    unsure: str = ""
 
     @property
     def status(self) -> str:
@@ -84,32 +78,19 @@ class OwnChange(FrozenSlotted):
         return "T" if _is_link(self.before) != _is_link(self.after) else "M"
 
 
-class Window(Slotted):
+@dataclass(slots=True)
+class Window:
     """One watched tool call or job: the trees at its start and end, and what it may claim."""
 
-    __slots__ = ("turn", "tool", "pre", "by", "start", "post", "end", "paths", "outside")
     turn: int
     tool: str
     pre: str
     by: str
     start: int  # position in the chain, oldest first
-    post: str | None  # None while it is open
-    end: int
-    paths: frozenset[str] | None  # only these count, surely (a file tool's); None: every path, unsure
-    outside: dict[str, Entry | None]  # what restores of other sessions wrote meanwhile
-
-    def __init__(self, turn: int, tool: str, pre: str, by: str, start: int, post: str | None = None,
-                 end: int = -1, paths: frozenset[str] | None = None,
-                 outside: dict[str, Entry | None] | None = None) -> None:
-        self.turn = turn
-        self.tool = tool
-        self.pre = pre
-        self.by = by
-        self.start = start
-        self.post = post
-        self.end = end
-        self.paths = paths
-        self.outside = {} if outside is None else outside
+    post: str | None = None  # None while it is open
+    end: int = -1
+    paths: frozenset[str] | None = None  # only these count, surely (a file tool's); None: every path, unsure
+    outside: dict[str, Entry | None] = field(default_factory=dict)  # what restores of other sessions wrote meanwhile
 
     def claims(self, change: _RawChange) -> bool:
         """Whether `change` counts as this window's: a path it may claim, not a restore's write."""
@@ -118,14 +99,11 @@ class Window(Slotted):
         return not self.outside or change.path not in self.outside or self.outside[change.path] != change.new
 
 
-class _RawChange(FrozenSlotted):
-    __slots__ = ("path", "old", "new")
+@dataclass(frozen=True, slots=True)
+class _RawChange:
     path: str
     old: Entry | None
     new: Entry | None
-
-    def __init__(self, path: str, old: Entry | None, new: Entry | None) -> None:
-        init_fields(self, path=path, old=old, new=new)
 
 
 def event_message(subject: str, event: dict[str, Any]) -> str:

@@ -16,102 +16,85 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ...core.slotted import FrozenSlotted, init_fields, replace
 from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
-from .objects import write_commit
-from .refs import absent, create_ref, files_backend, has_loose_object, movable, move_ref
+from .pipes import GitPipes
 from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
+
+if TYPE_CHECKING:
+    from ...core.runtime import RuntimeCore
 
 Phase = Literal["before", "after"]
 # An `open` commit of a call that changed nothing is used again, for this long at most, by
 # the next call that opens on the same head and tree (well within git gc's prune grace of an
 # hour, since nothing refers to it between the two calls).
 REUSE_SECONDS = 600.0
+STALE_LOCK_SECONDS = 30.0  # a ref lock this old was left by a git that was killed
 # Who writes the snapshots, as `git commit-tree` takes it from the environment (git.py).
 AUTHOR = f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}>"
 COMMITTER = f"{IDENTITY['GIT_COMMITTER_NAME']} <{IDENTITY['GIT_COMMITTER_EMAIL']}>"
 
 
-class Snapshot(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Snapshot:
     """One snapshot: its commit and tree, how many files differ from the session's previous
     snapshot (None for its first), the paths it left out, and the commit it follows (the
     session's head before it; None for its first)."""
 
-    __slots__ = ("commit", "tree", "files_changed", "skipped", "parent")
     commit: str
     tree: str
-    files_changed: int | None
-    skipped: list[Skipped]
-    parent: str | None
-
-    def __init__(self, commit: str, tree: str, files_changed: int | None = None,
-                 skipped: list[Skipped] | None = None, parent: str | None = None) -> None:
-        init_fields(self, commit=commit, tree=tree, files_changed=files_changed,
-                    skipped=[] if skipped is None else skipped, parent=parent)
+    files_changed: int | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+    parent: str | None = None
 
 
-class TurnCheckpoints(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class TurnCheckpoints:
     """The snapshots around one turn; `rewound` when a restore undid the turn."""
 
-    __slots__ = ("turn", "before", "after", "rewound", "time")
     turn: int
-    before: str | None
-    after: str | None
-    rewound: bool
-    time: int | None  # when the before snapshot was taken (seconds since the epoch)
-
-    def __init__(self, turn: int, before: str | None = None, after: str | None = None, rewound: bool = False,
-                 time: int | None = None) -> None:
-        init_fields(self, turn=turn, before=before, after=after, rewound=rewound, time=time)
+    before: str | None = None
+    after: str | None = None
+    rewound: bool = False
+    time: int | None = None  # when the before snapshot was taken (seconds since the epoch)
 
 
-class FileChange(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class FileChange:
     """A path that differs between two snapshots: A added, D deleted, M modified, T type changed."""
 
-    __slots__ = ("status", "path")
     status: str
     path: str
 
-    def __init__(self, status: str, path: str) -> None:
-        init_fields(self, status=status, path=path)
 
-
-class Capture(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Capture:
     """The workspace as a tree in the shadow repository, the scan that staged it, and the
     restores' journal's size then (journal.py)."""
 
-    __slots__ = ("tree", "scan", "mark")
     tree: str
     scan: Scan
-    mark: int
-
-    def __init__(self, tree: str, scan: Scan, mark: int = 0) -> None:
-        init_fields(self, tree=tree, scan=scan, mark=mark)
+    mark: int = 0
 
 
-class OpenWindow(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class OpenWindow:
     """A tool call or job being watched: its `open` snapshot, the head before it, and the
     restores' journal's size when it opened."""
 
-    __slots__ = ("turn", "label", "commit", "tree", "previous", "made", "mark")
     turn: int
     label: str
     commit: str
     tree: str
     previous: tuple[str, str] | None
-    made: float  # when its commit was written (time.monotonic)
-    mark: int
-
-    def __init__(self, turn: int, label: str, commit: str, tree: str, previous: tuple[str, str] | None,
-                 made: float = 0.0, mark: int = 0) -> None:
-        init_fields(self, turn=turn, label=label, commit=commit, tree=tree, previous=previous, made=made,
-                    mark=mark)
+    made: float = 0.0  # when its commit was written (time.monotonic)
+    mark: int = 0
 
 
 class Checkpointer(Protocol):
@@ -153,7 +136,7 @@ class GitCheckpointer:
         self._lock = threading.RLock()  # tool calls, jobs and turns snapshot from several threads
         self._written: tuple[tuple[int, ...], str] | None = None  # (index stamp, its tree)
         self._unused: OpenWindow | None = None  # the last window that changed nothing
-        self._loose_refs: bool | None = None  # whether refs are files this process may move (refs.py)
+        self.pipes = GitPipes(self.git)  # git's own processes, started on first use (pipes.py)
         self._journal = str(self.git.index.with_name(RESTORES_JOURNAL))
         self.process = secrets.token_hex(6)  # names this process in the events it commits
 
@@ -192,9 +175,7 @@ class GitCheckpointer:
                                                    unused.previous) != (turn, label, tree, previous) \
                 or time.monotonic() - unused.made > REUSE_SECONDS:
             return None
-        try:  # (git checks that the commit is still there when it is not a loose object)
-            self.update_refs({head_ref(self.session_id): unused.commit})
-        except GitCommandError:  # (its commit is gone after all): a new one is committed
+        if not self._move_head(unused.commit, reused=True, wait=True):  # (gone, or refused): committed anew
             return None
         self._head = (unused.commit, tree)
         return unused
@@ -208,7 +189,7 @@ class GitCheckpointer:
             head = self.head()
             if capture.tree == window.tree and head is not None and head[0] == window.commit \
                     and window.previous is not None:
-                self.update_refs({head_ref(self.session_id): window.previous[0]}, known=True)
+                self.update_refs({head_ref(self.session_id): window.previous[0]})
                 self._head = window.previous
                 self._unused = window
                 return
@@ -222,10 +203,11 @@ class GitCheckpointer:
                         event=event)
 
     def open_quietly(self, turn: int, label: str) -> OpenWindow | None:
-        """`open_window` when it can be done at once, without git and without waiting: the
-        watch proves the workspace unchanged, the index is the one whose tree is known, and
-        the last window that changed nothing opens again with a ref file written here. None
-        when not (nothing is changed then): `open_window` does it, in a thread."""
+        """`open_window` when it can be done at once, without a new git process and without
+        waiting for another run: the watch proves the workspace unchanged, the index is the one
+        whose tree is known, and the last window that changed nothing opens again, its head
+        moved by the running `git update-ref`. None when not (nothing is changed then):
+        `open_window` does it, in a thread."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -236,7 +218,7 @@ class GitCheckpointer:
                 return None
             quiet = self._quiet()
             if quiet is None or quiet[0] != unused.tree \
-                    or not self._write_here({head_ref(self.session_id): unused.commit}, known=False):
+                    or not self._move_head(unused.commit, reused=True):
                 return None
             self._unused, self._head = None, (unused.commit, unused.tree)
             return unused if unused.mark == quiet[1] else replace(unused, mark=quiet[1])
@@ -245,7 +227,7 @@ class GitCheckpointer:
 
     def close_quietly(self, window: OpenWindow) -> bool:
         """`close_window` of a call that changed nothing, when that is known at once (as in
-        `open_quietly`): the head moves back, no git runs. False when not (nothing is
+        `open_quietly`): the head moves back, no git process starts. False when not (nothing is
         changed then): `close_window` does it, in a thread."""
         if not self._lock.acquire(blocking=False):
             return False
@@ -255,7 +237,7 @@ class GitCheckpointer:
                 return False
             quiet = self._quiet()
             if quiet is None or quiet[0] != window.tree \
-                    or not self._write_here({head_ref(self.session_id): window.previous[0]}, known=True):
+                    or not self._move_head(window.previous[0]):
                 return False
             self._head, self._unused = window.previous, window
             return True
@@ -315,10 +297,8 @@ class GitCheckpointer:
             parents = [previous[0]] if previous else []
             message = attribution.event_message(subject, {**event, "by": self.process})
             date = int(time.time())
-            commit = write_commit(self.git.git_dir, tree, parents, message, AUTHOR, COMMITTER, date) \
-                or self.git.run("commit-tree", "--no-gpg-sign", tree, *(arg for p in parents for arg in ("-p", p)),
-                                "-m", message, date=date).decode().strip()
-            self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)}, known=True)
+            commit = self.pipes.write_commit(commit_text(tree, parents, message, date))
+            self.update_refs({ref: commit for ref in (head_ref(self.session_id), *refs)})
             self._head = (commit, tree)
         return commit
 
@@ -327,11 +307,8 @@ class GitCheckpointer:
         if not self._head_known:
             self._open()
             ref = head_ref(self.session_id)
-            if self._moves_refs() and absent(self.git.git_dir, ref):  # (a new session's: no git asked)
-                self._head = None
-            else:
-                out = self.git.run("for-each-ref", "--format=%(objectname) %(tree)", ref).decode().split()
-                self._head = (out[0], out[1]) if len(out) == 2 else None
+            commit, tree = self.pipes.resolve(ref, ref + "^{tree}")
+            self._head = (commit[0], tree[0]) if commit and tree and commit[1] == "commit" else None
             self._head_known = True
         return self._head
 
@@ -388,42 +365,65 @@ class GitCheckpointer:
         """Every file and symlink of a snapshot, by path."""
         return attribution.tree_entries(self.git, tree)
 
-    def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = (), *,
-                    known: bool = False) -> None:
-        """Set and delete refs in one transaction. When it only moves refs that exist (a
-        window's head, mostly) or creates new ones (a turn's), the ref files are written
-        here, as git writes them (refs.py), and no git runs; `known`: the caller knows every
-        commit is in the repository (else only loose objects are taken as there, and git
-        checks the rest)."""
-        if not deletes and self._write_here(updates, known):
-            return
-        lines = [f"update {ref} {commit}" for ref, commit in updates.items()]
-        lines += [f"delete {ref}" for ref in deletes]
-        self.git.run("update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
+    def update_refs(self, updates: dict[str, str], deletes: tuple[str, ...] = ()) -> None:
+        """Set and delete refs in one transaction of the running `git update-ref` (pipes.py):
+        git takes its locks and checks that every commit is there; all or nothing. A ref lock
+        older than STALE_LOCK_SECONDS (left by a git killed while it held it: a live one holds
+        it for microseconds) is removed, and the transaction tried once more."""
+        try:
+            self.settle()
+            self.pipes.transaction(updates, deletes)
+        except GitCommandError:
+            if not self._remove_stale_locks([*updates, *deletes]):
+                raise
+            self.pipes.transaction(updates, deletes)
 
-    def _write_here(self, updates: dict[str, str], known: bool) -> bool:
-        """Write the refs' files (refs.py): new refs first, so that a process killed in
-        between leaves the head where it was; False when git must do it (a ref may then have
-        been written already, with the same value git will write)."""
-        git_dir = self.git.git_dir
-        if not updates or not self._moves_refs() or not (known or all(
-                has_loose_object(git_dir, commit) for commit in updates.values())):
-            return False
-        new, moved = [], []
-        for ref, commit in updates.items():
-            if movable(git_dir, ref, commit):
-                moved.append((ref, commit))
-            elif absent(git_dir, ref):
-                new.append((ref, commit))
-            else:
+    def _remove_stale_locks(self, refs: list[str]) -> bool:
+        """Remove the refs' lock files older than STALE_LOCK_SECONDS; whether there was one."""
+        removed = False
+        for ref in refs:
+            lock = self.git.git_dir / (ref + ".lock")
+            try:
+                if time.time() - lock.lstat().st_mtime > STALE_LOCK_SECONDS:
+                    lock.unlink()
+                    removed = True
+            except OSError:
+                continue
+        return removed
+
+    def _move_head(self, commit: str, reused: bool = False, wait: bool = False) -> bool:
+        """Send git the head's move to `commit`, without waiting for it unless `wait` (pipes.py:
+        it is done before anything asked later, and even if this process is killed now); False,
+        with nothing changed, when git refuses (`wait`), when a `reused` commit is no longer in the repository (a running `git
+        update-ref` may hold it in its memory after a prune: the object store is asked, unless
+        its loose file is there) or git cannot be reached."""
+        try:
+            if reused and not os.path.isfile(f"{self.git.git_dir}/objects/{commit[:2]}/{commit[2:]}") \
+                    and self.pipes.resolve(commit) != [(commit, "commit")]:
                 return False
-        return all(create_ref(git_dir, ref, commit) for ref, commit in new) and all(
-            move_ref(git_dir, ref, commit) for ref, commit in moved)
+            if wait:
+                self.update_refs({head_ref(self.session_id): commit})
+            else:
+                self.pipes.transaction({head_ref(self.session_id): commit}, wait=False)
+        except GitCommandError:
+            return False
+        return True
 
-    def _moves_refs(self) -> bool:
-        if self._loose_refs is None:
-            self._loose_refs = files_backend(self.git.git_dir)
-        return self._loose_refs
+    def settle(self) -> None:
+        """Wait until git has moved the refs it was sent (a quiet window's head); GitCommandError
+        when one failed."""
+        with self._lock:
+            try:
+                self.pipes.settle()
+            except GitCommandError:
+                self._head_known = False  # (where the head is: git is asked again)
+                raise
+
+    def close(self) -> None:
+        """End the git processes of this checkpointer, once they have done what they were sent
+        (a later call starts them again)."""
+        self.pipes.close()
+        self.pipes = GitPipes(self.git)
 
     def _open(self, create: bool = True) -> bool:
         """Make sure the shadow repository exists (or, without `create`, say whether it does)."""
@@ -435,6 +435,20 @@ class GitCheckpointer:
             ensure_repo(self.git, self._home)
             self._ready = True
         return True
+
+
+def close_checkpointer(runtime: RuntimeCore) -> None:
+    """End the git processes of the runtime's checkpointer, if it has one (its run is over)."""
+    checkpointer = runtime.feature(GitCheckpointer)
+    if checkpointer is not None:
+        checkpointer.close()
+
+
+def commit_text(tree: str, parents: list[str], message: str, date: int) -> bytes:
+    """A commit object's text as `git commit-tree` writes it (seconds since the epoch, UTC)."""
+    lines = [f"tree {tree}\n", *(f"parent {p}\n" for p in parents), f"author {AUTHOR} {date} +0000\n",
+             f"committer {COMMITTER} {date} +0000\n", "\n", message if message.endswith("\n") else message + "\n"]
+    return "".join(lines).encode("utf-8", "surrogateescape")
 
 
 def _stamp(path: Path) -> tuple[int, ...] | None:

@@ -1,7 +1,7 @@
 """Free the checkpoints of sessions that no longer exist (run by `recursive sessions gc`).
 
-The refs of every removed session are deleted (with the spare files its ref locks are made
-from, refs.py) and git's own gc drops the objects nothing
+The refs of every removed session are deleted (with the spare files earlier versions made
+their ref locks from, under `recursive/lock-spares/` of the repository) and git's own gc drops the objects nothing
 else needs (objects younger than an hour are kept: a run may be snapshotting right now). A
 shadow repository left with no refs, whose workspace no session uses, is deleted whole.
 """
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from . import CheckpointError
 from .git import ShadowGit, find_git
-from .refs import SPARES
 from .repo import CHECKPOINTS_DIR, REF_ROOT, session_refs
 
 PRUNE_GRACE = "1.hour.ago"
+OLD_SPARES = Path("recursive") / "lock-spares"  # in the git dir, as earlier versions left them
 
 
 def prune_checkpoints(home: Path, exists: Callable[[str], bool], used: set[str]) -> list[str]:
@@ -54,8 +54,8 @@ def _prune_repo(shadow: ShadowGit, exists: Callable[[str], bool], used: set[str]
     if doomed:
         shadow.run("update-ref", "--stdin", bare=True,
                    input="".join(f"delete {ref}\n" for ref in doomed).encode())
-    for sid in gone:  # the empty files its head moves lock with (refs.py)
-        shutil.rmtree(shadow.git_dir / SPARES / REF_ROOT / sid, ignore_errors=True)
+    for sid in gone:  # the empty files its head moves were locked with, once
+        shutil.rmtree(shadow.git_dir / OLD_SPARES / REF_ROOT / sid, ignore_errors=True)
     if len(doomed) == len(refs) and str(shadow.work_tree) not in used:
         shutil.rmtree(shadow.git_dir.parent, ignore_errors=True)
     elif doomed:

@@ -16,9 +16,9 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.slotted import FrozenSlotted, init_fields
 from . import GitCommandError, GitMissingError
 
 IDENTITY = {"GIT_AUTHOR_NAME": "recursive", "GIT_AUTHOR_EMAIL": "checkpoints@recursive.invalid",
@@ -38,17 +38,14 @@ def require_git() -> str:
     return git
 
 
-class ShadowGit(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class ShadowGit:
     """One shadow repository (`git_dir`) whose work tree is a workspace, with its own index."""
 
-    __slots__ = ("executable", "git_dir", "work_tree", "index")
     executable: str
     git_dir: Path
     work_tree: Path
     index: Path
-
-    def __init__(self, executable: str, git_dir: Path, work_tree: Path, index: Path) -> None:
-        init_fields(self, executable=executable, git_dir=git_dir, work_tree=work_tree, index=index)
 
     def env(self, index: Path | None = None, date: int | None = None,
             bare: bool = False) -> dict[str, str]:
@@ -86,7 +83,7 @@ class ShadowGit(FrozenSlotted):
             raise GitCommandError(f"cannot run git: {exc.strerror or exc}") from None
         if proc.returncode != 0:
             raise GitCommandError(f"git {args[0]} failed (exit {proc.returncode}): "
-                                  f"{_first_error(proc.stderr)}")
+                                  f"{first_error(proc.stderr)}")
         return proc.stdout
 
     @contextlib.contextmanager
@@ -123,7 +120,7 @@ def _lock_names(index: Path) -> tuple[str, str]:
     return str(index.with_name("index.mutex")), str(index.with_name(index.name + ".lock"))
 
 
-def _first_error(stderr: bytes) -> str:
+def first_error(stderr: bytes) -> str:
     """The most telling line of git's stderr (`fatal:`/`error:` first), cut to one line."""
     lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     for line in lines:

@@ -14,11 +14,11 @@ import functools
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ...core.events import CheckpointFailed, CheckpointTaken, SkippedPath
-from ...core.slotted import replace
 from .calls import is_watched, written_paths
 from .checkpointer import GitCheckpointer, Phase, Snapshot
 from .git import find_git

@@ -24,9 +24,9 @@ import os
 import stat
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.slotted import FrozenSlotted, Slotted, init_fields
 from . import GitCommandError
 from .git import ShadowGit
 from .watch import TRUST_SECONDS, WatchUnavailable, WorkspaceWatch, watch_workspace
@@ -37,33 +37,24 @@ NESTED_REPO = "nested git repository"
 UNREADABLE = "unreadable"
 
 
-class Skipped(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Skipped:
     """A path left out of snapshots, and why."""
 
-    __slots__ = ("path", "reason")
     path: str
     reason: str
-
-    def __init__(self, path: str, reason: str) -> None:
-        init_fields(self, path=path, reason=reason)
 
     def describe(self) -> str:
         return f"{self.path} ({self.reason})"
 
 
-class Scan(Slotted):
+@dataclass(slots=True)
+class Scan:
     """The paths to stage (changed, new or deleted) and those to leave out."""
 
-    __slots__ = ("changed", "skipped", "untrack")
-    changed: list[str]
-    skipped: list[Skipped]
-    untrack: list[str]  # in the index, but skipped now
-
-    def __init__(self, changed: list[str] | None = None, skipped: list[Skipped] | None = None,
-                 untrack: list[str] | None = None) -> None:
-        self.changed = [] if changed is None else changed
-        self.skipped = [] if skipped is None else skipped
-        self.untrack = [] if untrack is None else untrack
+    changed: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    untrack: list[str] = field(default_factory=list)  # in the index, but skipped now
 
     @property
     def clean(self) -> bool:
@@ -71,28 +62,18 @@ class Scan(Slotted):
         return not self.changed and not self.untrack
 
 
-class _Known(Slotted):
+@dataclass(slots=True)
+class _Known:
     """What this process knows of one shadow index and its workspace."""
 
-    __slots__ = ("lock", "walks", "watch", "unwatchable", "staged", "unstaged", "walked_at", "max_file_bytes")
-    lock: threading.Lock
-    walks: int
-    watch: WorkspaceWatch | None
-    unwatchable: bool  # no watching this workspace: every scan walks
-    staged: Scan | None  # the last walk, once the index holds what it found
-    unstaged: Scan | None  # the last walk, while what it found is not staged yet
-    walked_at: float
-    max_file_bytes: int
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.walks = 0
-        self.watch = None
-        self.unwatchable = False
-        self.staged = None
-        self.unstaged = None
-        self.walked_at = 0.0
-        self.max_file_bytes = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    walks: int = 0
+    watch: WorkspaceWatch | None = None
+    unwatchable: bool = False  # no watching this workspace: every scan walks
+    staged: Scan | None = None  # the last walk, once the index holds what it found
+    unstaged: Scan | None = None  # the last walk, while what it found is not staged yet
+    walked_at: float = 0.0
+    max_file_bytes: int = 0
 
     def clean(self, git: ShadowGit, max_file_bytes: int) -> Scan | None:
         """The last walk's (clean) scan when nothing can have changed since, else None."""

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from ...core.errors import WatchUnavailable
 from .git import ShadowGit
 
 MAX_WATCHED_DIRS = 20_000
@@ -45,10 +46,6 @@ WATCH_MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_
 _ENTRY_EVENTS = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO
 _LOST = IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT | IN_Q_OVERFLOW | IN_IGNORED
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then `len` bytes of name)
-
-
-class WatchUnavailable(Exception):
-    """This workspace cannot be watched here (not Linux, a remote filesystem, too many folders)."""
 
 
 class _Inotify:

@@ -4,7 +4,7 @@
 "command": "…", "timeout": 60}]}]}}`, read in this order (all of them add up):
 `$RECURSIVE_HOME/settings.json`, the workspace's `.claude/settings.json`,
 `.claude/settings.local.json` and `.recursive/settings.json`, then each `--settings FILE|JSON`.
-The workspace's three count only once it is trusted (features/trust.py): the caller says.
+The workspace's three count only once it is trusted (features/trust/): the caller says.
 A matcher is a regex over tool names, matched whole against our name and Claude's
 (`Bash` matches `run_shell`); none, `""` or `*` match every tool. Hooks of other types than
 `command` and events we do not fire are kept out silently, so Claude's files work unchanged.
@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...core.errors import ConfigError
-from ...core.slotted import FrozenSlotted, Slotted, init_fields
+from ...core.errors import HookConfigError
 from ...core.workspace_trust import users_file
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact",
@@ -29,27 +29,15 @@ DEFAULT_TIMEOUT = 60.0
 _EVENT_NAME = re.compile(r"[A-Z][A-Za-z]*")
 
 
-class HookConfigError(ConfigError):
-    """A settings file whose hooks cannot be used: `FILE: hooks.Stop[0].hooks: expected a list`.
-    `from_flag`: named by `--settings` (exit 2), not a settings file found on disk (exit 1)."""
-
-    def __init__(self, message: str, from_flag: bool = True) -> None:
-        super().__init__(message)
-        self.from_flag = from_flag
-
-
-class HookCommand(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class HookCommand:
     """One command hook: what runs, for how long at most, and where it was configured."""
 
-    __slots__ = ("event", "matcher", "command", "timeout", "source")
     event: str
     matcher: str | None
     command: str
     timeout: float
     source: str
-
-    def __init__(self, event: str, matcher: str | None, command: str, timeout: float, source: str) -> None:
-        init_fields(self, event=event, matcher=matcher, command=command, timeout=timeout, source=source)
 
     def matches(self, tool: str | None) -> bool:
         """Whether this hook fires for our tool `tool` (None: an event without a tool; the
@@ -63,16 +51,12 @@ class HookCommand(FrozenSlotted):
         return any(re.fullmatch(pattern, name) for name in names)
 
 
-class HookConfig(Slotted):
+@dataclass(slots=True)
+class HookConfig:
     """Every hook in force, in the order its sources were read."""
 
-    __slots__ = ("hooks", "sources")
-    hooks: list[HookCommand]
-    sources: list[str]  # the files and flags read
-
-    def __init__(self, hooks: list[HookCommand] | None = None, sources: list[str] | None = None) -> None:
-        self.hooks = [] if hooks is None else hooks
-        self.sources = [] if sources is None else sources
+    hooks: list[HookCommand] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # the files and flags read
 
     def for_event(self, event: str, tool: str | None = None) -> list[HookCommand]:
         return [hook for hook in self.hooks if hook.event == event and hook.matches(tool)]

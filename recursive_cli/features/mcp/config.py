@@ -125,7 +125,7 @@ def load_mcp_config(workspace: Path, home: Path, configs: Sequence[str] = (), st
     """Every source merged (see the module docstring); McpConfigError for a malformed one.
     `timeout`: the `mcp-timeout` setting, when set (else `start_timeout(env)`). The user's
     file counts unless not `user` (`--bare`), the workspace's only with `project`: once the
-    workspace is trusted (features/trust.py)."""
+    workspace is trusted (features/trust/)."""
     env = os.environ if env is None else env
     merged = McpConfig(start_timeout=start_timeout(env, timeout))
     if not strict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -9,7 +10,6 @@ from ...core.budget import Spent
 from ...core.provider import Replaying
 from ...core.runtime import RuntimeCore
 from ...core.settings import Settings
-from ...core.slotted import Slotted
 from ...core.state import SessionState, SideReplies
 from .lock import SessionLock, acquire_lock
 from .meta import FirstPrompt, SessionBudgets, SessionMeta, make_title
@@ -19,16 +19,12 @@ if TYPE_CHECKING:
     from .reader import LoadedSession
 
 
-class SessionBinding(Slotted):
+@dataclass(slots=True)
+class SessionBinding:
     """The open session of this process: its writer (an event sink) and its lock."""
 
-    __slots__ = ("writer", "lock")
     writer: JsonlSessionWriter
     lock: SessionLock
-
-    def __init__(self, writer: JsonlSessionWriter, lock: SessionLock) -> None:
-        self.writer = writer
-        self.lock = lock
 
     def close(self) -> None:
         """fsync, close and give the lock back; safe to call twice."""

@@ -12,9 +12,9 @@ import datetime
 import json
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.slotted import Slotted
 from .ids import check_session_id
 from .lock import acquire_lock, live_owner
 from .meta import META_FILE, SessionMeta, read_meta
@@ -26,10 +26,10 @@ MAX_CANDIDATES = 10
 _HEADER_LIMIT = 64 * 1024  # a transcript's first line is far shorter; never read more for it
 
 
-class SessionEntry(Slotted):
+@dataclass(slots=True)
+class SessionEntry:
     """One session folder as `sessions list` shows it: readable (`meta`) or damaged (`problem`)."""
 
-    __slots__ = ("id", "meta", "problem", "workspace", "created", "updated", "status")
     id: str
     meta: SessionMeta | None  # None when meta.json cannot be read
     problem: str  # why the session cannot be resumed as it is; "" when it can
@@ -37,16 +37,6 @@ class SessionEntry(Slotted):
     created: str
     updated: str
     status: str  # meta's; `interrupted` for a `running` one whose process is gone; or `damaged`
-
-    def __init__(self, id: str, meta: SessionMeta | None, problem: str, workspace: str | None, created: str,
-                 updated: str, status: str) -> None:
-        self.id = id
-        self.meta = meta
-        self.problem = problem
-        self.workspace = workspace
-        self.created = created
-        self.updated = updated
-        self.status = status
 
 
 class SessionStore:

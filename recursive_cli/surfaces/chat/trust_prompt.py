@@ -17,7 +17,7 @@ def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch
     settings take in the workspace's config keys); asked once per folder (`asked`: each
     folder's answer so far), and a folder declined is left out without a note."""
     from ...features.trust import verdict_for, workspace_offer
-    from ...features.trust_store import TrustStore
+    from ...features.trust.store import TrustStore
 
     loaded = spec.loaded
     verdict = verdict_for(loaded, loaded.settings.workspace.expanduser())

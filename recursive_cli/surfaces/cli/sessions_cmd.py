@@ -112,7 +112,7 @@ def _export_bundle(ref: str, dest: str) -> int:
     """Write the bundle to `dest` (`-`: stdout, unless that is a terminal); a note on stderr."""
     import tempfile
 
-    from ...features.sessions.bundle import write_bundle
+    from ...features.bundles.bundle import write_bundle
 
     to_stdout = dest == "-"
     if to_stdout and sys.stdout.isatty():
@@ -172,7 +172,7 @@ def import_command(src: str, workspace: Path | None, force: bool) -> int:
     import shutil
     import tempfile
 
-    from ...features.sessions.bundle_import import unpack_bundle
+    from ...features.bundles.bundle_import import unpack_bundle
 
     if workspace is not None and not workspace.expanduser().is_dir():
         return fail(f"--workspace {workspace} is not a folder", EXIT_USAGE)

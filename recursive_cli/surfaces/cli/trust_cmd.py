@@ -1,5 +1,5 @@
 """`recursive trust [DIR]`, `recursive trust --list`, `recursive trust --revoke DIR`: the
-folders whose own hooks, MCP servers and loosening config keys take effect (features/trust.py).
+folders whose own hooks, MCP servers and loosening config keys take effect (features/trust/).
 
 The typer definition is here too (registered by `register`); the trust feature is imported
 only when the command runs.
@@ -66,7 +66,7 @@ def record_command(home: Path, folder: Path) -> int:
     """Show what `folder`'s own configuration would do, then record it as trusted."""
     from ...core.settings import loosening_keys
     from ...features.trust import workspace_offer
-    from ...features.trust_store import TrustStore
+    from ...features.trust.store import TrustStore
 
     workspace = folder.expanduser()
     if not workspace.is_dir():
@@ -87,7 +87,7 @@ def record_command(home: Path, folder: Path) -> int:
 
 def list_command(home: Path, as_json: bool) -> int:
     """Each trusted folder: whether it is still as trusted (`trusted`), changed or gone."""
-    from ...features.trust_store import TrustStore
+    from ...features.trust.store import TrustStore
 
     rows = [_row(path, record, home) for path, record in TrustStore(home).read().folders.items()]
     if as_json:
@@ -102,7 +102,7 @@ def list_command(home: Path, as_json: bool) -> int:
 
 
 def _row(path: str, record: Any, home: Path) -> dict[str, Any]:
-    from ...features.trust_store import changed_files, fingerprint
+    from ...features.trust.store import changed_files, fingerprint
 
     folder = Path(path)
     changed = changed_files(record, fingerprint(folder, home)) if folder.is_dir() else []
@@ -113,7 +113,7 @@ def _row(path: str, record: Any, home: Path) -> dict[str, Any]:
 
 def revoke_command(home: Path, folder: Path) -> int:
     """Forget `folder`'s trust."""
-    from ...features.trust_store import TrustStore
+    from ...features.trust.store import TrustStore
 
     revoked = TrustStore(home).revoke(str(folder))
     if revoked is None:

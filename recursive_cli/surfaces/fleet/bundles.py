@@ -24,7 +24,7 @@ _SKIPPED = ("lock",)
 def export_bytes(home: Path, session_id: str, live: bool = False) -> bytes | None:
     """The bundle of session `session_id` in `home`, or None when there is no such session yet.
     `live`: a CLI may be writing the session (see the module's docstring)."""
-    from ...features.sessions.bundle import export_bundle
+    from ...features.bundles.bundle import export_bundle
 
     folder = home / "sessions" / session_id
     if not (folder / "transcript.jsonl").is_file():
@@ -38,7 +38,7 @@ def export_bytes(home: Path, session_id: str, live: bool = False) -> bytes | Non
 
 def import_bytes(home: Path, data: bytes, workspace: Path) -> str:
     """Make the bundle `data` a resumable session in `home`, working in `workspace`; its id."""
-    from ...features.sessions.bundle import import_bundle
+    from ...features.bundles.bundle import import_bundle
 
     with tempfile.TemporaryDirectory(prefix="recursive-bundle-") as scratch:
         src = Path(scratch) / "session.bundle"

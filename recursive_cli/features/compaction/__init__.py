@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.events import CompactionDone
-from ..core.interrupt import Interrupted
-from ..core.messages import Message
-from ..core.provider import ProviderError, RetryNotice
-from ..core.slotted import FrozenSlotted, init_fields
-from ..core.tool import cap_text
+from ...core.events import CompactionDone
+from ...core.interrupt import Interrupted
+from ...core.messages import Message
+from ...core.provider import ProviderError, RetryNotice
+from ...core.tool import cap_text
 
 if TYPE_CHECKING:
-    from ..core.kernel import TurnContext
+    from ...core.kernel import TurnContext
 
 RECORD_TYPE = "compaction"
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -57,19 +57,15 @@ without it. Write a summary, in plain text or short bullet lists, with no preamb
 - the current state and what remains to be done."""
 
 
-class Compaction(FrozenSlotted):
+@dataclass(frozen=True, slots=True)
+class Compaction:
     """What one compaction did."""
 
-    __slots__ = ("summary", "replaced", "kept", "tokens_before", "tokens_after")
     summary: str
     replaced: int  # messages after the system prompt that the summary replaced
     kept: int  # messages kept verbatim after it
     tokens_before: int
     tokens_after: int
-
-    def __init__(self, summary: str, replaced: int, kept: int, tokens_before: int, tokens_after: int) -> None:
-        init_fields(self, summary=summary, replaced=replaced, kept=kept, tokens_before=tokens_before,
-                    tokens_after=tokens_after)
 
 
 def context_window(model: str) -> int:

@@ -18,14 +18,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.errors import ConfigError
-from ..core.workspace_trust import TrustVerdict, own_files
+from ...core.errors import TrustStoreError
+from ...core.workspace_trust import TrustVerdict, own_files
 
 TRUST_FILE = "trust.json"
-
-
-class TrustStoreError(ConfigError):
-    """`trust.json` cannot be read or written: names the file and why."""
 
 
 class TrustRecord(BaseModel):

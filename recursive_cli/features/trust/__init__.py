@@ -2,7 +2,7 @@
 when it does not (issue 29).
 
 A workspace is trusted for a run by the user (`--trust-workspace`, `RECURSIVE_TRUST_WORKSPACE`,
-their config), or as `recursive trust` recorded it (`trust_store.py`), never with `--bare`.
+their config), or as `recursive trust` recorded it (`store.py`), never with `--bare`.
 What a workspace's own configuration would do — its hooks, its MCP servers, the config keys
 that loosen yours — is gathered by `workspace_offer`: `recursive trust` shows it before
 recording, and a run that leaves it out names each part on stderr (`run_notes`).
@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.settings import LoadedSettings
-from ..core.slotted import Slotted
-from ..core.workspace_trust import HeldKey, TrustVerdict, own_files
+from ...core.settings import LoadedSettings
+from ...core.workspace_trust import HeldKey, TrustVerdict, own_files
 
 if TYPE_CHECKING:
-    from .hooks.config import HookCommand
-    from .mcp.config import ServerEntry
+    from ..hooks.config import HookCommand
+    from ..mcp.config import ServerEntry
 
 ALL_PARTS = frozenset({"hooks", "mcp", "config"})  # what a workspace's configuration is made of
 
@@ -32,7 +32,7 @@ def check_trust(workspace: Path, home: Path) -> TrustVerdict:
     workspace = workspace.resolve()
     if not own_files(workspace, home):
         return TrustVerdict(workspace, False, "it has no configuration of its own")
-    from .trust_store import TrustStore
+    from .store import TrustStore
 
     return TrustStore(home).check(workspace)
 
@@ -53,24 +53,16 @@ def verdict_for(loaded: LoadedSettings, workspace: Path) -> TrustVerdict:
     return check_trust(workspace, loaded.home)
 
 
-class WorkspaceOffer(Slotted):
+@dataclass(slots=True)
+class WorkspaceOffer:
     """What a workspace's own configuration would do: the hooks it would run, the MCP servers
     it would start, the config keys that loosen yours, and the files that cannot be used."""
 
-    __slots__ = ("workspace", "hooks", "servers", "keys", "problems")
     workspace: Path
     hooks: list[HookCommand]
     servers: list[ServerEntry]
     keys: list[HeldKey]
     problems: list[str]
-
-    def __init__(self, workspace: Path, hooks: list[HookCommand], servers: list[ServerEntry],
-                 keys: list[HeldKey], problems: list[str]) -> None:
-        self.workspace = workspace
-        self.hooks = hooks
-        self.servers = servers
-        self.keys = keys
-        self.problems = problems
 
     def __bool__(self) -> bool:
         return bool(self.hooks or self.servers or self.keys or self.problems)
@@ -93,11 +85,11 @@ def workspace_offer(workspace: Path, home: Path, env: Mapping[str, str], keys: l
     servers: list[ServerEntry] = []
     problems: list[str] = []
     if "hooks" in parts:
-        from .hooks.config import workspace_hooks
+        from ..hooks.config import workspace_hooks
 
         hooks, problems = workspace_hooks(workspace, home)
     if "mcp" in parts and (workspace / ".mcp.json").is_file():
-        from .mcp.config import McpConfigError, project_servers
+        from ..mcp.config import McpConfigError, project_servers
 
         try:
             servers = list(project_servers(workspace, env).servers.values())
@@ -133,7 +125,7 @@ def _hook_line(hook: HookCommand, workspace: Path) -> str:
 def _server_line(entry: ServerEntry) -> str:
     import shlex
 
-    from .mcp.config import as_written
+    from ..mcp.config import as_written
 
     view = as_written(entry)
     if view["transport"] == "stdio":

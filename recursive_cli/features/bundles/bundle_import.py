@@ -28,10 +28,24 @@ from typing import IO, Any
 
 from pydantic import ValidationError
 
-from ...core.errors import CheckpointError
+from ...core.errors import BundleError, CheckpointError
 from ..checkpoints.bundle_refs import delete_session_refs, install_session_refs, unbundle_session_refs
 from ..checkpoints.git import ShadowGit, find_git, require_git
 from ..checkpoints.repo import ensure_repo, shadow_folder, shadow_git
+from ..sessions.ids import check_session_id
+from ..sessions.lock import LOCK_FILE, SessionLock, acquire_lock
+from ..sessions.meta import META_FILE, SessionMeta, fsync_dir, read_meta, write_meta
+from ..sessions.quarantine import quarantine
+from ..sessions.records import (
+    SessionError,
+    SessionExistsError,
+    SessionHeader,
+    SessionSchemaError,
+    SessionWriteError,
+    dump_record,
+)
+from ..sessions.store import SessionStore
+from ..sessions.writer import TRANSCRIPT_FILE
 from .bundle import (
     CHECKPOINTS,
     CHUNK,
@@ -40,26 +54,11 @@ from .bundle import (
     MANIFEST_LIMIT,
     SESSION_PREFIX,
     VERSION,
-    BundleError,
     BundleFile,
     BundleManifest,
     ImportedSession,
     Warn,
 )
-from .ids import check_session_id
-from .lock import LOCK_FILE, SessionLock, acquire_lock
-from .meta import META_FILE, SessionMeta, fsync_dir, read_meta, write_meta
-from .quarantine import quarantine
-from .records import (
-    SessionError,
-    SessionExistsError,
-    SessionHeader,
-    SessionSchemaError,
-    SessionWriteError,
-    dump_record,
-)
-from .store import SessionStore
-from .writer import TRANSCRIPT_FILE
 
 ROOM_KEPT = 16 << 20  # bytes left free on the disk after an import, at least
 

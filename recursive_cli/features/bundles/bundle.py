@@ -41,11 +41,11 @@ from ...core.settings import key_variables
 from ..checkpoints.bundle_refs import bundle_session_refs
 from ..checkpoints.git import require_git
 from ..checkpoints.repo import shadow_folder, shadow_git
-from .lock import LOCK_FILE, acquire_lock
-from .meta import SessionMeta, fsync_dir, read_meta
-from .records import SessionError, SessionNotFoundError, SessionWriteError, now_iso
-from .store import SessionStore
-from .writer import TRANSCRIPT_FILE
+from ..sessions.lock import LOCK_FILE, acquire_lock
+from ..sessions.meta import SessionMeta, fsync_dir, read_meta
+from ..sessions.records import SessionError, SessionNotFoundError, SessionWriteError, now_iso
+from ..sessions.store import SessionStore
+from ..sessions.writer import TRANSCRIPT_FILE
 
 FORMAT: Literal["recursive-session-bundle"] = "recursive-session-bundle"
 VERSION = 1
@@ -59,10 +59,6 @@ MANIFEST_LIMIT = 4 << 20  # a manifest larger than this is no manifest of ours
 CHUNK = 1 << 20
 
 Warn = Callable[[str], None]
-
-
-class BundleError(SessionError):
-    """The file is not a session bundle this version can read (missing, corrupt, newer)."""
 
 
 class BundleFile(BaseModel):
