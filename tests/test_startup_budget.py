@@ -60,6 +60,8 @@ import pytest
 from clitools import invoke, write_script
 from fakeserver import FakeLLMServer
 
+pytestmark = pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs os.fork and os.wait4 (POSIX)")
+
 # case: (modules, peak RSS in MB) beyond a bare interpreter, as measured on the date above
 MEASURED: dict[str, tuple[int, float]] = {
     "version": (99, 6.6),
