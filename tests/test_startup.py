@@ -68,32 +68,6 @@ def test_the_generated_core_specs_match_the_tool_classes() -> None:
     assert catalog.SPECS_FILE.read_text(encoding="utf-8") == catalog.specs_source(live)
 
 
-def test_the_core_tools_import_no_tool_module_until_one_is_called(tmp_path: Path) -> None:
-    (tmp_path / "a.txt").write_text("hello\n")
-    proc = python(f"""
-        import asyncio, sys
-        from pathlib import Path
-        from recursive_cli.core.messages import ToolCall
-        from recursive_cli.core.tool import ToolContext, ToolRegistry
-        from recursive_cli.tools.catalog import core_tools
-        from recursive_cli.tools.sandbox import WorkspaceSandbox
-
-        def loaded():
-            return sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("recursive_cli.tools."))
-
-        registry = ToolRegistry(core_tools())
-        specs = registry.specs()
-        print(loaded(), len(specs), [t.kind for t in core_tools()][:4])
-        ctx = ToolContext(sandbox=WorkspaceSandbox(Path({str(tmp_path)!r})), home=Path({str(tmp_path / 'h')!r}))
-        result = asyncio.run(registry.execute(ToolCall(id="c", name="read_file", arguments='{{"path": "a.txt"}}'), ctx))
-        print(loaded(), repr(result.content))
-    """)
-    assert proc.returncode == 0, proc.stderr
-    before, after = proc.stdout.splitlines()
-    assert before == "['catalog', 'core_specs', 'sandbox'] 12 ['read', 'edit', 'edit', 'edit']"
-    assert after.startswith("['catalog', 'core_specs', 'files', 'sandbox'] ") and "hello" in after
-
-
 # -- the fast exit -----------------------------------------------------------------------------------
 
 

@@ -1,5 +1,4 @@
-"""Issue 16, start-up second pass: the first snapshot overlaps the first model call, and a
-`run` does not import the loop feature."""
+"""Issue 16, start-up second pass: the first snapshot overlaps the first model call."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import runprobe
 from clitools import invoke, json_lines
 from fakeserver import FakeLLMServer, RecordedRequest
 
@@ -94,12 +92,3 @@ def test_a_tool_call_waits_for_the_snapshot_and_its_changes_are_the_turns(tmp_pa
     assert restored.returncode == 0, restored.stderr
     assert not (workspace / "new.txt").exists()  # back to before turn 1: its snapshot came first
     assert (workspace / "old.txt").read_text() == "old\n"
-
-
-@runprobe.ONE_WORKER  # (the run is shared with tests/providers/test_own_client.py and test_startup_rss.py)
-def test_a_run_with_checkpoints_does_not_import_the_loop_feature(tmp_path_factory: pytest.TempPathFactory) -> None:
-    run = runprobe.observed_run("openai", True, tmp_path_factory)  # a fresh interpreter's `recursive run`
-    assert run.returncode == 0, run.stderr
-    modules = run.modules
-    assert "recursive_cli.features.checkpoints.observer" in modules  # checkpoints were on
-    assert not [m for m in modules if m.startswith("recursive_cli.features.loop")]

@@ -3,8 +3,6 @@ a clear refusal, and nothing of the session's weight on the light commands."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from clitools import invoke, run_cli
@@ -33,18 +31,3 @@ def test_resume_without_a_prompt_off_a_terminal_carries_on_as_before(tmp_path: P
     again = invoke("resume", "--last", "--provider", "scripted", "--script", str(script), cwd=workspace)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == "carried on"
-
-
-def test_help_does_not_import_the_interactive_session() -> None:
-    probe = ("import runpy, sys\n"
-             "for argv in (['--help'], ['chat', '--help']):\n"
-             "    sys.argv = ['recursive', *argv]\n"
-             "    try:\n        runpy.run_module('recursive_cli', run_name='__main__')\n"
-             "    except SystemExit: pass\n"
-             "    bad = [m for m in ('prompt_toolkit', 'recursive_cli.surfaces.chat', 'openai', 'markdown_it')\n"
-             "           if m in sys.modules]\n"
-             "    print('LOADED', argv, bad, file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=30,
-                          check=False)
-    loaded = [line for line in proc.stderr.splitlines() if line.startswith("LOADED")]
-    assert loaded == ["LOADED ['--help'] []", "LOADED ['chat', '--help'] []"], proc.stderr

@@ -178,16 +178,14 @@ def test_sigterm_mid_turn_saves_the_session_as_interrupted(tmp_path: Path, works
     assert meta["status"] == "interrupted"
 
 
-def test_detection_is_cheap_and_leaves_our_commands_alone() -> None:
-    code = ("import sys; from recursive_cli.surfaces.headless.entry import is_headless, maybe_headless;"
+def test_detection_leaves_our_commands_alone() -> None:
+    code = ("from recursive_cli.surfaces.headless.entry import is_headless, maybe_headless;"
             "assert maybe_headless(['--help']) is None and maybe_headless(['run', '-p']) is None;"
             "assert is_headless(['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json']);"
             "assert is_headless(['-p', 'hi']) and not is_headless(['--version']);"
-            "assert not is_headless(['--model', 'x', '--', '-p']);"
-            "print(sorted(m for m in ('openai', 'anthropic', 'httpx', 'pydantic') if m in sys.modules))")
+            "assert not is_headless(['--model', 'x', '--', '-p'])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
 
 
 def test_replayed_prompts_and_a_message_without_text(tmp_path: Path, workspace: Path) -> None:

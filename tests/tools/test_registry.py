@@ -46,12 +46,3 @@ def test_core_tools_order_and_specs() -> None:
         spec = tool.spec()
         assert spec.parameters["type"] == "object"
         assert "$defs" not in spec.parameters and len(spec.description) > 40
-
-
-def test_importing_the_tools_does_not_import_httpx() -> None:
-    import subprocess
-    import sys
-
-    code = "import sys, recursive_cli.tools.catalog; print('httpx' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"

@@ -371,9 +371,6 @@ def is_bare_prompt(args: list[str]) -> bool:
 
 def main() -> None:
     """Console-script entry point."""
-    from . import light_metadata
-
-    light_metadata.install()  # httpx2's and pydantic's questions without importing email, zipfile…
     import sys
 
     from ..headless.entry import is_headless, maybe_headless  # `recursive -p …`: Claude Code's headless mode
