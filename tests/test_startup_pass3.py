@@ -43,7 +43,7 @@ import atexit, gc, json, runpy, sys
 
 collections = []  # once typer is loading (the CLI's first import): whether the runtime is built by then
 gc.callbacks.append(lambda phase, info: phase == "start" and "typer" in sys.modules
-                    and collections.append({"recursive_cli.surfaces.cli.launch", "recursive_cli.agent"}
+                    and collections.append({"recursive_cli.launch.run", "recursive_cli.agent"}
                                            <= sys.modules.keys()))
 
 def report():
@@ -93,7 +93,7 @@ def test_a_run_without_hooks_or_a_resume_loads_neither_the_hook_engine_nor_the_s
     assert "recursive_cli.features.hooks.config" in run.modules  # the settings files were read for hooks
     assert not run.modules & {"recursive_cli.features.hooks.engine", "recursive_cli.features.hooks.runner",
                               "recursive_cli.tools.claude_names", "recursive_cli.features.sessions.reader",
-                              "recursive_cli.features.sessions.resume", "recursive_cli.surfaces.cli.resume_cmd",
+                              "recursive_cli.features.sessions.resume", "recursive_cli.launch.sessions",
                               "pprint"}
 
 

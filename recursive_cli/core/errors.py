@@ -158,3 +158,47 @@ class PatchError(ToolError):
 
 class Interrupted(Exception):
     """Raised by `InterruptToken.race` when the token fires first (control flow, not a failure)."""
+
+
+# -- launch --
+
+
+class CliError(RecursiveError):
+    """A command cannot go on: `error: <message>` on stderr and the process exits `code`
+    (2 for a usage error, 1 otherwise; SPEC §13). Raised anywhere under a front end, reported
+    once at its top (surfaces/cli/usage.py, surfaces/headless/main.py)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class UsageError(CliError):
+    """A command line that cannot be run: a headless flag or its value (exit 2)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message, code)
+
+
+class OutputOptionError(UsageError, ValueError):
+    """A bad `--output-last-message` or `--output-schema` (exit 2); the message names the flag."""
+
+
+class ControlError(RecursiveError):
+    """The headless client answered a control request with an error, or went away before it answered."""
+
+
+class StreamLineError(RecursiveError, ValueError):
+    """A stream-json stdin line that is not one of the headless protocol's messages."""
+
+
+class TaskFileError(RecursiveError, ValueError):
+    """A fleet's tasks file that cannot be used; the message is the whole `error:` line's text."""
+
+
+class WorkspaceError(RecursiveError):
+    """A fleet task's workspace cannot be had on this worker."""
+
+
+class RayMissingError(RecursiveError):
+    """Ray is not installed (a fleet on a cluster needs it); the message says how to get it."""

@@ -4,26 +4,18 @@ the next one when `/clear` or `/resume ID` ends it."""
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core import utf8
 from ...core.slotted import replace
-from ..cli.errors import EXIT_USAGE, fail
-from ..cli.launch import Launch, fresh_launch, launch, mcp_flags
-from ..cli.options import CommonOptions, RunOptions
+from ...launch.errors import EXIT_USAGE, fail
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.run import Launch, fresh_launch, launch, mcp_flags
+from ...launch.sessions import on_terminal
 
 if TYPE_CHECKING:
     from .session import ChatSession
-
-
-def on_terminal() -> bool:
-    """Whether a person is at this process's terminal: stdin and stdout are both TTYs."""
-    try:
-        return sys.stdin.isatty() and sys.stdout.isatty()
-    except (AttributeError, ValueError):  # closed or replaced streams
-        return False
 
 
 def chat_command(common: CommonOptions, words: list[str], options: RunOptions | None = None) -> int:
@@ -35,7 +27,7 @@ def chat_command(common: CommonOptions, words: list[str], options: RunOptions | 
         return fail(problem, EXIT_USAGE)
     prompt = utf8.scrub(" ".join(words)).strip()
     if options.continue_session:
-        from ..cli.resume_cmd import continue_launch
+        from ...launch.sessions import continue_launch
 
         spec: Launch | int = continue_launch(common, "run", "")
     else:
@@ -101,7 +93,7 @@ def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, pr
         if chat.then == "":
             spec = new_chat_launch(replace(common, session_id=None))  # (that id is taken now)
         else:
-            from ..cli.resume_cmd import open_session
+            from ...launch.sessions import open_session
 
             spec = open_session(common, chat.then)
 

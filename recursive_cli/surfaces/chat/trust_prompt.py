@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...core.slotted import replace
-from ..cli.launch import Launch
+from ...launch.run import Launch
 
 
 def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch | int]) -> Launch | int:

@@ -17,7 +17,7 @@ from ...features.checkpoints.restore import RestorePlan
 from ...features.sessions.reader import LoadedSession, load_session
 from ...features.sessions.records import SessionError, TurnStartRecord
 from ...features.sessions.store import SessionStore
-from .errors import fail
+from ...launch.errors import fail
 
 PROMPT_WIDTH = 60
 

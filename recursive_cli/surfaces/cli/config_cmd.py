@@ -9,37 +9,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import BadValueError, ConfigError
 from ...core.pricing import configured_key, price_for
-from ...core.settings import LoadedSettings, Settings, load_settings
-from .errors import EXIT_ERROR, EXIT_USAGE, config_code, fail
-from .options import CommonOptions, McpOptions
+from ...core.settings import LoadedSettings, Settings
+from ...launch.errors import config_code, fail
+from ...launch.options import CommonOptions, McpOptions
+from ...launch.settings import load_or_fail
 
 if TYPE_CHECKING:
-    from ...core.workspace_trust import TrustVerdict
     from ...features.hooks import HookConfig
     from ...features.mcp.config import McpConfig, ServerEntry
-
-
-def load_or_fail(common: CommonOptions, quiet: bool = False) -> LoadedSettings | int:
-    """The settings of a command with `common` options, the unknown keys of the config files
-    warned about on stderr (unless `quiet`); or the exit code of the error, already reported:
-    2 for a bad value of a flag (BadValueError), 1 for one of a config file or a variable
-    (SPEC §13: one rule, README's exit-code table)."""
-    try:
-        loaded = load_settings(common.as_flags(), trust=recorded_trust)
-    except ConfigError as exc:
-        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
-    if not quiet:
-        sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
-    return loaded
-
-
-def recorded_trust(workspace: Path, home: Path) -> TrustVerdict:
-    """Whether `recursive trust` recorded `workspace` as trusted (features/trust.py)."""
-    from ...features.trust import check_trust
-
-    return check_trust(workspace, home)
 
 
 def mask(secret: str) -> str:
@@ -199,7 +177,7 @@ def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions |
     """Print the effective settings with their sources (a table on a TTY, tab-separated piped),
     then the MCP servers in force with their origins, then the command hooks with their sources
     (`settings`: the `--settings FILE|JSON` values, read after the settings files)."""
-    from .hooks_cmd import hooks_or_fail
+    from ...launch.settings import hooks_or_fail
 
     loaded = load_or_fail(common)
     if isinstance(loaded, int):

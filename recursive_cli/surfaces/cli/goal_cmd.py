@@ -10,11 +10,11 @@ from ...core.kernel import TurnOutcome
 from ...core.messages import CONTINUE
 from ...core.settings import ConfigError, parse_duration
 from ...drivers.goal_mode import judge_provider
-from .errors import EXIT_USAGE, fail
-from .launch import Launch, agent_launch, launch
-from .options import CommonOptions, RunOptions
-from .prompt_input import empty_prompt_message, read_prompt
-from .resume_cmd import resumed_work
+from ...launch.errors import EXIT_USAGE, fail
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.prompt_input import empty_prompt_message, read_prompt
+from ...launch.run import Launch, agent_launch, launch
+from ...launch.sessions import resumed_work
 
 
 @dataclass

@@ -5,10 +5,10 @@ from __future__ import annotations
 from ...agent import AgentRuntime
 from ...core.kernel import TurnOutcome
 from ...features.sessions.store import SessionStore
-from .launch import agent_launch, launch
-from .options import CommonOptions, RunOptions
-from .prompt_input import read_prompt
-from .resume_cmd import resumed_work
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.prompt_input import read_prompt
+from ...launch.run import agent_launch, launch
+from ...launch.sessions import resumed_work
 
 
 def loop_command(common: CommonOptions, words: list[str], max_iterations: int,

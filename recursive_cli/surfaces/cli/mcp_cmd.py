@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, Union
 
 import typer
 
-from .errors import EXIT_USAGE, config_code, fail
-from .options import CommonOptions, McpOptions, with_common_options, with_mcp_options
+from ...launch.errors import EXIT_USAGE, config_code, fail
+from ...launch.options import CommonOptions, McpOptions, with_common_options, with_mcp_options
 
 if TYPE_CHECKING:
     from ...core.settings import LoadedSettings
@@ -142,7 +142,7 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
 
 def list_command(common: CommonOptions, options: McpOptions, as_json: bool) -> int:
     """Print each server: name, status, source and tools (or the reason it failed)."""
-    from .config_cmd import load_or_fail
+    from ...launch.settings import load_or_fail
 
     loaded = load_or_fail(common)
     if isinstance(loaded, int):
@@ -172,7 +172,7 @@ def _row(report: ServerReport) -> str:
 
 def get_command(common: CommonOptions, options: McpOptions, name: str, as_json: bool) -> int:
     """Print one server's tools with their schemas."""
-    from .config_cmd import load_or_fail
+    from ...launch.settings import load_or_fail
 
     loaded = load_or_fail(common)
     if isinstance(loaded, int):

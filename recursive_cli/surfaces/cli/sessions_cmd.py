@@ -12,7 +12,7 @@ from ...core.wording import counted
 from ...features.sessions.meta import SessionMeta
 from ...features.sessions.records import SessionError
 from ...features.sessions.store import SessionEntry, SessionStore
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
+from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 MODEL_WIDTH = 24  # a longer model name is cut in the table (never an id)
 

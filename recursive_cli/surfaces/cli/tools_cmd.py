@@ -7,8 +7,8 @@ import shutil
 import sys
 import textwrap
 
-from .config_cmd import load_or_fail
-from .options import CommonOptions, McpOptions
+from ...launch.options import CommonOptions, McpOptions
+from ...launch.settings import load_or_fail
 
 
 def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None = None) -> int:
@@ -17,7 +17,7 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
     if isinstance(loaded, int):
         return loaded
     settings = loaded.settings
-    from .launch import run_tools
+    from ...launch.run import run_tools
 
     tools = run_tools(settings)
     if not (settings.no_session or settings.no_checkpoints):  # what launch adds (with git present)

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from ...launch.errors import EXIT_ERROR, EXIT_USAGE, fail
 
 EPILOG = """[b]Examples[/b]
 

@@ -29,7 +29,8 @@ except ImportError:  # a typer that uses the real click package
 
 from ...core import wording
 from ...core.choices import spelled_out
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE
+from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE
+from ...launch.options import BadValue
 
 # `recursive` alone shows its help (exit 2); a click without this error has no such case.
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
@@ -67,10 +68,6 @@ if _RuntimeParam is not None:
             return _built_runtime_param(param)._coerce_value(value, param=param, ctx=ctx)
 
     _DEFERRED: Any = _DeferredRuntimeParam(parameter_info=None, annotation=None)  # (neither is read)
-
-
-class BadValue(typer.BadParameter):
-    """A value our own check refused; its message says what is accepted ("expected …")."""
 
 
 class _HumanOption(TyperOption):

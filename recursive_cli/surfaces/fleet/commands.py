@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ...features.sessions.ids import new_session_id
-from ..cli.errors import EXIT_USAGE, fail
+from ...launch.errors import EXIT_USAGE, fail
 from .progress import Tally, make_views
 from .record import (
     RECORD_FILE,

@@ -28,7 +28,7 @@ from .tool_names import ClaudeView, claude_name
 if TYPE_CHECKING:
     from ...features.hooks import HookConfig
     from ...features.mcp import McpConfig, McpManager
-    from ..cli.final_answer import OutputSchema
+    from ...launch.final_answer import OutputSchema
 
 # The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
 PROTOCOL_VERSION = "2.0.0"
@@ -237,7 +237,7 @@ def _text(value: str | None, path: Path | None, flag: str) -> str | None:
 def json_schema(given: str | dict[str, Any]) -> OutputSchema:
     """A checked JSON Schema for the final answer (`--json-schema JSON`); UsageError when the
     text is not JSON or not a schema."""
-    from ..cli.final_answer import OutputSchema
+    from ...launch.final_answer import OutputSchema
 
     try:
         schema = json.loads(given) if isinstance(given, str) else given
@@ -268,7 +268,7 @@ def mcp_config(options: HeadlessOptions, picked: session.Continued) -> McpConfig
         return None  # (the feature stays unloaded)
     from ...features.mcp import McpConfigError, McpState, load_mcp_config
     from ...features.trust import verdict_for
-    from ..cli.launch import saved_mcp
+    from ...launch.run import saved_mcp
 
     request: McpState | None = None
     if options.mcp_config or options.strict_mcp_config:

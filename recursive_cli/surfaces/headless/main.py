@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from ...core.errors import BadValueError, SandboxUnavailableError
 from ...core.settings import ConfigError
 from ...features.sessions.records import SessionError
-from ..cli import stdio
-from ..cli.errors import EXIT_USAGE, fail
+from ...launch import stdio
+from ...launch.errors import EXIT_USAGE, fail
 from .flags import HELP, UsageError, parse_flags
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def run_headless(argv: list[str]) -> int:
         sys.stderr.write(f"note: these flags change nothing here: {', '.join(sorted(set(options.ignored)))}\n")
     prompt = ""
     if not options.streaming_input:
-        from ..cli.prompt_input import empty_prompt_message, read_prompt
+        from ...launch.prompt_input import empty_prompt_message, read_prompt
 
         prompt = read_prompt(options.prompt_words)
         if not prompt:

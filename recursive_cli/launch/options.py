@@ -14,10 +14,14 @@ from typing import Annotated, Any, Optional, cast
 
 import typer
 
-from ...core import wording
-from ...core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, spelled_out
-from ...core.slotted import Slotted
-from .usage import BadValue
+from ..core import wording
+from ..core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, spelled_out
+from ..core.slotted import Slotted
+
+
+class BadValue(typer.BadParameter):
+    """A value our own check refused; its message says what is accepted ("expected …")."""
+
 
 ADVANCED = "Advanced"
 MODEL = "Model and provider"
@@ -142,7 +146,7 @@ def duration_value(value: str | None) -> str | None:
     """`--max-duration`: a wall-clock time above 0 that `parse_duration` reads."""
     if value is None:
         return value
-    from ...core.settings import parse_duration  # (only when the option is given: --help stays light)
+    from ..core.settings import parse_duration  # (only when the option is given: --help stays light)
 
     try:
         seconds = parse_duration(value)
@@ -186,8 +190,8 @@ def script_value(value: Path | None) -> Path | None:
         return value
     if not value.expanduser().is_file():
         raise BadValue("expected an existing file")
-    from ...core.errors import ScriptError
-    from ...providers.scripted import load_script  # (only when the option is given: --help stays light)
+    from ..core.errors import ScriptError
+    from ..providers.scripted import load_script  # (only when the option is given: --help stays light)
 
     try:
         load_script(value.expanduser())
@@ -200,7 +204,7 @@ def permission_rules(values: list[str] | None) -> list[str] | None:
     """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
     if not values:
         return values
-    from ...core.settings import PERMISSION_RULE  # (only when the option is given: --help stays light)
+    from ..core.settings import PERMISSION_RULE  # (only when the option is given: --help stays light)
 
     bad = next((value for value in values if not PERMISSION_RULE.match(value)), None)
     if bad is not None:

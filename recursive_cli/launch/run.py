@@ -9,29 +9,29 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ...agent import AgentRuntime
-from ...core.budget import unenforceable_budget
-from ...core.errors import BadValueError, ConfigError, SandboxUnavailableError, SessionStateError
-from ...core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
-from ...core.kernel import TurnOutcome
-from ...core.results import make_result
-from ...core.settings import LoadedSettings, Settings
-from ...core.slotted import Slotted
-from ...features.sessions.binding import SessionBinding
-from ...features.sessions.ids import check_session_id, new_session_id
-from ...features.sessions.lock import SessionLock
-from ...features.sessions.records import SessionError, SessionWriteError
-from .config_cmd import load_or_fail
+from ..agent import AgentRuntime
+from ..core.budget import unenforceable_budget
+from ..core.errors import BadValueError, ConfigError, SandboxUnavailableError, SessionStateError
+from ..core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
+from ..core.kernel import TurnOutcome
+from ..core.results import make_result
+from ..core.settings import LoadedSettings, Settings
+from ..core.slotted import Slotted
+from ..features.sessions.binding import SessionBinding
+from ..features.sessions.ids import check_session_id, new_session_id
+from ..features.sessions.lock import SessionLock
+from ..features.sessions.records import SessionError, SessionWriteError
 from .errors import EXIT_ERROR, EXIT_USAGE, config_code, end_startup, fail
 from .final_answer import OutputOptionError, OutputRequest, output_request
 from .options import CommonOptions, RunOptions
 from .prompt_input import empty_prompt_message
+from .settings import load_or_fail
 
 if TYPE_CHECKING:
-    from ...core.tool import Tool
-    from ...features.mcp import McpConfig, McpState
-    from ...features.sessions.reader import LoadedSession
-    from ...features.sessions.writer import JsonlSessionWriter
+    from ..core.tool import Tool
+    from ..features.mcp import McpConfig, McpState
+    from ..features.sessions.reader import LoadedSession
+    from ..features.sessions.writer import JsonlSessionWriter
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -83,7 +83,7 @@ def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: 
     except OutputOptionError as exc:
         return fail(str(exc), EXIT_USAGE)
     if options.continue_session:
-        from .resume_cmd import continue_launch
+        from .sessions import continue_launch
 
         spec = continue_launch(common, mode, prompt)
     else:
@@ -101,7 +101,7 @@ def mcp_flags(configs: list[str] | None, strict: bool) -> McpState | None:
     """The MCP flags given, or None when there are none."""
     if not (configs or strict):
         return None
-    from ...features.mcp import McpState
+    from ..features.mcp import McpState
 
     return McpState(configs=list(configs or []), strict=strict)
 
@@ -116,8 +116,8 @@ def mcp_config(spec: Launch) -> McpConfig | None | int:
     if spec.mcp is None and not saved and not any(  # (no file, no flag: the feature stays unloaded)
             path.is_file() for path in (workspace / ".mcp.json", spec.loaded.home / "mcp.json")):
         return None
-    from ...features.mcp import McpConfigError, load_mcp_config
-    from ...features.trust import verdict_for
+    from ..features.mcp import McpConfigError, load_mcp_config
+    from ..features.trust import verdict_for
 
     request = spec.mcp or (saved_mcp(spec.resumed) if spec.resumed is not None else None)
     try:
@@ -134,7 +134,7 @@ def saved_mcp(session: LoadedSession) -> McpState | None:
 
     from pydantic import ValidationError
 
-    from ...features.mcp import McpState
+    from ..features.mcp import McpState
 
     if session.meta.imported is not None:  # a bundle's servers are commands: never started (quarantine.py)
         return None
@@ -172,12 +172,12 @@ def fresh_launch(common: CommonOptions, mode: str, title: str = "") -> Launch | 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
     """The sinks for the chosen output format: stdout JSON or the text answer, stderr progress."""
-    from ...sinks.terminal import PlainTerminalSink, RichTerminalSink
+    from ..sinks.terminal import PlainTerminalSink, RichTerminalSink
 
     sinks: list[EventSink] = []
     if settings.output_format in ("stream-json", "json"):  # SPEC §4: Claude Code's lines
-        from ...core.pricing import Price
-        from ...sinks.claude_stream import ClaudeStreamSink
+        from ..core.pricing import Price
+        from ..sinks.claude_stream import ClaudeStreamSink
 
         sinks.append(ClaudeStreamSink(sys.stdout, session_id, whole_runs=True,
                                       stream=settings.output_format == "stream-json",
@@ -188,7 +188,7 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
     else:
         sinks.append(PlainTerminalSink(sys.stderr, settings.quiet, settings.verbose, settings.prices))
     if settings.output_format == "text":  # last: after the progress display has finished
-        from ...sinks.answer import TextAnswerSink
+        from ..sinks.answer import TextAnswerSink
 
         sinks.append(TextAnswerSink(sys.stdout))
     return sinks
@@ -203,7 +203,7 @@ def launch(spec: Launch, work: Work) -> int:
             spec.lock.release()
         return fail(refused, EXIT_USAGE)
     if settings.verbose:
-        from ...core.diagnostics import enable_verbose
+        from ..core.diagnostics import enable_verbose
 
         enable_verbose(sys.stderr)  # causes and tracebacks of failures, not only their one line
     servers = mcp_config(spec)
@@ -211,7 +211,7 @@ def launch(spec: Launch, work: Work) -> int:
         if spec.lock is not None:
             spec.lock.release()
         return servers
-    from .hooks_cmd import hooks_or_fail, show_hook_events
+    from .settings import hooks_or_fail, show_hook_events
 
     hooks = hooks_or_fail(spec.loaded, spec.settings)
     if isinstance(hooks, int):
@@ -226,7 +226,7 @@ def launch(spec: Launch, work: Work) -> int:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
                    .session_id(spec.session_id).sink(sink))
         if settings.bare:
-            from ...core.tool import ToolRegistry
+            from ..core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
@@ -262,7 +262,7 @@ def launch(spec: Launch, work: Work) -> int:
 def note_untrusted(loaded: LoadedSettings, strict_mcp: bool = False) -> None:
     """One stderr line for each hook, MCP server (but with `--strict-mcp-config`, which keeps
     them out anyway) and config key of an untrusted workspace that the run leaves out."""
-    from ...features.trust import ALL_PARTS, run_notes
+    from ..features.trust import ALL_PARTS, run_notes
 
     parts = ALL_PARTS - {"mcp"} if strict_mcp else ALL_PARTS
     sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, parts))
@@ -271,14 +271,14 @@ def note_untrusted(loaded: LoadedSettings, strict_mcp: bool = False) -> None:
 def run_tools(settings: Settings) -> list[Tool]:
     """The core tools of a run; a `--bare` one's without the memory kept under
     `$RECURSIVE_HOME` (`remember`, `recall`)."""
-    from ...tools.catalog import core_tools
+    from ..tools.catalog import core_tools
 
     return [tool for tool in core_tools() if not (settings.bare and tool.name in ("remember", "recall"))]
 
 
 def _write_last_message(output: OutputRequest, result: RunFinished) -> int:
     """The exit code once --output-last-message is written (1 if that failed on a success)."""
-    from ...sinks.answer import answer_text
+    from ..sinks.answer import answer_text
 
     problem = output.write_last_message(answer_text(result))
     if problem:
@@ -288,8 +288,8 @@ def _write_last_message(output: OutputRequest, result: RunFinished) -> int:
 
 
 def _bind(spec: Launch, runtime: AgentRuntime, settings: Settings) -> SessionBinding:
-    from ...features.sessions.binding import create_session, reopen_session, session_meta
-    from ...features.sessions.store import SessionStore
+    from ..features.sessions.binding import create_session, reopen_session, session_meta
+    from ..features.sessions.store import SessionStore
 
     if spec.resumed is not None and spec.lock is not None:
         if spec.resumed.meta.mode != spec.mode:  # `loop -c` on a run's session: a loop from now on
@@ -361,7 +361,7 @@ def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> 
         if runtime.interrupt_token.is_set() and signum == signal.SIGINT:
             sys.stderr.write("\ninterrupted twice: exiting now\n")
             runtime.tool_context.processes.kill_all()  # no tool command may outlive us
-            from ...features.mcp import kill_servers_now
+            from ..features.mcp import kill_servers_now
 
             kill_servers_now(runtime)  # nor an MCP server
             import os

@@ -19,20 +19,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core import utf8
-from ...core.events import FinishReason
-from ...core.kernel import TurnOutcome
-from ...core.slotted import Slotted
+from ..core import utf8
+from ..core.errors import OutputOptionError  # noqa: F401 (re-exported)
+from ..core.events import FinishReason
+from ..core.kernel import TurnOutcome
+from ..core.slotted import Slotted
 
 if TYPE_CHECKING:
-    from ...agent import AgentRuntime
+    from ..agent import AgentRuntime
 
 Work = Callable[["AgentRuntime"], Awaitable[TurnOutcome]]
 _FENCE = re.compile(r"```[ \t]*(json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
-
-
-class OutputOptionError(ValueError):
-    """A bad `--output-last-message` or `--output-schema` (exit 2); the message names the flag."""
 
 
 class OutputSchema(Slotted):

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ...core import utf8
+from ..core import utf8
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
