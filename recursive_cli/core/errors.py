@@ -180,6 +180,11 @@ class UsageError(CliError):
         super().__init__(message, code)
 
 
+class FlagValueError(RecursiveError, ValueError):
+    """A value of a flag our own check refused (launch/options.py); the message says what is
+    accepted ("expected …"), and the command line's error names the flag (exit 2)."""
+
+
 class OutputOptionError(UsageError, ValueError):
     """A bad `--output-last-message` or `--output-schema` (exit 2); the message names the flag."""
 

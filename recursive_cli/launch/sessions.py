@@ -7,49 +7,38 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..core.errors import CliError
 from ..core.settings import LoadedSettings
 from ..features.sessions.lock import acquire_lock
 from ..features.sessions.reader import LoadedSession, load_session
 from ..features.sessions.records import SessionError, SessionNotFoundError
 from ..features.sessions.resume import pick_session, restore_settings
 from ..features.sessions.store import SessionStore
-from .errors import EXIT_USAGE, fail
+from .errors import EXIT_USAGE
 from .options import CommonOptions
 from .run import Launch, Work
-from .settings import load_or_fail
+from .settings import command_settings
 
 
-def on_terminal() -> bool:
-    """Whether a person is at this process's terminal: stdin and stdout are both TTYs."""
-    try:
-        return sys.stdin.isatty() and sys.stdout.isatty()
-    except (AttributeError, ValueError):  # closed or replaced streams
-        return False
-
-
-def continue_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
+def continue_launch(common: CommonOptions, mode: str, prompt: str) -> Launch:
     """`-c`: this workspace's latest session, to go on with a `mode` command on `prompt` (none:
-    carry on as `resume --last` does); or the exit code of the error, already reported."""
+    carry on as `resume --last` does); CliError when there is none to be had."""
     if common.session_id:
-        return fail("--continue goes on with the latest session; it cannot take --session-id "
+        raise CliError("--continue goes on with the latest session; it cannot take --session-id "
                     "(to continue a given session: recursive resume SESSION)", EXIT_USAGE)
     if common.no_session:
-        return fail("--continue needs the saved session; it cannot be used with --no-session",
+        raise CliError("--continue needs the saved session; it cannot be used with --no-session",
                     EXIT_USAGE)
     spec = open_session(common, None, continuing=True)
-    if isinstance(spec, int):
-        return spec
     if prompt:  # the command's own driver, on the session's conversation (and its own judge)
         spec.mode, spec.judge_model = mode, None
     return spec
 
 
-def open_session(common: CommonOptions, ref: str | None, continuing: bool = False) -> Launch | int:
+def open_session(common: CommonOptions, ref: str | None, continuing: bool = False) -> Launch:
     """The session `ref` names (None: this workspace's latest), loaded and locked, with its
-    saved settings under the flags given now; or the exit code of the error, already reported."""
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    saved settings under the flags given now; CliError (exit 1) when it cannot be had."""
+    loaded = command_settings(common)
     store = SessionStore(loaded.home)
     workspace = (common.workspace or Path.cwd()).expanduser().resolve()
     try:
@@ -57,18 +46,18 @@ def open_session(common: CommonOptions, ref: str | None, continuing: bool = Fals
         lock = acquire_lock(store.folder(session_id), session_id)
     except SessionNotFoundError as exc:
         if continuing and ref is None:
-            return fail(f"no session to continue in {workspace}: start one with `recursive run "
-                        "PROMPT`, or see `recursive sessions list --all-workspaces`")
-        return fail(str(exc))
+            raise CliError(f"no session to continue in {workspace}: start one with `recursive run "
+                           "PROMPT`, or see `recursive sessions list --all-workspaces`") from None
+        raise CliError(str(exc)) from None
     except SessionError as exc:
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
     if lock.warning:
         _warn(lock.warning)
     try:
         session = load_session(store.folder(session_id), loaded.settings.prices)
     except SessionError as exc:
         lock.release()
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
     for warning in session.warnings:
         _warn(warning)
     settings, notes = restore_settings(loaded, session.meta)
@@ -76,7 +65,7 @@ def open_session(common: CommonOptions, ref: str | None, continuing: bool = Fals
         sys.stderr.write(note + "\n")
     if not settings.workspace.is_dir():
         lock.release()
-        return fail(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
+        raise CliError(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
                     "(pass -C DIR to resume it in another folder)")
     restored = LoadedSettings(settings, loaded.sources, loaded.home, trust=loaded.trust, held=loaded.held)
     return Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock,

@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from ...core.slotted import replace
+from ...core.slotted import replace  # (dataclasses.replace once TrustVerdict is a dataclass: h-values)
 from ...launch.run import Launch
 
 
-def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch | int]) -> Launch | int:
+def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch]) -> Launch:
     """`spec`, its workspace trusted if the user says so (then `reload`ed: a new session's
     settings take in the workspace's config keys); asked once per folder (`asked`: each
     folder's answer so far), and a folder declined is left out without a note."""

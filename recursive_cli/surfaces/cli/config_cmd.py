@@ -13,7 +13,7 @@ from ...core.pricing import configured_key, price_for
 from ...core.settings import LoadedSettings, Settings
 from ...launch.errors import config_code, fail
 from ...launch.options import CommonOptions, McpOptions
-from ...launch.settings import load_or_fail
+from ...launch.settings import command_settings
 
 if TYPE_CHECKING:
     from ...features.hooks import HookConfig
@@ -177,17 +177,13 @@ def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions |
     """Print the effective settings with their sources (a table on a TTY, tab-separated piped),
     then the MCP servers in force with their origins, then the command hooks with their sources
     (`settings`: the `--settings FILE|JSON` values, read after the settings files)."""
-    from ...launch.settings import hooks_or_fail
+    from ...launch.settings import command_hooks
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     mcp = load_mcp_or_fail(loaded, mcp_options or McpOptions())
     if isinstance(mcp, int):
         return mcp
-    hooks = hooks_or_fail(loaded, settings or [])
-    if isinstance(hooks, int):
-        return hooks
+    hooks = command_hooks(loaded, settings or [])
     rows = config_rows(loaded)
     servers = [server_view(entry) for entry in mcp.servers.values()]
     hooked = hook_views(hooks)

@@ -47,8 +47,6 @@ def goal_command(common: CommonOptions, request: GoalRequest, options: RunOption
         return fail(problem, EXIT_USAGE)
     check_timeout = parse_duration(request.check_timeout)
     spec = agent_launch(common, options, "goal", prompt)
-    if isinstance(spec, int):
-        return spec
     if spec.resumed is not None and carry_on:
         return launch(spec, resumed_work("", spec.resumed))
     prompt = spec.output.prompt(prompt)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from ...launch.options import CommonOptions, with_common_options
-from ...launch.settings import hooks_or_fail, load_or_fail
+from ...launch.settings import command_hooks, command_settings
 
 if TYPE_CHECKING:
     pass
@@ -47,10 +47,8 @@ def hooks_list(
 def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> int:
     from ...features.hooks.config import EVENTS
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
-    config = hooks_or_fail(loaded, settings)
+    loaded = command_settings(common)
+    config = command_hooks(loaded, settings)
     if isinstance(config, int):
         return config
     from ...features.trust import run_notes

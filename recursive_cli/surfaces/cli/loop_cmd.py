@@ -21,8 +21,6 @@ def loop_command(common: CommonOptions, words: list[str], max_iterations: int,
     options = options or RunOptions()
     prompt = read_prompt(words, read_stdin=not options.no_stdin)
     spec = agent_launch(common, options, "loop", prompt)
-    if isinstance(spec, int):
-        return spec
     if spec.resumed is not None and not prompt:
         return launch(spec, resumed_work("", spec.resumed))
     text = spec.output.prompt(prompt)

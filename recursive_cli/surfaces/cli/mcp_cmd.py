@@ -142,11 +142,9 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
 
 def list_command(common: CommonOptions, options: McpOptions, as_json: bool) -> int:
     """Print each server: name, status, source and tools (or the reason it failed)."""
-    from ...launch.settings import load_or_fail
+    from ...launch.settings import command_settings
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     reports = probe_servers(loaded, options)
     if isinstance(reports, int):
         return reports
@@ -172,11 +170,9 @@ def _row(report: ServerReport) -> str:
 
 def get_command(common: CommonOptions, options: McpOptions, name: str, as_json: bool) -> int:
     """Print one server's tools with their schemas."""
-    from ...launch.settings import load_or_fail
+    from ...launch.settings import command_settings
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     reports = probe_servers(loaded, options, only=name)
     if isinstance(reports, int):
         return reports

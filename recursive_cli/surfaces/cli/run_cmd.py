@@ -16,8 +16,6 @@ def run_command(common: CommonOptions, words: list[str], options: RunOptions | N
     options = options or RunOptions()
     prompt = read_prompt(words, read_stdin=not options.no_stdin)
     spec = agent_launch(common, options, "run", prompt)
-    if isinstance(spec, int):
-        return spec
     if spec.resumed is not None and not prompt:
         from ...launch.sessions import resumed_work  # (only `-c` without a prompt resumes: a run does not load it)
 

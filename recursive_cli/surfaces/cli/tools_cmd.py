@@ -8,14 +8,12 @@ import sys
 import textwrap
 
 from ...launch.options import CommonOptions, McpOptions
-from ...launch.settings import load_or_fail
+from ...launch.settings import command_settings
 
 
 def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None = None) -> int:
     """Print the tool list (names and one-line descriptions, or JSON with schemas)."""
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     settings = loaded.settings
     from ...launch.run import run_tools
 
