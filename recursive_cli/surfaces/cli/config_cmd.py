@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core.errors import CliError
 from ...core.pricing import configured_key, price_for
 from ...core.settings import LoadedSettings, Settings
-from ...launch.errors import config_code, fail
+from ...launch.errors import config_code
 from ...launch.options import CommonOptions, McpOptions
 from ...launch.settings import command_settings
 
@@ -86,7 +87,7 @@ def mcp_timeout_row(loaded: LoadedSettings) -> tuple[str, str, str]:
     return ("mcp-timeout", _text(seconds), loaded.sources.get("mcp_timeout", source) if configured is not None else source)
 
 
-def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig | int:
+def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig:
     """The MCP servers these settings and flags configure (not started); or the exit code of a
     malformed configuration (2), already reported, as `run` reports it."""
     from ...features.mcp.config import McpConfigError, load_mcp_config
@@ -98,7 +99,7 @@ def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig |
                                loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
                                project=verdict_for(loaded, workspace).trusted)
     except McpConfigError as exc:
-        return fail(str(exc), config_code(exc))
+        raise CliError(str(exc), config_code(exc)) from None
 
 
 def server_view(entry: ServerEntry) -> dict[str, Any]:
@@ -181,8 +182,6 @@ def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions |
 
     loaded = command_settings(common)
     mcp = load_mcp_or_fail(loaded, mcp_options or McpOptions())
-    if isinstance(mcp, int):
-        return mcp
     hooks = command_hooks(loaded, settings or [])
     rows = config_rows(loaded)
     servers = [server_view(entry) for entry in mcp.servers.values()]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
+from ...core.errors import CliError
 from ...core.kernel import TurnOutcome
 from ...core.messages import CONTINUE
 from ...core.settings import ConfigError, parse_duration
@@ -44,7 +45,7 @@ def goal_command(common: CommonOptions, request: GoalRequest, options: RunOption
     carry_on = options.continue_session and not prompt
     problem = "" if carry_on else _usage_problem(prompt, request, read_stdin=not options.no_stdin)
     if problem:
-        return fail(problem, EXIT_USAGE)
+        raise CliError(problem, EXIT_USAGE)
     check_timeout = parse_duration(request.check_timeout)
     spec = agent_launch(common, options, "goal", prompt)
     if spec.resumed is not None and carry_on:

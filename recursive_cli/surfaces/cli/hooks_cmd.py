@@ -49,8 +49,6 @@ def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> i
 
     loaded = command_settings(common)
     config = command_hooks(loaded, settings)
-    if isinstance(config, int):
-        return config
     from ...features.trust import run_notes
 
     sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, frozenset({"hooks"})))

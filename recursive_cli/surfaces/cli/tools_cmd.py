@@ -26,8 +26,6 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
     from .mcp_cmd import mcp_tools
 
     found = mcp_tools(loaded, mcp or McpOptions())  # started to be listed, then stopped
-    if isinstance(found, int):
-        return found
     tools += found
     if as_json:
         specs = [tool.spec() for tool in tools]
