@@ -16,16 +16,7 @@ import recursive_cli
 from recursive_cli.core import errors
 
 # (module, class) defined outside core/errors.py until the branch named moves it there.
-NOT_MOVED_YET = {
-    ("recursive_cli.surfaces.cli.final_answer", "OutputOptionError"),  # moved by the launch branch
-    ("recursive_cli.surfaces.cli.usage", "BadValue"),  # moved by the launch branch
-    ("recursive_cli.surfaces.fleet.runner", "RayMissingError"),  # moved by the launch branch
-    ("recursive_cli.surfaces.fleet.tasks", "TaskFileError"),  # moved by the launch branch
-    ("recursive_cli.surfaces.fleet.worker", "WorkspaceError"),  # moved by the launch branch
-    ("recursive_cli.surfaces.headless.channel", "ControlError"),  # moved by the launch branch
-    ("recursive_cli.surfaces.headless.flags", "UsageError"),  # moved by the launch branch
-    ("recursive_cli.surfaces.headless.protocol", "ProtocolError"),  # moved by the launch branch
-}
+NOT_MOVED_YET: set[tuple[str, str]] = set()
 
 
 def defined_exceptions() -> set[tuple[str, str]]:

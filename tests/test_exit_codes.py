@@ -61,6 +61,19 @@ CASES: list[tuple[str, list[str], dict[str, str], int, str]] = [
      "error: workspace does not exist: {tmp}/nope"),
     ("a workspace from the environment that is a file", ["run", "hi"], {"RECURSIVE_WORKSPACE": "{tmp}/utils.py"}, 1,
      "error: workspace is not a directory: {tmp}/utils.py"),
+    # raised by the launch layer (launch/), reported once at the top
+    ("a --session-id that is no id", ["run", "hi", "--session-id", "a b"], {}, 2,
+     "error: invalid session id 'a b': use letters, digits, '.', '_' and '-'"),
+    ("--continue with --session-id", ["run", "-c", "--session-id", "abc", "hi"], {}, 2,
+     "error: --continue goes on with the latest session; it cannot take --session-id "
+     "(to continue a given session: recursive resume SESSION)"),
+    ("--continue with no session to continue", ["run", "-c", "hi"], {}, 1,
+     "error: no session to continue in {tmp}/ws: start one with `recursive run PROMPT`, "
+     "or see `recursive sessions list --all-workspaces`"),
+    ("resume of a session that does not exist", ["resume", "nope-123", "hi"], {}, 1,
+     "error: no session matches 'nope-123' (see `recursive sessions list`)"),
+    ("the interactive session away from a terminal", ["chat"], {}, 2,
+     "error: the interactive session needs a terminal (stdin and stdout); in scripts use `recursive run PROMPT`"),
 ]
 
 

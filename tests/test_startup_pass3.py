@@ -15,6 +15,7 @@ import os
 import pickle
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ from recursive_cli.core.events import FinishReason
 from recursive_cli.core.kernel import TurnOutcome
 from recursive_cli.core.messages import Usage
 from recursive_cli.core.settings import LoadedSettings, Settings
-from recursive_cli.core.slotted import replace
 from recursive_cli.core.tool import ProcessTracker, ToolResult
 from recursive_cli.features.checkpoints.checkpointer import Snapshot
 from recursive_cli.features.checkpoints.git import ShadowGit
@@ -85,7 +85,7 @@ def test_no_model_of_a_run_has_pydantic_tokenize_a_signature(
     assert seen["tokenizer_compiled"] == 0
 
 
-def test_the_slotted_classes_behave_as_their_dataclasses_did() -> None:
+def test_the_value_classes_keep_the_behaviour_callers_rely_on() -> None:
     limits = Limits(max_steps=3)
     assert repr(limits) == "Limits(max_steps=3, max_cost=None, max_duration=None, max_messages=50000)"
     assert limits == Limits(3) and limits != Limits(4) and limits != (3, None, None, 50000)

@@ -53,15 +53,15 @@ coordinator checks the names as they merge):
      │    ├── ConnectionClosed      the connection to the server is gone: no answer will come
      │    │    └── CutOff           we ended it: the server broke a limit
      │    └── McpCallError          a tool call, prompt or read got no result (`closed`)
-     └── CliError *                 a front end's failure carrying its exit code (`exit_code`)
-          ├── UsageError *          bad command-line usage: exit 2
-          ├── OutputOptionError *   an --output-format/--json option that cannot be honoured
-          ├── ControlError *        a headless control request that cannot be served
-          ├── ProtocolError *       a headless message that is not the protocol (to be renamed
-          │                         HeadlessProtocolError or similar: three classes had this name)
-          ├── WorkspaceError *      a fleet task's workspace cannot be prepared
-          ├── RayMissingError *     `fleet` without Ray installed
-          └── TaskFileError *       a fleet task file that cannot be read
+     ├── CliError                   a command cannot go on: `error:` line, exit `code` (front ends' top)
+     │    └── UsageError            a command line that cannot be run (headless flags): exit 2
+     │         └── OutputOptionError  a bad --output-last-message/--output-schema (also a ValueError)
+     ├── FlagValueError             a flag's value our own check refused: exit 2 (also a ValueError)
+     ├── ControlError               the headless client refused a control request, or went away
+     ├── StreamLineError            a stream-json stdin line that is not the protocol (also a ValueError)
+     ├── TaskFileError              a fleet tasks file that cannot be used (also a ValueError)
+     ├── WorkspaceError             a fleet task's workspace cannot be had on this worker
+     └── RayMissingError            `fleet` on a cluster without Ray installed
 
     Interrupted                     control flow: the interrupt token fired
     HaltTurn                        control flow: an after-call step ends the turn (`result`)
@@ -75,8 +75,8 @@ kernel catches around that call; `PromptBlocked` (a UserPromptSubmit hook's refu
 turn before the prompt joins the conversation, which the runtime catches. A handler catching
 `RecursiveError` to report a failure must never swallow one of them.
 
-A class that used to be a `ValueError` (StreamTooLongError, OutputOptionError, the headless
-ProtocolError, TaskFileError) stays one too, so every `except ValueError` that caught it still
+A class that used to be a `ValueError` (StreamTooLongError, OutputOptionError, StreamLineError,
+TaskFileError, FlagValueError) stays one too, so every `except ValueError` that caught it still
 does.
 """
 
@@ -372,3 +372,52 @@ class TrustStoreError(ConfigError):
 class WatchUnavailable(CheckpointError):
     """This workspace cannot be watched here (not Linux, a remote filesystem, too many folders):
     snapshots walk it instead, never an error the user sees."""
+
+
+# -- launch --
+
+
+class CliError(RecursiveError):
+    """A command cannot go on: `error: <message>` on stderr and the process exits `code`
+    (2 for a usage error, 1 otherwise; SPEC §13). Raised anywhere under a front end, reported
+    once at its top (surfaces/cli/usage.py, surfaces/headless/main.py)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class UsageError(CliError):
+    """A command line that cannot be run: a headless flag or its value (exit 2)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message, code)
+
+
+class FlagValueError(RecursiveError, ValueError):
+    """A value of a flag our own check refused (launch/options.py); the message says what is
+    accepted ("expected …"), and the command line's error names the flag (exit 2)."""
+
+
+class OutputOptionError(UsageError, ValueError):
+    """A bad `--output-last-message` or `--output-schema` (exit 2); the message names the flag."""
+
+
+class ControlError(RecursiveError):
+    """The headless client answered a control request with an error, or went away before it answered."""
+
+
+class StreamLineError(RecursiveError, ValueError):
+    """A stream-json stdin line that is not one of the headless protocol's messages."""
+
+
+class TaskFileError(RecursiveError, ValueError):
+    """A fleet's tasks file that cannot be used; the message is the whole `error:` line's text."""
+
+
+class WorkspaceError(RecursiveError):
+    """A fleet task's workspace cannot be had on this worker."""
+
+
+class RayMissingError(RecursiveError):
+    """Ray is not installed (a fleet on a cluster needs it); the message says how to get it."""

@@ -81,7 +81,7 @@ def test_init_event_lists_servers_and_their_tools(workspace: Path, demo_dir: Pat
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """RunStarted carries the servers' statuses (the init line's `mcp_servers`) and their tools."""
     from recursive_cli.core.events import RunStarted
-    from recursive_cli.surfaces.cli import launch
+    from recursive_cli.launch import run as launch
 
     seen: list[RunStarted] = []
 

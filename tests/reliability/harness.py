@@ -30,8 +30,8 @@ from fakeserver import FakeLLMServer
 from recursive_cli.core import utf8
 from recursive_cli.core.messages import Message
 from recursive_cli.features.sessions.reader import load_session, pair_tool_results
+from recursive_cli.launch.stdio import PipeGuard
 from recursive_cli.surfaces.cli.sessions_cmd import show_command
-from recursive_cli.surfaces.cli.stdio import PipeGuard
 
 API_KEY = "sk-test-reliability-0123456789"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal would obey

@@ -15,9 +15,9 @@ from recursive_cli.core.provider import ContextLengthError
 from recursive_cli.core.tool import ToolError
 from recursive_cli.features.sessions.reader import _conversation
 from recursive_cli.features.sessions.records import MessageRecord, TurnStartRecord
+from recursive_cli.launch.stdio import PipeGuard
 from recursive_cli.providers.retry import http_error, request_timeout
 from recursive_cli.sinks.terminal import printable
-from recursive_cli.surfaces.cli.stdio import PipeGuard
 from recursive_cli.tools.sandbox import WorkspaceSandbox
 
 URL = "https://api.example.test/v1"

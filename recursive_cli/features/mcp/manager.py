@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ...core.tool import ToolContext, ToolResult
 from .client import McpCallError, McpConnection
-from .config import HttpServer, McpConfig, McpState, SdkServer, ServerEntry, StdioServer, call_timeout
+from .config import HttpServer, McpConfig, SdkServer, ServerEntry, StdioServer, call_timeout
 from .models import Resource, ServerPrompt, ServerTool
 from .sdk_peer import SdkChannel
 from .tools import (
@@ -93,9 +93,6 @@ class McpManager:
             except Interrupted:
                 return
             self.add_tools(runtime)
-            request = self.config.request
-            if request is not None and runtime.state.get(McpState) != request:  # for `resume`
-                runtime.state.put(McpState, request)
         else:
             await work
 

@@ -36,7 +36,7 @@ from .typeahead import TypeAhead
 if TYPE_CHECKING:
     from ...agent import AgentRuntime
     from ...core.provider import ChatProvider
-    from ..cli.launch import Launch
+    from ...launch.run import Launch
     from .input import InputLine
 
 ASK_QUESTION = " [y]es / [n]o / [a]lways for this tool: "

@@ -4,40 +4,31 @@ the next one when `/clear` or `/resume ID` ends it."""
 from __future__ import annotations
 
 import contextlib
-import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core import utf8
-from ...core.slotted import replace
-from ..cli.errors import EXIT_USAGE, fail
-from ..cli.launch import Launch, fresh_launch, launch, mcp_flags
-from ..cli.options import CommonOptions, RunOptions
+from ...core.errors import CliError
+from ...launch.errors import EXIT_USAGE
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.run import Launch, fresh_launch, launch, with_run_options
+from ...launch.stdio import on_terminal
 
 if TYPE_CHECKING:
     from .session import ChatSession
-
-
-def on_terminal() -> bool:
-    """Whether a person is at this process's terminal: stdin and stdout are both TTYs."""
-    try:
-        return sys.stdin.isatty() and sys.stdout.isatty()
-    except (AttributeError, ValueError):  # closed or replaced streams
-        return False
 
 
 def chat_command(common: CommonOptions, words: list[str], options: RunOptions | None = None) -> int:
     """`recursive chat [PROMPT]` (and `recursive` alone on a terminal): a new session, or with
     `-c` this workspace's latest one; PROMPT, when given, is its first message."""
     options = options or RunOptions()
-    problem = refused(common, options)
-    if problem:
-        return fail(problem, EXIT_USAGE)
+    refuse(common, options)
     prompt = utf8.scrub(" ".join(words)).strip()
     if options.continue_session:
-        from ..cli.resume_cmd import continue_launch
+        from ...launch.sessions import continue_launch
 
-        spec: Launch | int = continue_launch(common, "run", "")
+        spec = continue_launch(common, "run", "")
     else:
         spec = new_chat_launch(common)
     return chat_loop(common, options, spec, prompt)
@@ -45,12 +36,20 @@ def chat_command(common: CommonOptions, words: list[str], options: RunOptions | 
 
 def chat_resumed(common: CommonOptions, options: RunOptions, spec: Launch) -> int:
     """`recursive resume ID` with no prompt on a terminal: the session goes on interactively."""
-    problem = refused(common, options)
-    if problem:
+    try:
+        refuse(common, options)
+    except CliError:
         if spec.lock is not None:
             spec.lock.release()
-        return fail(problem, EXIT_USAGE)
+        raise
     return chat_loop(common, options, spec, "")
+
+
+def refuse(common: CommonOptions, options: RunOptions) -> None:
+    """CliError (exit 2) when these options cannot open an interactive session."""
+    problem = refused(common, options)
+    if problem:
+        raise CliError(problem, EXIT_USAGE)
 
 
 def refused(common: CommonOptions, options: RunOptions) -> str:
@@ -67,12 +66,12 @@ def refused(common: CommonOptions, options: RunOptions) -> str:
     return ""
 
 
-def new_chat_launch(common: CommonOptions) -> Launch | int:
+def new_chat_launch(common: CommonOptions) -> Launch:
     """Settings and a fresh session id for a new interactive session (no prompt needed yet)."""
     return fresh_launch(common, "run")
 
 
-def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, prompt: str) -> int:
+def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch, prompt: str) -> int:
     """Run sessions one after another: the first, then the one `/clear` or `/resume` asks for;
     before each, on an untrusted workspace, whether to trust it (once per folder)."""
     from .session import ChatSession
@@ -80,17 +79,13 @@ def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, pr
 
     asked: dict[Path, bool] = {}
     while True:
-        if not isinstance(spec, int):
-            spec = ask_trust(spec, asked, lambda: new_chat_launch(common))
-        if isinstance(spec, int):
-            return spec
+        spec = ask_trust(spec, asked, lambda: new_chat_launch(common))
         if spec.resumed is not None and spec.mode != "run":  # its driver carries it on, not a person
             if spec.lock is not None:
                 spec.lock.release()
-            return fail(f"session {spec.session_id} is a {spec.mode} session: continue it with "
-                        f"`recursive resume {spec.session_id}`, or start a new one with `recursive chat`")
-        spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)
-        spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
+            raise CliError(f"session {spec.session_id} is a {spec.mode} session: continue it with "
+                           f"`recursive resume {spec.session_id}`, or start a new one with `recursive chat`")
+        with_run_options(spec, options)
         chat = ChatSession(spec, prompt)
         spec.sinks = chat.sinks
         code = launch(spec, chat.run)
@@ -101,7 +96,7 @@ def chat_loop(common: CommonOptions, options: RunOptions, spec: Launch | int, pr
         if chat.then == "":
             spec = new_chat_launch(replace(common, session_id=None))  # (that id is taken now)
         else:
-            from ..cli.resume_cmd import open_session
+            from ...launch.sessions import open_session
 
             spec = open_session(common, chat.then)
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..cli.launch import Launch
+from ...launch.run import Launch
 
 
-def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch | int]) -> Launch | int:
+def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch]) -> Launch:
     """`spec`, its workspace trusted if the user says so (then `reload`ed: a new session's
     settings take in the workspace's config keys); asked once per folder (`asked`: each
     folder's answer so far), and a folder declined is left out without a note."""

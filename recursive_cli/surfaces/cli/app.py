@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ... import __version__
-from .options import (
+from ...launch.options import (
     CommonOptions,
     McpOptions,
     RunOptions,
@@ -283,8 +283,8 @@ def config_path(
     workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", callback=directory_value, help="Workspace whose project config to show.")] = None,
 ) -> None:
     """The config files that are read, lowest precedence first, and whether they exist."""
+    from ...launch.options import CommonOptions as _Common
     from .config_cmd import path_command
-    from .options import CommonOptions as _Common
 
     raise typer.Exit(path_command(_Common(workspace=workspace)))
 
@@ -373,8 +373,8 @@ def main() -> None:
     """Console-script entry point."""
     import sys
 
+    from ...launch.errors import end_startup, exit_now
     from ..headless.entry import is_headless, maybe_headless  # `recursive -p …`: Claude Code's headless mode
-    from .errors import end_startup, exit_now
 
     if is_headless(sys.argv[1:]):
         end_startup()  # (a session of its own: the collector paused at import is back on for it)

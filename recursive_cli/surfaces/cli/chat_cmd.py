@@ -4,7 +4,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import HOOKS, INPUT, CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options
+from ...launch.options import HOOKS, INPUT, CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options
 
 EPILOG = """[b]Examples[/b]
 

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...core.errors import CliError
 from ...core.settings import recursive_home
 from ...features.checkpoints import CheckpointError
 from ...features.checkpoints.checkpointer import GitCheckpointer, TurnCheckpoints
@@ -17,7 +18,6 @@ from ...features.checkpoints.restore import RestorePlan
 from ...features.sessions.reader import LoadedSession, load_session
 from ...features.sessions.records import SessionError, TurnStartRecord
 from ...features.sessions.store import SessionStore
-from .errors import fail
 
 PROMPT_WIDTH = 60
 
@@ -54,7 +54,7 @@ def list_command(ref: str, as_json: bool) -> int:
         cp = _checkpointer(session)
         rows = _rows(cp, session)
     except (SessionError, CheckpointError) as exc:
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps([dataclasses.asdict(row) for row in rows], indent=2) + "\n")
         return 0
@@ -117,7 +117,7 @@ def diff_command(ref: str, turn: int | None) -> int:
         changes = cp.history().own(turns)
         text = cp.own_diff(changes, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ)
     except (SessionError, CheckpointError) as exc:
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
     if note:
         sys.stderr.write(note + "\n")
     if not text:
@@ -158,7 +158,7 @@ def restore_command(ref: str, turn: int, dry_run: bool, force: bool) -> int:
             session = load_session(folder)
             return run_restore(_checkpointer(session), session, turn, dry_run, force)
     except (SessionError, CheckpointError) as exc:
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
 
 
 def run_restore(cp: GitCheckpointer, session: LoadedSession, turn: int, dry_run: bool,
@@ -169,7 +169,7 @@ def run_restore(cp: GitCheckpointer, session: LoadedSession, turn: int, dry_run:
     plan = plan_restore(cp, turn)
     _print_plan(cp.session_id, plan)
     if plan.conflicts and not force:
-        return fail(_refusal(plan))
+        raise CliError(_refusal(plan))
     if dry_run:
         sys.stderr.write("dry run: nothing was changed\n")
         return 0

@@ -9,37 +9,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.errors import BadValueError, ConfigError
+from ...core.errors import CliError
 from ...core.pricing import configured_key, price_for
-from ...core.settings import LoadedSettings, Settings, load_settings
-from .errors import EXIT_ERROR, EXIT_USAGE, config_code, fail
-from .options import CommonOptions, McpOptions
+from ...core.settings import LoadedSettings, Settings
+from ...launch.errors import config_code
+from ...launch.options import CommonOptions, McpOptions
+from ...launch.settings import command_settings
 
 if TYPE_CHECKING:
-    from ...core.workspace_trust import TrustVerdict
     from ...features.hooks import HookConfig
     from ...features.mcp.config import McpConfig, ServerEntry
-
-
-def load_or_fail(common: CommonOptions, quiet: bool = False) -> LoadedSettings | int:
-    """The settings of a command with `common` options, the unknown keys of the config files
-    warned about on stderr (unless `quiet`); or the exit code of the error, already reported:
-    2 for a bad value of a flag (BadValueError), 1 for one of a config file or a variable
-    (SPEC §13: one rule, README's exit-code table)."""
-    try:
-        loaded = load_settings(common.as_flags(), trust=recorded_trust)
-    except ConfigError as exc:
-        return fail(str(exc), EXIT_USAGE if isinstance(exc, BadValueError) else EXIT_ERROR)
-    if not quiet:
-        sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
-    return loaded
-
-
-def recorded_trust(workspace: Path, home: Path) -> TrustVerdict:
-    """Whether `recursive trust` recorded `workspace` as trusted (features/trust/)."""
-    from ...features.trust import check_trust
-
-    return check_trust(workspace, home)
 
 
 def mask(secret: str) -> str:
@@ -108,7 +87,7 @@ def mcp_timeout_row(loaded: LoadedSettings) -> tuple[str, str, str]:
     return ("mcp-timeout", _text(seconds), loaded.sources.get("mcp_timeout", source) if configured is not None else source)
 
 
-def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig | int:
+def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig:
     """The MCP servers these settings and flags configure (not started); or the exit code of a
     malformed configuration (2), already reported, as `run` reports it."""
     from ...features.mcp.config import McpConfigError, load_mcp_config
@@ -120,7 +99,7 @@ def load_mcp_or_fail(loaded: LoadedSettings, options: McpOptions) -> McpConfig |
                                loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
                                project=verdict_for(loaded, workspace).trusted)
     except McpConfigError as exc:
-        return fail(str(exc), config_code(exc))
+        raise CliError(str(exc), config_code(exc)) from None
 
 
 def server_view(entry: ServerEntry) -> dict[str, Any]:
@@ -199,17 +178,11 @@ def show_command(common: CommonOptions, as_json: bool, mcp_options: McpOptions |
     """Print the effective settings with their sources (a table on a TTY, tab-separated piped),
     then the MCP servers in force with their origins, then the command hooks with their sources
     (`settings`: the `--settings FILE|JSON` values, read after the settings files)."""
-    from .hooks_cmd import hooks_or_fail
+    from ...launch.settings import command_hooks
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     mcp = load_mcp_or_fail(loaded, mcp_options or McpOptions())
-    if isinstance(mcp, int):
-        return mcp
-    hooks = hooks_or_fail(loaded, settings or [])
-    if isinstance(hooks, int):
-        return hooks
+    hooks = command_hooks(loaded, settings or [])
     rows = config_rows(loaded)
     servers = [server_view(entry) for entry in mcp.servers.values()]
     hooked = hook_views(hooks)

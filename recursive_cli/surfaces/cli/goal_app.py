@@ -4,7 +4,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import CommonOptions, RunOptions, with_common_options, with_run_options
+from ...launch.options import CommonOptions, RunOptions, with_common_options, with_run_options
 
 GOAL = "Goal"
 

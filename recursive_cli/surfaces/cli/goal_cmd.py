@@ -6,15 +6,16 @@ from dataclasses import dataclass
 
 from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
+from ...core.errors import CliError
 from ...core.kernel import TurnOutcome
 from ...core.messages import CONTINUE
 from ...core.settings import ConfigError, parse_duration
 from ...drivers.goal_mode import judge_provider
-from .errors import EXIT_USAGE, fail
-from .launch import Launch, agent_launch, launch
-from .options import CommonOptions, RunOptions
-from .prompt_input import empty_prompt_message, read_prompt
-from .resume_cmd import resumed_work
+from ...launch.errors import EXIT_USAGE, fail
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.prompt_input import empty_prompt_message, read_prompt
+from ...launch.run import Launch, agent_launch, launch
+from ...launch.sessions import resumed_work
 
 
 @dataclass
@@ -44,11 +45,9 @@ def goal_command(common: CommonOptions, request: GoalRequest, options: RunOption
     carry_on = options.continue_session and not prompt
     problem = "" if carry_on else _usage_problem(prompt, request, read_stdin=not options.no_stdin)
     if problem:
-        return fail(problem, EXIT_USAGE)
+        raise CliError(problem, EXIT_USAGE)
     check_timeout = parse_duration(request.check_timeout)
     spec = agent_launch(common, options, "goal", prompt)
-    if isinstance(spec, int):
-        return spec
     if spec.resumed is not None and carry_on:
         return launch(spec, resumed_work("", spec.resumed))
     prompt = spec.output.prompt(prompt)

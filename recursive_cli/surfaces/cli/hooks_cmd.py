@@ -8,18 +8,15 @@ only when a command runs.
 
 import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional, Union
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from .config_cmd import load_or_fail
-from .errors import config_code, fail
-from .options import CommonOptions, with_common_options
+from ...launch.options import CommonOptions, with_common_options
+from ...launch.settings import command_hooks, command_settings
 
 if TYPE_CHECKING:
-    from ...core.events import EventSink
-    from ...core.settings import LoadedSettings
-    from ...features.hooks import HookConfig
+    pass
 
 hooks_app = typer.Typer(help="The command hooks in force (Claude Code's settings format).",
                         no_args_is_help=True)
@@ -50,12 +47,8 @@ def hooks_list(
 def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> int:
     from ...features.hooks.config import EVENTS
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
-    config = hooks_or_fail(loaded, settings)
-    if isinstance(config, int):
-        return config
+    loaded = command_settings(common)
+    config = command_hooks(loaded, settings)
     from ...features.trust import run_notes
 
     sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, frozenset({"hooks"})))
@@ -78,30 +71,3 @@ def list_command(common: CommonOptions, settings: list[str], as_json: bool) -> i
             sys.stdout.write(f"  [{row['matcher']}] {row['command']}  (timeout {row['timeout']:g}s; "
                              f"{row['source']})\n")
     return 0
-
-
-def hooks_or_fail(loaded: "LoadedSettings", given: list[str]) -> Union["HookConfig", int]:
-    """The hooks of the settings files and `--settings` (the workspace's once it is trusted,
-    the user's but with `--bare`); or, reported, exit 2 for a malformed `--settings` and 1 for
-    a malformed file found on disk."""
-    from ...features.hooks import HookConfigError, load_hooks
-    from ...features.trust import verdict_for
-
-    workspace = loaded.settings.workspace.expanduser().resolve()
-    try:
-        return load_hooks(workspace, loaded.home, given, user=not loaded.settings.bare,
-                          project=verdict_for(loaded, workspace).trusted)
-    except HookConfigError as exc:
-        return fail(str(exc), config_code(exc))
-
-
-def show_hook_events(sinks: list["EventSink"], include: bool) -> list["EventSink"]:
-    """`sinks`, with the stream-json sink writing hook lines when `include` (--include-hook-events)."""
-    if not include:  # (the stream-json sink writes none by default; its module stays unloaded for text)
-        return sinks
-    from ...sinks.claude_stream import ClaudeStreamSink
-
-    for sink in sinks:
-        if isinstance(sink, ClaudeStreamSink):
-            sink.include_hook_events = include
-    return sinks

@@ -4,7 +4,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import BUDGETS, CommonOptions, RunOptions, with_common_options, with_run_options
+from ...launch.options import BUDGETS, CommonOptions, RunOptions, with_common_options, with_run_options
 
 EPILOG = """[b]Examples[/b]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from ...agent import AgentRuntime
 from ...core.kernel import TurnOutcome
 from ...features.sessions.store import SessionStore
-from .launch import agent_launch, launch
-from .options import CommonOptions, RunOptions
-from .prompt_input import read_prompt
-from .resume_cmd import resumed_work
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.prompt_input import read_prompt
+from ...launch.run import agent_launch, launch
+from ...launch.sessions import resumed_work
 
 
 def loop_command(common: CommonOptions, words: list[str], max_iterations: int,
@@ -21,8 +21,6 @@ def loop_command(common: CommonOptions, words: list[str], max_iterations: int,
     options = options or RunOptions()
     prompt = read_prompt(words, read_stdin=not options.no_stdin)
     spec = agent_launch(common, options, "loop", prompt)
-    if isinstance(spec, int):
-        return spec
     if spec.resumed is not None and not prompt:
         return launch(spec, resumed_work("", spec.resumed))
     text = spec.output.prompt(prompt)

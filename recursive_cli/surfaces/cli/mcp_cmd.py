@@ -8,12 +8,13 @@ feature only when a command runs, so `--help` stays light.
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Optional, Union
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from .errors import EXIT_USAGE, config_code, fail
-from .options import CommonOptions, McpOptions, with_common_options, with_mcp_options
+from ...core.errors import CliError
+from ...launch.errors import EXIT_USAGE, config_code
+from ...launch.options import CommonOptions, McpOptions, with_common_options, with_mcp_options
 
 if TYPE_CHECKING:
     from ...core.settings import LoadedSettings
@@ -96,7 +97,7 @@ class ServerReport:
         return data
 
 
-def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[str] = None) -> Union[list["ServerReport"], int]:
+def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[str] = None) -> list["ServerReport"]:
     """Start the configured servers (or the one named `only`), note what each offers, stop
     them; or the exit code of a malformed configuration (2), already reported."""
     from ...features.mcp import McpConfigError, McpManager, load_mcp_config
@@ -110,13 +111,13 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
                                  loaded.env, loaded.settings.mcp_timeout, user=not loaded.settings.bare,
                                  project=trust.trusted)
     except McpConfigError as exc:
-        return fail(str(exc), config_code(exc))
+        raise CliError(str(exc), config_code(exc)) from None
     if not options.strict_mcp_config:
         sys.stderr.writelines(f"{note}\n" for note in run_notes(loaded, frozenset({"mcp"})))
     if only is not None:
         if only not in config.servers:
             known = ", ".join(config.servers) or "none"
-            return fail(f"no MCP server named {only!r} (configured: {known})", EXIT_USAGE)
+            raise CliError(f"no MCP server named {only!r} (configured: {known})", EXIT_USAGE)
         config.servers = {only: config.servers[only]}
     manager = McpManager(config, workspace, warn=lambda text: None)
 
@@ -142,14 +143,10 @@ def probe_servers(loaded: "LoadedSettings", options: McpOptions, only: Optional[
 
 def list_command(common: CommonOptions, options: McpOptions, as_json: bool) -> int:
     """Print each server: name, status, source and tools (or the reason it failed)."""
-    from .config_cmd import load_or_fail
+    from ...launch.settings import command_settings
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     reports = probe_servers(loaded, options)
-    if isinstance(reports, int):
-        return reports
     if as_json:
         sys.stdout.write(json.dumps([r.as_json() for r in reports], indent=2) + "\n")
     elif not reports:
@@ -172,14 +169,10 @@ def _row(report: ServerReport) -> str:
 
 def get_command(common: CommonOptions, options: McpOptions, name: str, as_json: bool) -> int:
     """Print one server's tools with their schemas."""
-    from .config_cmd import load_or_fail
+    from ...launch.settings import command_settings
 
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     reports = probe_servers(loaded, options, only=name)
-    if isinstance(reports, int):
-        return reports
     report = reports[0]
     if as_json:
         sys.stdout.write(json.dumps(report.as_json(schemas=True), indent=2) + "\n")
@@ -194,16 +187,14 @@ def get_command(common: CommonOptions, options: McpOptions, name: str, as_json: 
                              for a in prompt["arguments"])
             sys.stdout.write(f"\n{prompt['command']} {usage}".rstrip() + f" [prompt]\n  {prompt['description']}\n")
     if report.status != "connected":
-        return fail(f"MCP server {name!r} {report.status}: {report.error}")
+        raise CliError(f"MCP server {name!r} {report.status}: {report.error}")
     return 0
 
 
-def mcp_tools(loaded: "LoadedSettings", options: McpOptions) -> Union[list[Any], int]:
+def mcp_tools(loaded: "LoadedSettings", options: McpOptions) -> list[Any]:
     """The tools the configured MCP servers would give the agent (for `recursive tools`); a
     server that fails is reported on stderr."""
     reports = probe_servers(loaded, options)
-    if isinstance(reports, int):
-        return reports
     for report in reports:
         if report.status != "connected":
             sys.stderr.write(f"warning: MCP server {report.name!r} failed to start: {report.error}\n")

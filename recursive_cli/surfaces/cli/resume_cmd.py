@@ -3,39 +3,24 @@ which continues this workspace's latest session from `run`, `loop` or `goal`."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-from ...core.settings import LoadedSettings
-from ...features.sessions.lock import acquire_lock
-from ...features.sessions.reader import LoadedSession, load_session
-from ...features.sessions.records import SessionError, SessionNotFoundError
-from ...features.sessions.resume import pick_session, restore_settings
-from ...features.sessions.store import SessionStore
-from .config_cmd import load_or_fail
-from .errors import EXIT_USAGE, fail
-from .final_answer import OutputOptionError, output_request
-from .launch import Launch, Work, launch, mcp_flags
-from .options import CommonOptions, RunOptions
-from .prompt_input import read_prompt
+from ...launch.final_answer import output_request
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.prompt_input import read_prompt
+from ...launch.run import launch, with_run_options
+from ...launch.sessions import open_session, resumed_work
+from ...launch.stdio import on_terminal
 
 
 def resume_command(common: CommonOptions, words: list[str], last: bool,
                    options: RunOptions | None = None) -> int:
     """Resume SESSION (or this workspace's latest) with PROMPT, or carry on where it stopped."""
     options = options or RunOptions()
-    try:
-        output = output_request(options.output_last_message, options.output_schema)
-    except OutputOptionError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    output = output_request(options.output_last_message, options.output_schema)  # (OutputOptionError: exit 2)
     ref, prompt_words = (None, words) if last or not words else (words[0], words[1:])
     prompt = read_prompt(prompt_words, read_stdin=not options.no_stdin, notice=True)
     spec = open_session(common, ref)
-    if isinstance(spec, int):
-        return spec
     spec.output = output
-    spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: the session's own
-    spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
+    with_run_options(spec, options)
     assert spec.resumed is not None
     if not prompt and spec.resumed.meta.mode == "run" and _at_terminal(common, options):
         from ..chat.start import chat_resumed  # no prompt, at a terminal: the conversation goes on here
@@ -47,92 +32,6 @@ def resume_command(common: CommonOptions, words: list[str], last: bool,
 def _at_terminal(common: CommonOptions, options: RunOptions) -> bool:
     """Whether `resume` with no prompt opens the interactive session: text output, no
     output files, stdin and stdout terminals."""
-    from ..chat.start import on_terminal
-
     output = getattr(common.output_format, "value", common.output_format)
     return (output in (None, "text") and not options.output_last_message
             and not options.output_schema and on_terminal())
-
-
-def continue_launch(common: CommonOptions, mode: str, prompt: str) -> Launch | int:
-    """`-c`: this workspace's latest session, to go on with a `mode` command on `prompt` (none:
-    carry on as `resume --last` does); or the exit code of the error, already reported."""
-    if common.session_id:
-        return fail("--continue goes on with the latest session; it cannot take --session-id "
-                    "(to continue a given session: recursive resume SESSION)", EXIT_USAGE)
-    if common.no_session:
-        return fail("--continue needs the saved session; it cannot be used with --no-session",
-                    EXIT_USAGE)
-    spec = open_session(common, None, continuing=True)
-    if isinstance(spec, int):
-        return spec
-    if prompt:  # the command's own driver, on the session's conversation (and its own judge)
-        spec.mode, spec.judge_model = mode, None
-    return spec
-
-
-def open_session(common: CommonOptions, ref: str | None, continuing: bool = False) -> Launch | int:
-    """The session `ref` names (None: this workspace's latest), loaded and locked, with its
-    saved settings under the flags given now; or the exit code of the error, already reported."""
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
-    store = SessionStore(loaded.home)
-    workspace = (common.workspace or Path.cwd()).expanduser().resolve()
-    try:
-        session_id = pick_session(store, ref, workspace)
-        lock = acquire_lock(store.folder(session_id), session_id)
-    except SessionNotFoundError as exc:
-        if continuing and ref is None:
-            return fail(f"no session to continue in {workspace}: start one with `recursive run "
-                        "PROMPT`, or see `recursive sessions list --all-workspaces`")
-        return fail(str(exc))
-    except SessionError as exc:
-        return fail(str(exc))
-    if lock.warning:
-        _warn(lock.warning)
-    try:
-        session = load_session(store.folder(session_id), loaded.settings.prices)
-    except SessionError as exc:
-        lock.release()
-        return fail(str(exc))
-    for warning in session.warnings:
-        _warn(warning)
-    settings, notes = restore_settings(loaded, session.meta)
-    for note in notes:
-        sys.stderr.write(note + "\n")
-    if not settings.workspace.is_dir():
-        lock.release()
-        return fail(f"the workspace of session {session_id} no longer exists: {settings.workspace} "
-                    "(pass -C DIR to resume it in another folder)")
-    restored = LoadedSettings(settings, loaded.sources, loaded.home, trust=loaded.trust, held=loaded.held)
-    return Launch(restored, session.meta.mode, session_id, resumed=session, lock=lock,
-                  judge_model=saved_judge_model(session))
-
-
-def saved_judge_model(session: LoadedSession) -> str | None:
-    """The `--judge-model` a goal session was started with (its judge goes on with it, and its
-    price is needed for --max-cost); None for other sessions, or a damaged goal state, which
-    the goal driver reports when it resumes."""
-    if session.meta.mode != "goal":
-        return None
-    from ...core.state import SessionState
-    from ...drivers.goal_state import GoalState
-
-    try:
-        state = SessionState(session.meta.state).get(GoalState)
-    except SessionError:
-        return None
-    return state.judge_model if state is not None else None
-
-
-def resumed_work(prompt: str, session: LoadedSession) -> Work:
-    """The session's driver, from the table, continues it (drivers/__init__.py)."""
-    from ...drivers import driver_for
-
-    driver = driver_for(session.meta.mode)
-    return lambda runtime: driver.resume(runtime, session, prompt)
-
-
-def _warn(text: str) -> None:
-    sys.stderr.write(f"warning: {text}\n")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .launch import agent_launch, launch
-from .options import CommonOptions, RunOptions
-from .prompt_input import read_prompt
+from ...launch.options import CommonOptions, RunOptions
+from ...launch.prompt_input import read_prompt
+from ...launch.run import agent_launch, launch
 
 
 def run_command(common: CommonOptions, words: list[str], options: RunOptions | None = None) -> int:
@@ -16,10 +16,8 @@ def run_command(common: CommonOptions, words: list[str], options: RunOptions | N
     options = options or RunOptions()
     prompt = read_prompt(words, read_stdin=not options.no_stdin)
     spec = agent_launch(common, options, "run", prompt)
-    if isinstance(spec, int):
-        return spec
     if spec.resumed is not None and not prompt:
-        from .resume_cmd import resumed_work  # (only `-c` without a prompt resumes: a run does not load it)
+        from ...launch.sessions import resumed_work  # (only `-c` without a prompt resumes: a run does not load it)
 
         return launch(spec, resumed_work("", spec.resumed))
     text = spec.output.prompt(prompt)

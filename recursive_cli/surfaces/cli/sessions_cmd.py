@@ -7,12 +7,13 @@ import re
 import sys
 from pathlib import Path
 
+from ...core.errors import CliError
 from ...core.settings import parse_duration, recursive_home
 from ...core.wording import counted
 from ...features.sessions.meta import SessionMeta
 from ...features.sessions.records import SessionError
 from ...features.sessions.store import SessionEntry, SessionStore
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
+from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 MODEL_WIDTH = 24  # a longer model name is cut in the table (never an id)
 
@@ -99,12 +100,12 @@ def export_command(ref: str, fmt: str | None, bundle: str | None = None) -> int:
 
     if bundle is not None:
         if fmt is not None:
-            return fail("--bundle and --format cannot be used together: a bundle holds the whole "
+            raise CliError("--bundle and --format cannot be used together: a bundle holds the whole "
                         "session, --format writes one view of its transcript to stdout", EXIT_USAGE)
         return _export_bundle(ref, bundle)
     fmt = fmt or "jsonl"
     if fmt not in EXPORT_FORMATS:
-        return fail(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}", EXIT_USAGE)
+        raise CliError(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}", EXIT_USAGE)
     return _with_session(ref, lambda loaded: export_session(loaded, fmt))
 
 
@@ -116,11 +117,11 @@ def _export_bundle(ref: str, dest: str) -> int:
 
     to_stdout = dest == "-"
     if to_stdout and sys.stdout.isatty():
-        return fail("a bundle is binary: redirect stdout to a file, or name one with --bundle FILE",
+        raise CliError("a bundle is binary: redirect stdout to a file, or name one with --bundle FILE",
                     EXIT_USAGE)
     path = Path(dest)
     if not to_stdout and path.is_dir():
-        return fail(f"--bundle {dest} is a folder: name the file to write", EXIT_USAGE)
+        raise CliError(f"--bundle {dest} is a folder: name the file to write", EXIT_USAGE)
     store = _store()
     try:
         session_id = store.resolve(ref)
@@ -134,7 +135,7 @@ def _export_bundle(ref: str, dest: str) -> int:
                 size = path.stat().st_size
                 _copy_to_stdout(path)
     except SessionError as exc:
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
     checkpoints = counted(manifest.refs, "checkpoint ref") if manifest.refs else "no checkpoints"
     where = "stdout" if to_stdout else dest
     sys.stderr.write(f"exported session {session_id} to {where} ({_size(size)}; "
@@ -175,9 +176,9 @@ def import_command(src: str, workspace: Path | None, force: bool) -> int:
     from ...features.bundles.bundle_import import unpack_bundle
 
     if workspace is not None and not workspace.expanduser().is_dir():
-        return fail(f"--workspace {workspace} is not a folder", EXIT_USAGE)
+        raise CliError(f"--workspace {workspace} is not a folder", EXIT_USAGE)
     if src != "-" and not Path(src).exists():
-        return fail(f"{src} does not exist", EXIT_USAGE)
+        raise CliError(f"{src} does not exist", EXIT_USAGE)
     store = _store()
     shown = src
     try:
@@ -191,7 +192,7 @@ def import_command(src: str, workspace: Path | None, force: bool) -> int:
                     shutil.copyfileobj(sys.stdin.buffer, handle)
                 imported = unpack_bundle(store.home, path, workspace, force, _note)
     except SessionError as exc:
-        return fail(str(exc).replace(shown, "stdin") if src == "-" else str(exc))
+        raise CliError(str(exc).replace(shown, "stdin") if src == "-" else str(exc)) from None
     checkpoints = f"{imported.refs} checkpoint refs" if imported.refs else "no checkpoints"
     action = "replaced" if imported.replaced else "imported"
     sys.stderr.write(f"{action} session {imported.session_id} (workspace {imported.workspace}; "
@@ -212,7 +213,7 @@ def _with_session(ref: str, render) -> int:  # type: ignore[no-untyped-def]
     try:
         loaded = load_session(store.folder(store.resolve(ref)))
     except SessionError as exc:
-        return fail(str(exc))
+        raise CliError(str(exc)) from None
     for warning in loaded.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     text = render(loaded)
@@ -244,7 +245,7 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
     try:
         seconds = parse_age(older_than)
     except ValueError as exc:
-        return fail(f"--older-than: {exc}", EXIT_USAGE)
+        raise CliError(f"--older-than: {exc}", EXIT_USAGE) from None
     store = _store()
     here = None if all_workspaces else (workspace or Path.cwd()).expanduser().resolve()
     where = "any workspace" if here is None else str(here)
@@ -257,7 +258,7 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
         return 0
     if stale and not yes:
         if not sys.stdin.isatty():
-            return fail(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
+            raise CliError(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
                         "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
         answer = _confirm(stale, where, older_than)
         if answer is not True:

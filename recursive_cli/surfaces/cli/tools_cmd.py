@@ -7,17 +7,15 @@ import shutil
 import sys
 import textwrap
 
-from .config_cmd import load_or_fail
-from .options import CommonOptions, McpOptions
+from ...launch.options import CommonOptions, McpOptions
+from ...launch.settings import command_settings
 
 
 def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None = None) -> int:
     """Print the tool list (names and one-line descriptions, or JSON with schemas)."""
-    loaded = load_or_fail(common)
-    if isinstance(loaded, int):
-        return loaded
+    loaded = command_settings(common)
     settings = loaded.settings
-    from .launch import run_tools
+    from ...launch.run import run_tools
 
     tools = run_tools(settings)
     if not (settings.no_session or settings.no_checkpoints):  # what launch adds (with git present)
@@ -28,8 +26,6 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
     from .mcp_cmd import mcp_tools
 
     found = mcp_tools(loaded, mcp or McpOptions())  # started to be listed, then stopped
-    if isinstance(found, int):
-        return found
     tools += found
     if as_json:
         specs = [tool.spec() for tool in tools]

@@ -13,7 +13,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .errors import EXIT_ERROR, EXIT_USAGE, fail
+from ...core.errors import CliError
+from ...launch.errors import EXIT_ERROR, EXIT_USAGE
 
 EPILOG = """[b]Examples[/b]
 
@@ -45,9 +46,9 @@ def trust(
 def trust_command(folder: Optional[Path], list_trusted: bool, revoke: Optional[Path], as_json: bool) -> int:
     """Record, list or revoke; the exit code."""
     if sum((folder is not None, list_trusted, revoke is not None)) > 1:
-        return fail("give one of DIR, --list and --revoke DIR", EXIT_USAGE)
+        raise CliError("give one of DIR, --list and --revoke DIR", EXIT_USAGE)
     if as_json and not list_trusted:
-        return fail("--json goes with --list", EXIT_USAGE)
+        raise CliError("--json goes with --list", EXIT_USAGE)
     from ...core.errors import ConfigError
     from ...core.settings import default_home
 
@@ -59,7 +60,7 @@ def trust_command(folder: Optional[Path], list_trusted: bool, revoke: Optional[P
             return revoke_command(home, revoke)
         return record_command(home, folder or Path.cwd())
     except ConfigError as exc:  # a config file or trust.json that cannot be read or written
-        return fail(str(exc), EXIT_ERROR)
+        raise CliError(str(exc), EXIT_ERROR) from None
 
 
 def record_command(home: Path, folder: Path) -> int:
@@ -70,7 +71,7 @@ def record_command(home: Path, folder: Path) -> int:
 
     workspace = folder.expanduser()
     if not workspace.is_dir():
-        return fail(f"not a folder: {folder}", EXIT_USAGE)
+        raise CliError(f"not a folder: {folder}", EXIT_USAGE)
     workspace = workspace.resolve()
     offer = workspace_offer(workspace, home, os.environ, loosening_keys(workspace, home))
     if offer:
@@ -117,6 +118,6 @@ def revoke_command(home: Path, folder: Path) -> int:
 
     revoked = TrustStore(home).revoke(str(folder))
     if revoked is None:
-        return fail(f"{folder} is not a trusted folder (see `recursive trust --list`)")
+        raise CliError(f"{folder} is not a trusted folder (see `recursive trust --list`)")
     sys.stdout.write(f"no longer trusted: {revoked}\n")
     return 0

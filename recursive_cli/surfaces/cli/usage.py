@@ -29,7 +29,8 @@ except ImportError:  # a typer that uses the real click package
 
 from ...core import wording
 from ...core.choices import spelled_out
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE
+from ...core.errors import CliError, FlagValueError
+from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 # `recursive` alone shows its help (exit 2); a click without this error has no such case.
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
@@ -67,10 +68,6 @@ if _RuntimeParam is not None:
             return _built_runtime_param(param)._coerce_value(value, param=param, ctx=ctx)
 
     _DEFERRED: Any = _DeferredRuntimeParam(parameter_info=None, annotation=None)  # (neither is read)
-
-
-class BadValue(typer.BadParameter):
-    """A value our own check refused; its message says what is accepted ("expected …")."""
 
 
 class _HumanOption(TyperOption):
@@ -194,6 +191,8 @@ class RecursiveGroup(_HumanGroup):
         except click.exceptions.ClickException as exc:
             exc.show()
             code = exc.exit_code
+        except CliError as exc:  # a command that cannot go on, raised from anywhere below (launch/)
+            code = fail(str(exc), exc.code)
         except typer.Abort as exc:  # click's for Ctrl-C (130, as everywhere) and for an ended input
             sys.stderr.write("aborted\n")
             code = EXIT_INTERRUPTED if isinstance(exc.__context__, KeyboardInterrupt) else 1
@@ -264,7 +263,7 @@ def bad_value_message(exc: Any, param: Any, words: list[str]) -> str:
         env = param.envvar if isinstance(param.envvar, str) else param.envvar[0]
         if os.environ.get(env) is not None:
             given, source = os.environ[env], f" (env {env})"
-    accepted = exc.message if isinstance(exc, BadValue) else accepted_values(param, exc.message)
+    accepted = exc.message if isinstance(exc.__cause__, FlagValueError) else accepted_values(param, exc.message)
     repeated = getattr(param, "multiple", False)  # the last value given may not be the bad one
     shown = f" (got {given!r})" if given is not None and not repeated else ""
     return f"{name}{source}: {accepted}{shown}"

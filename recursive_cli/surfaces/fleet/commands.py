@@ -11,8 +11,9 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from ...core.errors import CliError
 from ...features.sessions.ids import new_session_id
-from ..cli.errors import EXIT_USAGE, fail
+from ...launch.errors import EXIT_USAGE
 from .progress import Tally, make_views
 from .record import (
     RECORD_FILE,
@@ -64,18 +65,18 @@ def run_command(request: RunRequest) -> int:
     try:
         defaults = TaskDefaults.model_validate({k: v for k, v in request.defaults.items() if v is not None})
     except ValidationError as exc:
-        return fail(_flag_problem(exc), EXIT_USAGE)
+        raise CliError(_flag_problem(exc), EXIT_USAGE) from None
     try:
         tasks = read_tasks(request.tasks_file, defaults)
     except TaskFileError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        raise CliError(str(exc), EXIT_USAGE) from None
     try:
         ray = import_ray()
     except RayMissingError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        raise CliError(str(exc), EXIT_USAGE) from None
     folder = (request.results or default_results_dir()).expanduser().resolve()
     if (folder / RECORD_FILE).exists() or (folder / RESULTS_FILE).exists():
-        return fail(f"{folder} already holds a fleet: continue it with `recursive fleet resume {folder}`, "
+        raise CliError(f"{folder} already holds a fleet: continue it with `recursive fleet resume {folder}`, "
                     "or choose another --results DIR", EXIT_USAGE)
     workspace = (request.workspace or Path.cwd()).expanduser().resolve()
     options = FleetOptions(address=request.address, concurrency=request.concurrency, retries=request.retries,
@@ -85,7 +86,7 @@ def run_command(request: RunRequest) -> int:
     try:
         write_record(folder, record)
     except OSError as exc:
-        return fail(f"cannot write the results folder {folder}: {exc.strerror or exc}")
+        raise CliError(f"cannot write the results folder {folder}: {exc.strerror or exc}") from None
     plan = FleetPlan(folder=folder, record=record, tasks=tasks)
     return _run(ray, plan, request.output_format, request.quiet, [task.id for task in tasks])
 
@@ -98,11 +99,11 @@ def resume_command(request: ResumeRequest) -> int:
         record = read_record(folder)
         tasks = read_tasks(Path(record.tasks_file), record.defaults)
     except TaskFileError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        raise CliError(str(exc), EXIT_USAGE) from None
     try:
         ray = import_ray()
     except RayMissingError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        raise CliError(str(exc), EXIT_USAGE) from None
     latest = read_results(folder)
     again = [task for task in tasks if task.id not in latest or latest[task.id].subtype != "success"]
     if not again:
@@ -122,7 +123,7 @@ def status_command(folder: Path, json_output: bool) -> int:
     try:
         record = read_record(folder)
     except TaskFileError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        raise CliError(str(exc), EXIT_USAGE) from None
     latest = read_results(folder)
     try:
         task_ids = [task.id for task in read_tasks(Path(record.tasks_file), record.defaults)]
@@ -174,8 +175,8 @@ def _run_on_ray(ray: Any, plan: FleetPlan, output_format: str, quiet: bool, all_
         if type(exc).__module__.split(".")[0] != "ray" and not isinstance(exc, ConnectionError):
             raise
         views.close(summary(all_ids, latest_before))
-        return fail(f"cannot reach Ray at {plan.record.options.address or 'a local Ray'}: "
-                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}")
+        raise CliError(f"cannot reach Ray at {plan.record.options.address or 'a local Ray'}: "
+                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") from None
     finally:
         if started_here:
             ray.shutdown()

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..cli.options import (
+from ...launch.options import (
     ADVANCED,
     BUDGETS,
     MODEL,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core.errors import RayMissingError  # noqa: F401 (re-exported)
 from ...core.settings import default_home
 from ...core.wording import counted
 from .progress import Tally, Views
@@ -54,10 +55,6 @@ _INTERRUPTED_CODES = {130, 143}  # the CLI's own exits for SIGINT and SIGTERM
 _INFRA_ERRORS = ("WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError", "ObjectLostError",
                  "OutOfMemoryError", "RaySystemError", "RpcError", "ActorDiedError")
 _CANCEL_GRACE = 20.0  # seconds the attempts get to save their sessions after Ctrl-C
-
-
-class RayMissingError(Exception):
-    """Ray is not installed; the message says how to get it."""
 
 
 def import_ray() -> Any:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ...core import wording
 from ...core.choices import PermissionMode, ProviderName, SandboxMode
+from ...core.errors import TaskFileError  # noqa: F401 (re-exported)
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _URL = re.compile(r"^([a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)
@@ -24,10 +25,6 @@ _UNITS = {"": 1, "b": 1, "k": 1000, "m": 1000**2, "g": 1000**3, "t": 1000**4,
           "ki": 1024, "mi": 1024**2, "gi": 1024**3, "ti": 1024**4}
 
 Positive = Annotated[int, Field(ge=1)]
-
-
-class TaskFileError(ValueError):
-    """A tasks file that cannot be used; the message is the whole `error:` line's text."""
 
 
 def parse_size(value: int | float | str) -> int:

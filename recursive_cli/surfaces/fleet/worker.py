@@ -29,6 +29,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel
 
+from ...core.errors import WorkspaceError
 from ...core.procs import process_alive  # (a zombie holds no lock: gone)
 
 STDERR_TAIL = 20_000  # characters of the CLI's stderr kept for the driver's log
@@ -105,10 +106,6 @@ class AttemptDone(BaseModel):
 
 
 AttemptItem = AttemptStarted | AttemptLine | AttemptBundle | AttemptDone
-
-
-class WorkspaceError(Exception):
-    """The task's workspace cannot be had on this worker."""
 
 
 def run_attempt(job: AttemptJob) -> Iterator[AttemptItem]:

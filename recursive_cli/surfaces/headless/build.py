@@ -15,10 +15,11 @@ from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
 from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
-from ...features.sessions.binding import SessionBinding, create_session, reopen_session, session_meta
-from ...features.sessions.store import SessionStore
+from ...features.sessions.binding import SessionBinding
+from ...launch.errors import EXIT_USAGE
+from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
+from ...launch.settings import command_hooks
 from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
-from ...tools.catalog import core_tools
 from . import session
 from .channel import ControlChannel
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
@@ -26,9 +27,8 @@ from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingTo
 from .tool_names import ClaudeView, claude_name
 
 if TYPE_CHECKING:
-    from ...features.hooks import HookConfig
-    from ...features.mcp import McpConfig, McpManager
-    from ..cli.final_answer import OutputSchema
+    from ...features.mcp import McpManager
+    from ...launch.final_answer import OutputSchema
 
 # The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
 PROTOCOL_VERSION = "2.0.0"
@@ -115,7 +115,7 @@ class StepModel:
 def assemble(options: HeadlessOptions) -> HeadlessRun:
     """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
     for settings or a session that cannot be had."""
-    from ...features.trust import ALL_PARTS, check_trust, run_notes
+    from ...features.trust import check_trust
 
     schema = json_schema(options.json_schema) if options.json_schema else None
     loaded = load_settings(settings_flags(options), trust=check_trust)
@@ -126,7 +126,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     picked = session.pick(options, loaded)
     settings = picked.loaded.settings
     view = ClaudeView(settings.workspace.expanduser().resolve())
-    tools = [tool for tool in core_tools() if not (settings.bare and tool.name in ("remember", "recall"))]
+    tools = run_tools(settings)
     known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
@@ -143,24 +143,29 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                             cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
     fan.add(sink)
     sink.include_hook_events = options.include_hook_events
-    try:
-        servers = mcp_config(options, picked)
+    try:  # (a malformed MCP or hooks configuration, wherever it is: exit 2)
+        given = mcp_flags(options.mcp_config, options.strict_mcp_config)
+        servers = mcp_servers(picked.loaded, given, picked.resumed, code=EXIT_USAGE)
         builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
                    .session_id(picked.session_id).sink(fan).tools(registry))
-        builder.hooks(user_hooks(options, picked.loaded))  # the settings files' and --settings' hooks
-        parts = ALL_PARTS - {"mcp"} if options.strict_mcp_config else ALL_PARTS
-        sys.stderr.writelines(f"{note}\n" for note in run_notes(picked.loaded, parts))
+        hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
+        builder.hooks(hooks)  # the settings files' and --settings' hooks
+        note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
         runtime = (builder.mcp(servers) if servers else builder).build()
     except BaseException:
         if picked.lock is not None:
             picked.lock.release()
         raise
     holder.append(runtime)
-    binding = _bind(picked, runtime, options)
-    if binding is not None:
+    binding = None
+    if not settings.no_session:  # (a resumed session keeps its mode; a new one is a run)
+        binding = bind_session(picked.loaded, picked.session_id,
+                               picked.resumed.meta.mode if picked.resumed is not None else "run",
+                               " ".join(options.prompt_words), picked.resumed, picked.lock, runtime)
         fan.sinks.insert(0, binding.writer)
         if not settings.no_checkpoints:
             runtime.enable_checkpoints(picked.loaded.home)
+    keep_mcp_flags(runtime, servers)  # (into the bound session's state)
     mode = options.permission_mode if options.permission_mode in CLAUDE_MODES else "default"
     if options.permission_mode not in (None, *CLAUDE_MODES):
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
@@ -175,31 +180,6 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
     return run
-
-
-def _bind(picked: session.Continued, runtime: AgentRuntime, options: HeadlessOptions) -> SessionBinding | None:
-    settings = picked.loaded.settings
-    if settings.no_session:
-        return None
-    if picked.resumed is not None and picked.lock is not None:
-        return reopen_session(picked.resumed, picked.lock, runtime)
-    folder = SessionStore(picked.loaded.home).folder(picked.session_id)
-    title = " ".join(options.prompt_words)
-    return create_session(folder, session_meta(runtime, settings, "run", title), runtime)
-
-
-def user_hooks(options: HeadlessOptions, loaded: LoadedSettings) -> HookConfig:
-    """The command hooks of the settings files (the workspace's once it is trusted, the user's
-    but with `--bare`) and `--settings`; UsageError for a malformed one."""
-    from ...features.hooks import HookConfigError, load_hooks
-    from ...features.trust import verdict_for
-
-    workspace = loaded.settings.workspace.expanduser().resolve()
-    try:
-        return load_hooks(workspace, loaded.home, [options.settings] if options.settings else [],
-                          user=not loaded.settings.bare, project=verdict_for(loaded, workspace).trusted)
-    except HookConfigError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
@@ -235,48 +215,12 @@ def _text(value: str | None, path: Path | None, flag: str) -> str | None:
 
 
 def json_schema(given: str | dict[str, Any]) -> OutputSchema:
-    """A checked JSON Schema for the final answer (`--json-schema JSON`); UsageError when the
-    text is not JSON or not a schema."""
-    from ..cli.final_answer import OutputSchema
+    """A checked JSON Schema for the final answer (`--json-schema JSON`); a UsageError
+    (OutputOptionError) when the text is not JSON or not a schema."""
+    from ...launch.final_answer import checked_schema
 
     try:
         schema = json.loads(given) if isinstance(given, str) else given
     except ValueError as exc:
         raise UsageError(f"--json-schema is not JSON: {exc}") from None
-    try:
-        from jsonschema.exceptions import SchemaError
-        from jsonschema.validators import validator_for
-    except ImportError:
-        raise UsageError("--json-schema needs the jsonschema package: pip install jsonschema") from None
-    validator = validator_for(schema)
-    try:
-        validator.check_schema(schema)
-    except SchemaError as exc:
-        raise UsageError(f"--json-schema is not a valid JSON Schema: {exc.message}") from None
-    return OutputSchema(Path("--json-schema"), schema, validator(schema))
-
-
-def mcp_config(options: HeadlessOptions, picked: session.Continued) -> McpConfig | None:
-    """The MCP servers of `--mcp-config` (a resumed session's own when none is given), the
-    workspace's `.mcp.json` and the user's (None: nothing configures any); UsageError for a
-    malformed configuration."""
-    loaded = picked.loaded
-    workspace = loaded.settings.workspace.expanduser().resolve()
-    given = bool(options.mcp_config or options.strict_mcp_config)
-    saved = picked.resumed is not None and "mcp" in picked.resumed.meta.state
-    if not (given or saved or (workspace / ".mcp.json").is_file() or (loaded.home / "mcp.json").is_file()):
-        return None  # (the feature stays unloaded)
-    from ...features.mcp import McpConfigError, McpState, load_mcp_config
-    from ...features.trust import verdict_for
-    from ..cli.launch import saved_mcp
-
-    request: McpState | None = None
-    if options.mcp_config or options.strict_mcp_config:
-        request = McpState(configs=options.mcp_config, strict=options.strict_mcp_config)
-    elif picked.resumed is not None:
-        request = saved_mcp(picked.resumed)
-    try:
-        return load_mcp_config(workspace, loaded.home, request.configs if request else (), request.strict if request else False,
-                               loaded.env, user=not loaded.settings.bare, project=verdict_for(loaded, workspace).trusted)
-    except McpConfigError as exc:
-        raise UsageError(str(exc)) from None
+    return checked_schema(schema, "--json-schema", Path("--json-schema"), "--json-schema")

@@ -8,11 +8,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ...core.errors import ControlError  # noqa: F401 (re-exported)
 from . import protocol
-
-
-class ControlError(Exception):
-    """The client answered with an error, or went away before it answered."""
 
 
 class ControlChannel:

@@ -16,15 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ...core.choices import SANDBOX_MODES
+from ...core.errors import UsageError  # noqa: F401 (re-exported)
 
 CLAUDE_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 OUR_MODES = ("auto", "accept-edits", "read-only", "ask")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")
-
-
-class UsageError(Exception):
-    """A command line that cannot be run (exit 2)."""
 
 
 @dataclass

@@ -7,27 +7,31 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from ...core.errors import BadValueError, SandboxUnavailableError
+from ...core.errors import BadValueError, CliError, SandboxUnavailableError
 from ...core.settings import ConfigError
 from ...features.sessions.records import SessionError
-from ..cli import stdio
-from ..cli.errors import EXIT_USAGE, fail
+from ...launch import stdio
+from ...launch.errors import EXIT_ERROR, fail
 from .flags import HELP, UsageError, parse_flags
 
 if TYPE_CHECKING:
     from .server import HeadlessServer
 
-EXIT_ERROR = 1
 
 
 def run_headless(argv: list[str]) -> int:
     """The exit code of a headless command line (2 for usage errors, 1 for settings or sessions
-    that cannot be used, else the last turn's, SPEC §4)."""
+    that cannot be used, else the last turn's, SPEC §4): the top of the headless process,
+    where a CliError raised below it is reported."""
     stdio.install()
     try:
-        options = parse_flags(argv)
-    except UsageError as exc:
-        return fail(str(exc), EXIT_USAGE)
+        return _headless(argv)
+    except CliError as exc:  # (UsageError: 2)
+        return fail(str(exc), exc.code)
+
+
+def _headless(argv: list[str]) -> int:
+    options = parse_flags(argv)
     if options.help:
         sys.stdout.write(HELP)
         return 0
@@ -35,21 +39,21 @@ def run_headless(argv: list[str]) -> int:
         sys.stderr.write(f"note: these flags change nothing here: {', '.join(sorted(set(options.ignored)))}\n")
     prompt = ""
     if not options.streaming_input:
-        from ..cli.prompt_input import empty_prompt_message, read_prompt
+        from ...launch.prompt_input import empty_prompt_message, read_prompt
 
         prompt = read_prompt(options.prompt_words)
         if not prompt:
-            return fail(empty_prompt_message(), EXIT_USAGE)
+            raise UsageError(empty_prompt_message())
     else:
         prompt = " ".join(options.prompt_words).strip()
     from .build import assemble
 
     try:
         run = assemble(options)
-    except (UsageError, BadValueError, SandboxUnavailableError) as exc:  # a bad value, wherever it was set: exit 2
-        return fail(str(exc), EXIT_USAGE)
+    except (BadValueError, SandboxUnavailableError) as exc:  # a bad value, wherever it was set: exit 2
+        raise UsageError(str(exc)) from None
     except (ConfigError, SessionError) as exc:
-        return fail(str(exc), EXIT_ERROR)
+        raise CliError(str(exc), EXIT_ERROR) from None
     if run.loaded.settings.verbose:
         from ...core.diagnostics import enable_verbose
 

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ...core.errors import StreamLineError
+
 
 class _Line(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -87,25 +89,21 @@ InboundLine = Annotated[UserLine | ControlRequestLine | ControlResponseLine | Ca
 _INBOUND: TypeAdapter[Any] = TypeAdapter(InboundLine)
 
 
-class ProtocolError(ValueError):
-    """A stdin line that is not one of the protocol's messages."""
-
-
 def parse_line(text: str) -> UserLine | ControlRequestLine | ControlResponseLine | CancelLine | KeepAliveLine:
-    """One stdin line as a typed message; ProtocolError when it is not one."""
+    """One stdin line as a typed message; StreamLineError when it is not one."""
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise ProtocolError(f"not JSON ({exc})") from None
+        raise StreamLineError(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise ProtocolError("not a JSON object")
+        raise StreamLineError("not a JSON object")
     try:
         return _INBOUND.validate_python(data)  # type: ignore[no-any-return]
     except ValidationError as exc:
         kind = data.get("type")
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ProtocolError(f"bad {kind!r} message: {where}: {first['msg']}") from None
+        raise StreamLineError(f"bad {kind!r} message: {where}: {first['msg']}") from None
 
 
 class Initialize(BaseModel):

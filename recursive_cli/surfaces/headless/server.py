@@ -305,7 +305,7 @@ class HeadlessServer:
     def _dispatch(self, raw: str) -> None:
         try:
             line = protocol.parse_line(raw)
-        except protocol.ProtocolError as exc:
+        except protocol.StreamLineError as exc:
             sys.stderr.write(f"warning: ignored a stdin line: {exc}\n")
             return
         if isinstance(line, protocol.UserLine):

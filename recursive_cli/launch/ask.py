@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 
-from ...features.permissions import AskHook, PermissionPolicy
+from ..features.permissions import AskHook, PermissionPolicy
 
 
 def terminal_ask_hook(policy: PermissionPolicy) -> AskHook | None:
@@ -22,8 +22,8 @@ def terminal_ask_hook(policy: PermissionPolicy) -> AskHook | None:
         return None
 
     async def ask(tool: str, subject: str) -> bool:
-        from ...sinks.live import progress_paused
-        from ...sinks.terminal import printable
+        from ..sinks.live import progress_paused
+        from ..sinks.terminal import printable
 
         question = printable(f"Allow {tool} {subject}?") + " [y]es / [n]o / [a]lways for this tool: "
         with progress_paused():

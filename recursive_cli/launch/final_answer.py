@@ -16,38 +16,29 @@ import json
 import re
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core import utf8
-from ...core.events import FinishReason
-from ...core.kernel import TurnOutcome
-from ...core.slotted import Slotted
+from ..core import utf8
+from ..core.errors import OutputOptionError  # noqa: F401 (re-exported)
+from ..core.events import FinishReason
+from ..core.kernel import TurnOutcome
 
 if TYPE_CHECKING:
-    from ...agent import AgentRuntime
+    from ..agent import AgentRuntime
 
 Work = Callable[["AgentRuntime"], Awaitable[TurnOutcome]]
 _FENCE = re.compile(r"```[ \t]*(json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 
 
-class OutputOptionError(ValueError):
-    """A bad `--output-last-message` or `--output-schema` (exit 2); the message names the flag."""
-
-
-class OutputSchema(Slotted):
+@dataclass(slots=True)
+class OutputSchema:
     """A checked JSON Schema from `--output-schema FILE`."""
 
-    __slots__ = ("path", "schema", "_validator")
-    unshown = frozenset({"_validator"})
     path: Path
     schema: Any
-    _validator: Any
-
-    def __init__(self, path: Path, schema: Any, _validator: Any) -> None:
-        self.path = path
-        self.schema = schema
-        self._validator = _validator
+    _validator: Any = field(repr=False)
 
     def instruction(self) -> str:
         """What the prompt tells the model about the answer it must give."""
@@ -90,19 +81,23 @@ def load_schema(path: Path) -> OutputSchema:
         raise OutputOptionError(f"--output-schema: {path} is not JSON: {exc}") from None
     if not isinstance(schema, (dict, bool)):
         raise OutputOptionError(f"--output-schema: {path} must hold a JSON Schema (an object)")
+    return checked_schema(schema, "--output-schema", path, f"--output-schema: {path}")
+
+
+def checked_schema(schema: Any, flag: str, path: Path, shown: str) -> OutputSchema:
+    """`schema` (given by `flag`, from `path`) checked against its metaschema;
+    OutputOptionError naming `shown` when it is not a schema."""
     try:
         from jsonschema.exceptions import SchemaError
         from jsonschema.validators import validator_for
     except ImportError:  # a dependency (pyproject.toml); only a broken install lacks it
-        raise OutputOptionError("--output-schema needs the jsonschema package: "
-                                "pip install jsonschema") from None
+        raise OutputOptionError(f"{flag} needs the jsonschema package: pip install jsonschema") from None
     validator_class = validator_for(schema)
     try:
         validator_class.check_schema(schema)
     except SchemaError as exc:
         where = exc.json_path if exc.path else "the top level"
-        raise OutputOptionError(f"--output-schema: {path} is not a valid JSON Schema: "
-                                f"{exc.message} (at {where})") from None
+        raise OutputOptionError(f"{shown} is not a valid JSON Schema: {exc.message} (at {where})") from None
     return OutputSchema(path, schema, validator_class(schema))
 
 
@@ -124,19 +119,13 @@ def parse_json_answer(answer: str) -> Any:
         raise ValueError(f"the answer is not JSON ({whole})") from None
 
 
-class OutputRequest(Slotted):
+@dataclass(slots=True)
+class OutputRequest:
     """What `--output-last-message` and `--output-schema` ask of this run."""
 
-    __slots__ = ("last_message", "schema", "structured_output")
-    last_message: Path | None
-    schema: OutputSchema | None
-    structured_output: Any  # set once an answer validated
-
-    def __init__(self, last_message: Path | None = None, schema: OutputSchema | None = None,
-                 structured_output: Any = None) -> None:
-        self.last_message = last_message
-        self.schema = schema
-        self.structured_output = structured_output
+    last_message: Path | None = None
+    schema: OutputSchema | None = None
+    structured_output: Any = None  # set once an answer validated
 
     def prompt(self, prompt: str) -> str:
         """`prompt` with the schema's instruction, when there is a schema and a prompt."""

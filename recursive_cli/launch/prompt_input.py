@@ -15,7 +15,7 @@ import stat
 import sys
 from typing import TextIO
 
-from ...core import utf8
+from ..core import utf8
 
 WAIT_NOTICE_SECONDS = 2.0
 WAIT_NOTICE = ("note: waiting for stdin, which is added to the prompt (nothing has arrived for "

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ...core import utf8
+from ..core import utf8
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
@@ -130,3 +130,11 @@ def _point_at_devnull(stream: TextIO) -> None:
             os.dup2(devnull, stream.fileno())
         finally:
             os.close(devnull)
+
+
+def on_terminal() -> bool:
+    """Whether a person is at this process's terminal: stdin and stdout are both TTYs."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False

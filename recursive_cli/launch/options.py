@@ -1,0 +1,262 @@
+"""The common options of SPEC §3, declared once and added to every agent command; and the
+options of the commands that run the agent on a prompt (`RunOptions`).
+
+Each option is one field of a dataclass whose annotation carries its typer option: the
+`with_*_options` decorators give a command those fields as its own parameters and hand it
+the dataclass, so a flag is spelled in one place.
+
+Every option that takes a value names it (`N`, `USD`, `FILE`…): `--help` shows that name,
+the error for a bad value names the flag and what it accepts (usage.py).
+"""
+
+import enum
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, cast
+
+import typer
+
+from ..core import wording
+from ..core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, spelled_out
+from ..core.errors import FlagValueError
+
+
+def flag_check(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """`check` as a typer callback: the FlagValueError it raises for a value it refuses becomes
+    click's error for the flag, whose message (what is accepted: "expected …") usage.py says
+    as it is."""
+
+    def callback(value: Any) -> Any:  # (no functools.wraps: typer reads the parameters of this one)
+        try:
+            return check(value)
+        except FlagValueError as exc:
+            raise typer.BadParameter(str(exc)) from exc
+
+    callback.__name__, callback.__doc__ = check.__name__, check.__doc__
+    return callback
+
+
+ADVANCED = "Advanced"
+MODEL = "Model and provider"
+BUDGETS = "Budgets"
+OUTPUT = "Output"
+SAFETY = "Permissions"
+INPUT = "Input and sessions"
+MCP = "MCP servers"
+HOOKS = "Hooks"
+
+
+def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
+    """A str enum of `values` for typer (members named like `stream_json`)."""
+    members = {value.replace("-", "_"): value for value in values}
+    return cast("type[enum.Enum]", enum.Enum(name, members, type=str))
+
+
+# typer takes its choices from enums; these are built from the one spelling in `choices`.
+if TYPE_CHECKING:  # (an enum made at run time is no type to a checker: any enum then)
+    ProviderName: TypeAlias = enum.Enum
+    OutputFormat: TypeAlias = enum.Enum
+    PermissionMode: TypeAlias = enum.Enum
+    SandboxMode: TypeAlias = enum.Enum
+else:
+    ProviderName = _choice_enum("ProviderName", PROVIDERS)
+    OutputFormat = _choice_enum("OutputFormat", OUTPUT_FORMATS)
+    PermissionMode = _choice_enum("PermissionMode", PERMISSION_MODES)
+    SandboxMode = _choice_enum("SandboxMode", SANDBOX_MODES)
+_PROVIDERS_HELP = spelled_out(tuple(p + " (any compatible server)" if p == "openai" else p for p in PROVIDERS))
+
+
+@flag_check
+def positive_cost(value: float | None) -> float | None:
+    """`--max-cost`: an amount of USD above 0."""
+    if value is not None and not value > 0:
+        raise FlagValueError("expected " + wording.USD)
+    return value
+
+
+@flag_check
+def duration_value(value: str | None) -> str | None:
+    """`--max-duration`: a wall-clock time above 0 that `parse_duration` reads."""
+    if value is None:
+        return value
+    from ..core.settings import parse_duration  # (only when the option is given: --help stays light)
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise FlagValueError("expected " + wording.DURATION) from None
+    if seconds <= 0:
+        raise FlagValueError("expected " + wording.POSITIVE_DURATION)
+    return value
+
+
+@flag_check
+def directory_value(value: Path | None) -> Path | None:
+    """`-C DIR`: a folder that exists and may be read (a file or a typo is exit 2, not a
+    config file looked for inside it)."""
+    if value is not None and (problem := _directory_problem(value)):
+        raise FlagValueError("expected " + problem)
+    return value
+
+
+@flag_check
+def directories_value(values: list[Path] | None) -> list[Path] | None:
+    """`--add-dir DIR` (repeatable): each a folder that exists and may be read."""
+    for value in values or ():
+        if problem := _directory_problem(value):
+            raise FlagValueError("expected " + problem + wording.got(str(value)))
+    return values
+
+
+def _directory_problem(path: Path) -> str:
+    import os
+
+    resolved = path.expanduser()
+    if not resolved.exists():
+        return "an existing directory"
+    if not resolved.is_dir():
+        return "a directory, not a file"
+    return "" if os.access(resolved, os.R_OK | os.X_OK) else "a directory it may read"
+
+
+@flag_check
+def script_value(value: Path | None) -> Path | None:
+    """`--script FILE`: a file that exists and holds a JSON list of replies."""
+    if value is None:
+        return value
+    if not value.expanduser().is_file():
+        raise FlagValueError("expected an existing file")
+    from ..core.errors import ScriptError
+    from ..providers.scripted import load_script  # (only when the option is given: --help stays light)
+
+    try:
+        load_script(value.expanduser())
+    except ScriptError:
+        raise FlagValueError("expected a JSON list of reply objects, or {\"replies\": [...]}") from None
+    return value
+
+
+@flag_check
+def permission_rules(values: list[str] | None) -> list[str] | None:
+    """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
+    if not values:
+        return values
+    from ..core.settings import PERMISSION_RULE  # (only when the option is given: --help stays light)
+
+    bad = next((value for value in values if not PERMISSION_RULE.match(value)), None)
+    if bad is not None:
+        raise FlagValueError("expected " + wording.RULE + wording.got(bad))
+    return values
+
+
+@dataclass(slots=True)
+class CommonOptions:
+    """The parsed common options; None / False / [] mean "not given on the command line".
+    Each field's annotation is its typer option: `with_common_options` gives a command all of them."""
+
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's).", rich_help_panel=MODEL)] = None
+    provider: Annotated[Optional[ProviderName], typer.Option("--provider", metavar="PROVIDER", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)] = None
+    api_base: Annotated[Optional[str], typer.Option("--api-base", metavar="URL", help="Base URL of the API, e.g. http://127.0.0.1:11434/v1.", rich_help_panel=MODEL)] = None
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", callback=directory_value, help="Root the tools work in (default: current directory).")] = None
+    add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", callback=directories_value, help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)] = None
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="LLM calls per turn, 1 or more (default 100).", rich_help_panel=BUDGETS)] = None
+    max_cost: Annotated[Optional[float], typer.Option("--max-cost", metavar="USD", callback=positive_cost, help="USD for the whole session, e.g. 0.50.", rich_help_panel=BUDGETS)] = None
+    max_duration: Annotated[Optional[str], typer.Option("--max-duration", metavar="DURATION", callback=duration_value, help="Wall clock, e.g. 90s, 20m, 2h.", rich_help_panel=BUDGETS)] = None
+    output_format: Annotated[Optional[OutputFormat], typer.Option("--output-format", "-o", metavar="FORMAT", help=spelled_out(OUTPUT_FORMATS) + ".", rich_help_panel=OUTPUT, show_default=False)] = None
+    session_id: Annotated[Optional[str], typer.Option("--session-id", metavar="ID", help="Id for the new session.", rich_help_panel=ADVANCED)] = None
+    no_session: Annotated[bool, typer.Option("--no-session", help="Keep nothing on disk.", rich_help_panel=ADVANCED)] = False
+    no_checkpoints: Annotated[bool, typer.Option("--no-checkpoints", help="No workspace snapshots.", rich_help_panel=ADVANCED)] = False
+    permission_mode: Annotated[Optional[PermissionMode], typer.Option("--permission-mode", metavar="MODE", help=spelled_out(PERMISSION_MODES) + ".", rich_help_panel=SAFETY, show_default=False)] = None
+    allow: Annotated[Optional[list[str]], typer.Option("--allow", metavar="RULE", callback=permission_rules, help="Allow rule like 'run_shell(git *)' (repeatable).", rich_help_panel=SAFETY)] = None
+    deny: Annotated[Optional[list[str]], typer.Option("--deny", metavar="RULE", callback=permission_rules, help="Deny rule like 'write_file(secrets/**)' (repeatable); deny wins.", rich_help_panel=SAFETY)] = None
+    system_prompt: Annotated[Optional[str], typer.Option("--system-prompt", metavar="TEXT", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)] = None
+    append_system_prompt: Annotated[Optional[str], typer.Option("--append-system-prompt", metavar="TEXT", help="Extend the system prompt.", rich_help_panel=ADVANCED)] = None
+    no_stream: Annotated[bool, typer.Option("--no-stream", help="Ask the provider for whole responses.", rich_help_panel=ADVANCED)] = False
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)] = False
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)] = False
+    script: Annotated[Optional[Path], typer.Option("--script", metavar="FILE", callback=script_value, help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)] = None
+    sandbox: Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the agent's commands may write: " + spelled_out(SANDBOX_MODES) + " (default: read-only in read-only mode, else workspace-write).", rich_help_panel=SAFETY, show_default=False)] = None
+    sandbox_network: Annotated[bool, typer.Option("--sandbox-network", help="Let the agent's commands reach the network (loopback included).", rich_help_panel=SAFETY)] = False
+    sandbox_allow_port: Annotated[Optional[list[int]], typer.Option("--sandbox-allow-port", metavar="PORT", min=1, max=65535, help="Without the network, let the agent's commands connect to this port on 127.0.0.1 (a local test database; repeatable).", rich_help_panel=SAFETY)] = None
+    trust_workspace: Annotated[bool, typer.Option("--trust-workspace", help="Let this workspace's own hooks, MCP servers and config take effect for this run (see `recursive trust`).", rich_help_panel=SAFETY)] = False
+    bare: Annotated[bool, typer.Option("--bare", help="A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.", rich_help_panel=SAFETY)] = False
+    strict_config: Annotated[bool, typer.Option("--strict-config", help="Fail on an unknown key in a config file.", rich_help_panel=SAFETY)] = False
+
+    def as_flags(self) -> dict[str, Any]:
+        """Values for `load_settings`, enums turned into their strings."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["sandbox_allow_ports"] = values.pop("sandbox_allow_port")  # (the flag is said once a port)
+        return {k: (v.value if isinstance(v, enum.Enum) else v) for k, v in values.items()}
+
+
+# (one spelling of the MCP flags, for RunOptions and McpOptions)
+McpConfigFlag = Annotated[Optional[list[str]], typer.Option("--mcp-config", metavar="FILE|JSON", help="MCP servers in .mcp.json's format, a file or JSON text (repeatable); added to the workspace's .mcp.json and the user's.", rich_help_panel=MCP)]
+StrictMcpConfigFlag = Annotated[bool, typer.Option("--strict-mcp-config", help="Use only the servers of --mcp-config.", rich_help_panel=MCP)]
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """The options of the commands that run the agent on a prompt (run, loop, goal, resume);
+    `continue_session` (`-c`) is not on `resume`, which has SESSION and --last."""
+
+    no_stdin: Annotated[bool, typer.Option("--no-stdin", envvar="RECURSIVE_NO_STDIN", help="Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).", rich_help_panel=INPUT)] = False
+    continue_session: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's latest session, with its conversation and settings.", rich_help_panel=INPUT)] = False
+    output_last_message: Annotated[Optional[Path], typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE (empty when there is none).", rich_help_panel=OUTPUT)] = None
+    output_schema: Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.", rich_help_panel=OUTPUT)] = None
+    mcp_config: McpConfigFlag = None
+    strict_mcp_config: StrictMcpConfigFlag = False
+    settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None
+    include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
+
+
+@dataclass(slots=True)
+class McpOptions:
+    """`--mcp-config` and `--strict-mcp-config`, for the commands that list tools and servers."""
+
+    mcp_config: McpConfigFlag = None
+    strict_mcp_config: StrictMcpConfigFlag = False
+
+
+def with_common_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give `command` every common option; it receives them as one `common: CommonOptions`."""
+    return _with_options(command, "common", CommonOptions)
+
+
+def with_mcp_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give `command` the MCP options; it receives them as one `mcp_options: McpOptions`."""
+    return _with_options(command, "mcp_options", McpOptions)
+
+
+def with_run_options(continue_flag: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give `command` the run options (`-c/--continue` only with `continue_flag`); it receives
+    them as one `run_options: RunOptions`."""
+    left_out = () if continue_flag else ("continue_session",)
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        return _with_options(command, "run_options", RunOptions, left_out)
+
+    return decorate
+
+
+def _with_options(command: Callable[..., Any], keyword: str, holder: type, left_out: tuple[str, ...] = ()
+                  ) -> Callable[..., Any]:
+    """`command` with the fields of `holder` (a dataclass of options, each annotated with its
+    typer option) as its own keyword parameters, collected into one `holder` for it."""
+    options = [f for f in fields(holder) if f.name not in left_out]
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != keyword]
+    extra = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+             for f in options]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        values = holder(**{f.name: kwargs.pop(f.name) for f in options})
+        return command(**{keyword: values}, **kwargs)
+
+    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own] + extra
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # type: ignore[attr-defined]
+    return wrapper
