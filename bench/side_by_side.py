@@ -1,4 +1,4 @@
-"""Side by side, in one run: the raw floor, `recursive` (both providers), Claude Code, mini-swe-agent, llm.
+"""Side by side, in one run: the raw floor, `recursive` (both providers), Claude Code, Codex CLI, mini-swe-agent, llm.
 
 Every agent works in the same 1,000-file workspace against the instant server, which answers
 each step at once with a call of that agent's shell tool running `true`, then with the final
@@ -18,14 +18,22 @@ against the raw floor.
 The agents, each with its own scratch HOME (kept across runs: every run after the first is a
 returning user's) and a dummy key:
 
-    raw floor            bench/raw_loop.py --shell: one httpx2 client replaying a real first request, a
-                         `bash -c true` per step, nothing else
+    raw floor            bench/raw_loop.py --shell: h11 framing on one asyncio connection replaying a real
+                         first request, a `bash -c true` per step, nothing else (no SDK, no client object)
     recursive openai /   `recursive run` with sessions and checkpoints on (the defaults); once more
     recursive anthropic  with `--no-checkpoints`, since each shell call is a checkpoint window (a
                          snapshot before and after it) and the workspace has 1,000 files
     Claude Code          the CLI inside the `claude-agent-sdk` wheel (`claude_agent_sdk/_bundled/claude`),
                          `-p … --allowedTools Bash --output-format json`, ANTHROPIC_BASE_URL on loopback,
                          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, DISABLE_TELEMETRY=1
+    Codex CLI            the native binary `npm install @openai/codex` ships (`--codex DIR`, default /tmp/codex:
+                         `npm install --prefix /tmp/codex @openai/codex`), `codex exec --skip-git-repo-check`
+                         with its defaults otherwise: approval `never`, sandbox `read-only` (bubblewrap +
+                         seccomp, through its `codex-linux-sandbox` helper), the `exec_command` tool in a PTY;
+                         a `model_providers.bench` entry (`wire_api = "responses"`) on the instant server's
+                         /v1/responses, `[analytics] enabled = false`. Its CODEX_HOME is in the checkout's
+                         git-ignored build/, since Codex refuses to put its sandbox helper's alias under /tmp.
+                         Once more with `--dangerously-bypass-approvals-and-sandbox`: what its sandbox costs
     mini-swe-agent       `mini -y --exit-immediately` (litellm, `openai/` model), stopped by its
                          `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`; LITELLM_LOCAL_MODEL_COST_MAP=True
                          keeps litellm off the network
@@ -36,14 +44,16 @@ mini-swe-agent and llm come from a separate virtualenv (never the project's), `-
 (default /tmp/peers): `python -m venv /tmp/peers && /tmp/peers/bin/pip install mini-swe-agent llm`.
 An agent that is not installed is left out with a note.
 
-    python bench/side_by_side.py [--steps 50] [--rounds 5] [--files 1000] [--peers DIR] [--json FILE]
+    python bench/side_by_side.py [--steps 50] [--rounds 5] [--files 1000] [--peers DIR] [--codex DIR] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib.util
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,6 +96,7 @@ class Agent:
     argv: Callable[[ServerProcess], list[str]]
     env: dict[str, str]
     tool: str = "run_shell"
+    arguments: dict[str, Any] | None = None
     final_arguments: dict[str, Any] | None = None
     prepare: Callable[[ServerProcess], None] = field(default=lambda server: None)
 
@@ -98,14 +109,51 @@ def claude_binary() -> str | None:
     return str(path) if path.is_file() else None
 
 
-def agents(workspace: str, peers: Path) -> tuple[list[Agent], list[str]]:
+CODEX_DEFAULT = "Codex CLI (default: read-only sandbox)"
+
+
+def codex_binary(folder: Path) -> str | None:
+    """The native `codex` inside an npm install of @openai/codex (not its node launcher), if there is one."""
+    found = sorted(folder.glob("node_modules/@openai/codex-*/vendor/*/bin/codex"))
+    return str(found[0]) if found else None
+
+
+def codex_home() -> Path:
+    """A scratch CODEX_HOME outside any temporary folder (Codex will not alias its sandbox helper there)."""
+    build = BENCH.parent / "build"
+    build.mkdir(exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="bench-codex-home-", dir=build))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    return home
+
+
+def codex_agents(binary: str) -> list[Agent]:
+    """Codex CLI as it comes (read-only sandbox), and without its sandbox."""
+    home = codex_home()
+    env = child_env(HOME=scratch_dir("codex-home"), CODEX_HOME=str(home), BENCH_API_KEY="x")
+
+    def point_codex(server: ServerProcess) -> None:
+        (home / "config.toml").write_text(
+            'model = "bench"\nmodel_provider = "bench"\n\n[model_providers.bench]\nname = "bench"\n'
+            f'base_url = "{server.base_url}"\nwire_api = "responses"\nenv_key = "BENCH_API_KEY"\n\n'
+            "[analytics]\nenabled = false\n", encoding="utf-8")
+
+    exec_argv = [binary, "exec", "--skip-git-repo-check"]
+    shell: dict[str, Any] = {"cmd": "true"}
+    return [Agent(CODEX_DEFAULT, lambda s: [*exec_argv, TASK], env, "exec_command", shell, prepare=point_codex),
+            Agent("Codex CLI --dangerously-bypass-approvals-and-sandbox", lambda s: [
+                *exec_argv, "--dangerously-bypass-approvals-and-sandbox", TASK], env, "exec_command", shell,
+                prepare=point_codex)]
+
+
+def agents(workspace: str, peers: Path, codex: Path) -> tuple[list[Agent], list[str]]:
     """The agents that are installed here, and a note for each that is not."""
     found: list[Agent] = []
     missing: list[str] = []
     home = scratch_dir("recursive-home")
     ours = child_env(RECURSIVE_HOME=home, RECURSIVE_API_KEY="x")
     template = request_template(ours, workspace)
-    found.append(Agent("raw floor (httpx2 + bash -c true)", lambda s: [
+    found.append(Agent("raw floor (h11 + bash -c true)", lambda s: [
         PYTHON, str(BENCH / "raw_loop.py"), "--base-url", s.base_url, "--template", str(template), "--shell"],
         child_env()))
     for provider in ("openai", "anthropic"):
@@ -124,6 +172,11 @@ def agents(workspace: str, peers: Path) -> tuple[list[Agent], list[str]]:
                            env, tool="Bash", prepare=lambda s: env.update(ANTHROPIC_BASE_URL=s.root_url)))
     else:
         missing.append("Claude Code: no claude_agent_sdk/_bundled/claude in this interpreter")
+    binary = codex_binary(codex)
+    if binary:
+        found += codex_agents(binary)
+    else:
+        missing.append(f"Codex CLI: no {codex}/node_modules/@openai/codex-*/vendor/*/bin/codex")
     mini = peers / "bin" / "mini"
     if mini.is_file():
         trajectory = Path(scratch_dir("mini-out")) / "trajectory.json"
@@ -156,7 +209,7 @@ def agents(workspace: str, peers: Path) -> tuple[list[Agent], list[str]]:
 
 def timed(agent: Agent, steps: int, workspace: str) -> dict[str, float]:
     """One run of `steps` steps: wall and CPU seconds, time to the first request, peak RSS."""
-    with ServerProcess(steps, agent.tool, final_arguments=agent.final_arguments) as server:
+    with ServerProcess(steps, agent.tool, agent.arguments, agent.final_arguments) as server:
         agent.prepare(server)
         run = run_child(agent.argv(server), env=agent.env, cwd=workspace)
         stats = server.stats()
@@ -203,13 +256,20 @@ def report(results: dict[str, dict[str, float]], steps: int) -> None:
     print(table(["agent", "first request s", "start-up s", "start-up CPU s", "× recursive", f"ms/step (N={steps})",
                  "CPU ms/step", "server ms/step", "× recursive", "× floor", "RSS MB 1 step",
                  f"RSS MB {steps + 1} steps"], rows))
-    claude = results.get("Claude Code")
-    if claude:
-        for label in ("recursive openai", "recursive anthropic"):
-            if label in results:
-                ours = results[label]["startup_s"]
-                print(f"goal 1, one-step run faster than Claude Code: {label} {ours:.3f} s vs {claude['startup_s']:.3f} s"
-                      f" — {'met' if ours < claude['startup_s'] else 'MISSED'}")
+    peers = [label for label in ("Claude Code", CODEX_DEFAULT) if label in results]
+    for label in ("recursive openai", "recursive anthropic"):
+        if label not in results:
+            continue
+        ours = results[label]
+        for peer in peers:
+            theirs = results[peer]["startup_s"]
+            print(f"one-step run ahead of {peer}: {label} {ours['startup_s']:.3f} s vs {theirs:.3f} s"
+                  f" — {'met' if ours['startup_s'] < theirs else 'MISSED'}")
+        if floor:
+            over = ours["step_ms"] - floor["step_ms"]
+            print(f"per step within 0.5 ms of the raw floor: {label} {over:+.2f} ms"
+                  f" (server clock {ours['step_server_ms'] - floor['step_server_ms']:+.2f} ms)"
+                  f" — {'met' if over <= 0.5 else 'MISSED'}")
 
 
 def main() -> None:
@@ -218,12 +278,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--peers", default="/tmp/peers", help="virtualenv with mini-swe-agent and llm")
+    parser.add_argument("--codex", default="/tmp/codex", help="folder of an `npm install @openai/codex`")
     parser.add_argument("--only", help="comma-separated label prefixes to run (e.g. 'recursive,Claude')")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     started = time.perf_counter()
     workspace = make_workspace(args.files)
-    found, missing = agents(workspace, Path(args.peers))
+    found, missing = agents(workspace, Path(args.peers), Path(args.codex))
     if args.only:
         prefixes = tuple(p.strip() for p in args.only.split(","))
         found = [a for a in found if a.label.startswith(prefixes)]
