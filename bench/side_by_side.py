@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib.util
+import os
 import shutil
 import tempfile
 import time
@@ -220,14 +221,17 @@ def timed(agent: Agent, steps: int, workspace: str) -> dict[str, float]:
             "span_s": arrivals[-1] - arrivals[0], "rss_mb": run.maxrss_mb}
 
 
-def measure(found: list[Agent], steps: int, rounds: int, workspace: str) -> dict[str, dict[str, float]]:
-    """Per agent: medians of the 1-step and (steps + 1)-step runs, and the per-step figures."""
+def measure(found: list[Agent], steps: int, rounds: int, workspace: str,
+            load: list[float]) -> dict[str, dict[str, float]]:
+    """Per agent: medians of the 1-step and (steps + 1)-step runs, and the per-step figures;
+    `load` gets the machine's 1-minute load average after each round."""
     samples: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = {a.label: [] for a in found}
     for agent in found:  # warm-up: bytecode caches, first-run setup in each scratch HOME
         timed(agent, 1, workspace)
     for _ in range(rounds):
         for agent in found:
             samples[agent.label].append((timed(agent, 1, workspace), timed(agent, steps + 1, workspace)))
+        load.append(os.getloadavg()[0])
     results = {}
     for label, pairs in samples.items():
         ones, longs = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -292,13 +296,15 @@ def main() -> None:
         print(f"(left out: {note})")
     if not shutil.which("bash"):
         raise SystemExit("bash is needed: every agent's tool runs it")
-    results = measure(found, args.steps, args.rounds, workspace)
+    load: list[float] = []
+    results = measure(found, args.steps, args.rounds, workspace, load)
     report(results, args.steps)
     info = machine()
     print(f"({info['nproc']} × {info['cpu']}, Python {info['python']}, {info['date']}, commit {info['commit']}; "
-          f"{args.rounds} rounds, {args.files}-file workspace, {time.perf_counter() - started:.0f} s)")
+          f"{args.rounds} rounds, {args.files}-file workspace, {time.perf_counter() - started:.0f} s; "
+          f"1-minute load average after each round {min(load):.1f}–{max(load):.1f}, median {median(load):.1f})")
     write_json(args.json, {"steps": args.steps, "rounds": args.rounds, "files": args.files, "machine": info,
-                           "results": results, "left_out": missing})
+                           "load_average_1m": load, "results": results, "left_out": missing})
 
 
 if __name__ == "__main__":
