@@ -1,13 +1,17 @@
-"""An instant model server for benchmarks, OpenAI and Anthropic wire: answers before the client can blink.
+"""An instant model server for benchmarks, OpenAI (both APIs) and Anthropic wire: answers before the client can blink.
 
-Every `POST /v1/chat/completions` (OpenAI Chat Completions) and `POST /v1/messages` (Anthropic
-Messages; a query string such as `?beta=true` is ignored) gets a pre-encoded reply: a call of
-the tool `--tool` (default `run_shell`) with `--arguments` (default `{"command": "true"}`) for
-requests 1 … N-1, then for request N (and after) the text `done` — or, with
-`--final-arguments`, one more call of the tool with those arguments (how mini-swe-agent is
-told to stop). Whole JSON or server-sent events, whichever the request's `"stream": true`
-asks for. HTTP/1.1 keep-alive, so the timed loop never pays for connection setup. The only
-per-request work is reading the body and splicing a fixed-width call id into the template.
+Every `POST /v1/chat/completions` (OpenAI Chat Completions), `POST /v1/messages` (Anthropic
+Messages) and `POST /v1/responses` (OpenAI Responses, the only wire Codex CLI speaks; a query
+string such as `?beta=true` is ignored) gets a pre-encoded reply: a call of the tool `--tool`
+(default `run_shell`) with `--arguments` (default `{"command": "true"}`) for requests
+1 … N-1, then for request N (and after) the text `done` — or, with `--final-arguments`, one
+more call of the tool with those arguments (how mini-swe-agent is told to stop). Whole JSON
+or server-sent events, whichever the request's `"stream": true` asks for; a Responses stream
+is `response.created`, `response.output_item.added` and `.done` (a `function_call` item, or a
+`message` with the final text) and `response.completed` with usage, each a named event, which
+is all Codex reads. HTTP/1.1 keep-alive, so the timed loop never pays for connection setup.
+The only per-request work is reading the body and splicing a fixed-width call id into the
+template (every place it appears: a Responses item names it more than once).
 
 A request whose body does not name the tool (a client's side request: a title, a quota
 probe, a token count) is answered with the text at once and logged apart, so only the
@@ -216,7 +220,7 @@ class InstantServer:
         if n == 1:
             self.first_body = body
         template = self._final[key] if n >= self.steps else self._tool[key]
-        return template.replace(ID_MARK.encode(), b"call_%08d" % n)  # a Responses item names it twice
+        return template.replace(ID_MARK.encode(), b"call_%08d" % n)
 
     def stats(self) -> bytes:
         return json.dumps({"requests": len(self.arrivals), "arrivals": self.arrivals, "sizes": self.sizes,
