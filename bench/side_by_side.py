@@ -44,7 +44,12 @@ mini-swe-agent and llm come from a separate virtualenv (never the project's), `-
 (default /tmp/peers): `python -m venv /tmp/peers && /tmp/peers/bin/pip install mini-swe-agent llm`.
 An agent that is not installed is left out with a note.
 
-    python bench/side_by_side.py [--steps 50] [--rounds 5] [--files 1000] [--peers DIR] [--codex DIR] [--json FILE]
+    python bench/side_by_side.py [--steps 50] [--rounds 5] [--files 1000] [--peers DIR] [--codex DIR]
+                                 [--before CHECKOUT] [--only PREFIXES] [--json FILE]
+
+`--before CHECKOUT` adds the three `recursive` rows once more, run from another checkout's code
+(PYTHONPATH=CHECKOUT, the same interpreter and entry point) in the same rounds: a before and
+after that met the same load.
 """
 
 from __future__ import annotations
@@ -147,7 +152,18 @@ def codex_agents(binary: str) -> list[Agent]:
                 prepare=point_codex)]
 
 
-def agents(workspace: str, peers: Path, codex: Path) -> tuple[list[Agent], list[str]]:
+def recursive_agents(workspace: str, suffix: str, env: dict[str, str]) -> list[Agent]:
+    """The three `recursive run` rows (see the module docstring), labelled with `suffix`."""
+    def argv(provider: str, *extra: str) -> Callable[[ServerProcess], list[str]]:
+        return lambda s: [RECURSIVE, "run", "--provider", provider, "--api-base",
+                          s.base_url if provider == "openai" else s.root_url, "-C", workspace, *extra, TASK]
+
+    return [Agent(f"recursive openai{suffix}", argv("openai"), env),
+            Agent(f"recursive anthropic{suffix}", argv("anthropic"), env),
+            Agent(f"recursive openai --no-checkpoints{suffix}", argv("openai", "--no-checkpoints"), env)]
+
+
+def agents(workspace: str, peers: Path, codex: Path, before: str = "") -> tuple[list[Agent], list[str]]:
     """The agents that are installed here, and a note for each that is not."""
     found: list[Agent] = []
     missing: list[str] = []
@@ -157,13 +173,10 @@ def agents(workspace: str, peers: Path, codex: Path) -> tuple[list[Agent], list[
     found.append(Agent("raw floor (h11 + bash -c true)", lambda s: [
         PYTHON, str(BENCH / "raw_loop.py"), "--base-url", s.base_url, "--template", str(template), "--shell"],
         child_env()))
-    for provider in ("openai", "anthropic"):
-        found.append(Agent(f"recursive {provider}", lambda s, p=provider: [
-            RECURSIVE, "run", "--provider", p, "--api-base", s.base_url if p == "openai" else s.root_url,
-            "-C", workspace, TASK], ours))
-    found.append(Agent("recursive openai --no-checkpoints", lambda s: [  # what the shell calls' snapshots cost
-        RECURSIVE, "run", "--provider", "openai", "--api-base", s.base_url, "-C", workspace, "--no-checkpoints",
-        TASK], ours))
+    found += recursive_agents(workspace, "", ours)
+    if before:  # the same runs of another checkout's code, in the same rounds
+        found += recursive_agents(workspace, f" (before: {before})", child_env(
+            RECURSIVE_HOME=scratch_dir("recursive-home-before"), RECURSIVE_API_KEY="x", PYTHONPATH=before))
     claude = claude_binary()
     if claude:
         env = child_env(HOME=scratch_dir("claude-home"), ANTHROPIC_API_KEY="x", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
@@ -283,12 +296,14 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--peers", default="/tmp/peers", help="virtualenv with mini-swe-agent and llm")
     parser.add_argument("--codex", default="/tmp/codex", help="folder of an `npm install @openai/codex`")
+    parser.add_argument("--before", default="", help="another checkout: its `recursive` runs beside this one's "
+                        "(PYTHONPATH=DIR), in the same rounds, so both meet the same load")
     parser.add_argument("--only", help="comma-separated label prefixes to run (e.g. 'recursive,Claude')")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     started = time.perf_counter()
     workspace = make_workspace(args.files)
-    found, missing = agents(workspace, Path(args.peers), Path(args.codex))
+    found, missing = agents(workspace, Path(args.peers), Path(args.codex), args.before)
     if args.only:
         prefixes = tuple(p.strip() for p in args.only.split(","))
         found = [a for a in found if a.label.startswith(prefixes)]
