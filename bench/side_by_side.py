@@ -48,8 +48,8 @@ An agent that is not installed is left out with a note.
                                  [--before CHECKOUT] [--only PREFIXES] [--json FILE]
 
 `--before CHECKOUT` adds the three `recursive` rows once more, run from another checkout's code
-(PYTHONPATH=CHECKOUT, the same interpreter and entry point) in the same rounds: a before and
-after that met the same load.
+(PYTHONPATH=CHECKOUT, the same interpreter, a console script for the entry point its
+pyproject.toml names) in the same rounds: a before and after that met the same load.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ import argparse
 import atexit
 import importlib.util
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -152,10 +153,27 @@ def codex_agents(binary: str) -> list[Agent]:
                 prepare=point_codex)]
 
 
-def recursive_agents(workspace: str, suffix: str, env: dict[str, str]) -> list[Agent]:
+def entry_point(checkout: str) -> str:
+    """A console script like the one pip wrote for us, for the `recursive` entry point in the
+    checkout's pyproject.toml (it may name another module than ours); ours if it has none."""
+    pyproject = Path(checkout) / "pyproject.toml"
+    if not pyproject.is_file():
+        return RECURSIVE
+    named = re.search(r'^recursive\s*=\s*"([\w.]+):(\w+)"', pyproject.read_text(encoding="utf-8"), re.MULTILINE)
+    if not named:
+        raise SystemExit(f"{pyproject}: no `recursive = \"module:function\"` entry point")
+    module, function = named.groups()
+    script = Path(scratch_dir("before-bin")) / "recursive"
+    script.write_text(f"#!{PYTHON}\nimport sys\nfrom {module} import {function}\n\n"
+                      f"if __name__ == '__main__':\n    sys.exit({function}())\n", encoding="utf-8")
+    script.chmod(0o755)
+    return str(script)
+
+
+def recursive_agents(workspace: str, suffix: str, env: dict[str, str], binary: str = RECURSIVE) -> list[Agent]:
     """The three `recursive run` rows (see the module docstring), labelled with `suffix`."""
     def argv(provider: str, *extra: str) -> Callable[[ServerProcess], list[str]]:
-        return lambda s: [RECURSIVE, "run", "--provider", provider, "--api-base",
+        return lambda s: [binary, "run", "--provider", provider, "--api-base",
                           s.base_url if provider == "openai" else s.root_url, "-C", workspace, *extra, TASK]
 
     return [Agent(f"recursive openai{suffix}", argv("openai"), env),
@@ -176,7 +194,8 @@ def agents(workspace: str, peers: Path, codex: Path, before: str = "") -> tuple[
     found += recursive_agents(workspace, "", ours)
     if before:  # the same runs of another checkout's code, in the same rounds
         found += recursive_agents(workspace, f" (before: {before})", child_env(
-            RECURSIVE_HOME=scratch_dir("recursive-home-before"), RECURSIVE_API_KEY="x", PYTHONPATH=before))
+            RECURSIVE_HOME=scratch_dir("recursive-home-before"), RECURSIVE_API_KEY="x", PYTHONPATH=before),
+            entry_point(before))
     claude = claude_binary()
     if claude:
         env = child_env(HOME=scratch_dir("claude-home"), ANTHROPIC_API_KEY="x", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
