@@ -20,9 +20,11 @@ returning user's) and a dummy key:
 
     raw floor            bench/raw_loop.py --shell: h11 framing on one asyncio connection replaying a real
                          first request, a `bash -c true` per step, nothing else (no SDK, no client object)
-    recursive openai /   `recursive run` with sessions and checkpoints on (the defaults); once more
-    recursive anthropic  with `--no-checkpoints`, since each shell call is a checkpoint window (a
-                         snapshot before and after it) and the workspace has 1,000 files
+    recursive openai /   `recursive run` with sessions, checkpoints and the command sandbox on (the
+    recursive anthropic  defaults); once more with `--no-checkpoints`, since each shell call is a
+                         checkpoint window (a snapshot before and after it) and the workspace has
+                         1,000 files, and with `--no-checkpoints --sandbox off` too: what the raw
+                         floor does, whose `bash -c true` runs in no sandbox
     Claude Code          the CLI inside the `claude-agent-sdk` wheel (`claude_agent_sdk/_bundled/claude`),
                          `-p … --allowedTools Bash --output-format json`, ANTHROPIC_BASE_URL on loopback,
                          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, DISABLE_TELEMETRY=1
@@ -47,7 +49,7 @@ An agent that is not installed is left out with a note.
     python bench/side_by_side.py [--steps 50] [--rounds 5] [--files 1000] [--peers DIR] [--codex DIR]
                                  [--before CHECKOUT] [--only PREFIXES] [--json FILE]
 
-`--before CHECKOUT` adds the three `recursive` rows once more, run from another checkout's code
+`--before CHECKOUT` adds the four `recursive` rows once more, run from another checkout's code
 (PYTHONPATH=CHECKOUT, the same interpreter, a console script for the entry point its
 pyproject.toml names) in the same rounds: a before and after that met the same load.
 """
@@ -171,14 +173,16 @@ def entry_point(checkout: str) -> str:
 
 
 def recursive_agents(workspace: str, suffix: str, env: dict[str, str], binary: str = RECURSIVE) -> list[Agent]:
-    """The three `recursive run` rows (see the module docstring), labelled with `suffix`."""
+    """The four `recursive run` rows (see the module docstring), labelled with `suffix`."""
     def argv(provider: str, *extra: str) -> Callable[[ServerProcess], list[str]]:
         return lambda s: [binary, "run", "--provider", provider, "--api-base",
                           s.base_url if provider == "openai" else s.root_url, "-C", workspace, *extra, TASK]
 
     return [Agent(f"recursive openai{suffix}", argv("openai"), env),
             Agent(f"recursive anthropic{suffix}", argv("anthropic"), env),
-            Agent(f"recursive openai --no-checkpoints{suffix}", argv("openai", "--no-checkpoints"), env)]
+            Agent(f"recursive openai --no-checkpoints{suffix}", argv("openai", "--no-checkpoints"), env),
+            Agent(f"recursive openai --no-checkpoints --sandbox off{suffix}",
+                  argv("openai", "--no-checkpoints", "--sandbox", "off"), env)]
 
 
 def agents(workspace: str, peers: Path, codex: Path, before: str = "") -> tuple[list[Agent], list[str]]:
