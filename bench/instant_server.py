@@ -1,13 +1,17 @@
-"""An instant model server for benchmarks, OpenAI and Anthropic wire: answers before the client can blink.
+"""An instant model server for benchmarks, OpenAI (both APIs) and Anthropic wire: answers before the client can blink.
 
-Every `POST /v1/chat/completions` (OpenAI Chat Completions) and `POST /v1/messages` (Anthropic
-Messages; a query string such as `?beta=true` is ignored) gets a pre-encoded reply: a call of
-the tool `--tool` (default `run_shell`) with `--arguments` (default `{"command": "true"}`) for
-requests 1 … N-1, then for request N (and after) the text `done` — or, with
-`--final-arguments`, one more call of the tool with those arguments (how mini-swe-agent is
-told to stop). Whole JSON or server-sent events, whichever the request's `"stream": true`
-asks for. HTTP/1.1 keep-alive, so the timed loop never pays for connection setup. The only
-per-request work is reading the body and splicing a fixed-width call id into the template.
+Every `POST /v1/chat/completions` (OpenAI Chat Completions), `POST /v1/messages` (Anthropic
+Messages) and `POST /v1/responses` (OpenAI Responses, the only wire Codex CLI speaks; a query
+string such as `?beta=true` is ignored) gets a pre-encoded reply: a call of the tool `--tool`
+(default `run_shell`) with `--arguments` (default `{"command": "true"}`) for requests
+1 … N-1, then for request N (and after) the text `done` — or, with `--final-arguments`, one
+more call of the tool with those arguments (how mini-swe-agent is told to stop). Whole JSON
+or server-sent events, whichever the request's `"stream": true` asks for; a Responses stream
+is `response.created`, `response.output_item.added` and `.done` (a `function_call` item, or a
+`message` with the final text) and `response.completed` with usage, each a named event, which
+is all Codex reads. HTTP/1.1 keep-alive, so the timed loop never pays for connection setup.
+The only per-request work is reading the body and splicing a fixed-width call id into the
+template (every place it appears: a Responses item names it more than once).
 
 A request whose body does not name the tool (a client's side request: a title, a quota
 probe, a token count) is answered with the text at once and logged apart, so only the
@@ -38,6 +42,7 @@ from typing import Any
 
 OPENAI_PATH = b"/v1/chat/completions"
 ANTHROPIC_PATH = b"/v1/messages"
+RESPONSES_PATH = b"/v1/responses"
 SHELL_ARGS: dict[str, Any] = {"command": "true"}
 FINAL_TEXT = "done"
 ID_MARK = "call_XXXXXXXX"  # replaced by `call_%08d`, same width, so Content-Length stays right
@@ -124,6 +129,42 @@ def anthropic_stream(call_id: str | None, tool: str = "run_shell", arguments: st
     ])
 
 
+# -- OpenAI Responses (the only wire Codex CLI speaks) -----------------------------------------------
+
+
+def _responses_item(call_id: str | None, tool: str, arguments: str) -> dict[str, object]:
+    if call_id:
+        return {"type": "function_call", "id": "fc_" + call_id, "call_id": call_id, "name": tool,
+                "arguments": arguments, "status": "completed"}
+    return {"type": "message", "id": "msg_bench", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]}
+
+
+def _response(status: str, output: list[dict[str, object]]) -> dict[str, object]:
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    return {"id": "resp_bench", "object": "response", "created_at": 0, "model": "bench", "status": status,
+            "output": output, "usage": usage if status == "completed" else None}
+
+
+def responses_whole(call_id: str | None, tool: str = "run_shell", arguments: str = json.dumps(SHELL_ARGS)) -> bytes:
+    """A non-streamed Responses answer: one `function_call` item when `call_id` is given, else a `message`."""
+    return json.dumps(_response("completed", [_responses_item(call_id, tool, arguments)])).encode()
+
+
+def responses_stream(call_id: str | None, tool: str = "run_shell", arguments: str = json.dumps(SHELL_ARGS)) -> bytes:
+    """The same answer as the Responses event stream: created, the item added and done, completed with usage."""
+    item = _responses_item(call_id, tool, arguments)
+    events: list[dict[str, object]] = [
+        {"type": "response.created", "sequence_number": 0, "response": _response("in_progress", [])},
+        {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+         "item": {**item, "status": "in_progress"}},
+        {"type": "response.output_item.done", "sequence_number": 2, "output_index": 0, "item": item},
+        {"type": "response.completed", "sequence_number": 3, "response": _response("completed", [item])},
+    ]
+    return b"".join(_sse(event, str(event["type"])) for event in events)
+
+
 def http_response(body: bytes, content_type: bytes) -> bytes:
     """Status line, headers and body in one buffer, written with one call."""
     return (b"HTTP/1.1 200 OK\r\nContent-Type: " + content_type + b"\r\nContent-Length: "
@@ -151,10 +192,11 @@ class InstantServer:
         final = json.dumps(final_arguments) if final_arguments is not None else None
         openai = {False: (whole_body, JSON), True: (stream_body, SSE)}
         anthropic = {False: (anthropic_whole, JSON), True: (anthropic_stream, SSE)}
+        responses = {False: (responses_whole, JSON), True: (responses_stream, SSE)}
         self._tool: dict[tuple[bytes, bool], bytes] = {}
         self._final: dict[tuple[bytes, bool], bytes] = {}
         self._text: dict[tuple[bytes, bool], bytes] = {}
-        for path, forms in ((OPENAI_PATH, openai), (ANTHROPIC_PATH, anthropic)):
+        for path, forms in ((OPENAI_PATH, openai), (ANTHROPIC_PATH, anthropic), (RESPONSES_PATH, responses)):
             for streaming, (render, kind) in forms.items():
                 key = (path, streaming)
                 self._tool[key] = http_response(render(ID_MARK, tool, args), kind)
@@ -178,7 +220,7 @@ class InstantServer:
         if n == 1:
             self.first_body = body
         template = self._final[key] if n >= self.steps else self._tool[key]
-        return template.replace(ID_MARK.encode(), b"call_%08d" % n, 1)
+        return template.replace(ID_MARK.encode(), b"call_%08d" % n)
 
     def stats(self) -> bytes:
         return json.dumps({"requests": len(self.arrivals), "arrivals": self.arrivals, "sizes": self.sizes,
@@ -198,7 +240,7 @@ class InstantServer:
             writer.close()
 
     def _route(self, method: bytes, path: bytes, body: bytes) -> bytes:
-        if method == b"POST" and path in (OPENAI_PATH, ANTHROPIC_PATH):
+        if method == b"POST" and path in (OPENAI_PATH, ANTHROPIC_PATH, RESPONSES_PATH):
             return self.reply(path, body)
         if path == b"/stats":
             return http_response(self.stats(), JSON)
