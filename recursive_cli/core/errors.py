@@ -293,7 +293,7 @@ class Interrupted(Exception):
 class McpConfigError(BadValueError):
     """An MCP configuration that cannot be read: names the file (or flag) and the key.
     `from_flag`: named on the command line (`--mcp-config`: exit 2), not a file found on disk
-    or an environment variable (exit 1), as README's exit-code table says."""
+    or an environment variable (exit 1), as docs/exit-codes.md says."""
 
     def __init__(self, message: str, from_flag: bool = True) -> None:
         super().__init__(message)
