@@ -16,7 +16,7 @@ coordinator checks the names as they merge):
      ├── ProviderError              a model request failed (`status`, `retryable`, `retry_after`)
      │    ├── ContextLengthError    the conversation is too long for the model's context window
      │    ├── DeadlineError         --max-duration came before the answer, or left no time to retry
-     │    └── BriefRetryError       a local server refusing: retried briefly (net/retry.py)
+     │    └── BriefRetryError       a local server refusing: retried briefly (providers/retry.py)
      ├── SessionError               a session cannot be created, read, written or found
      │    ├── SessionWriteError     a session file or folder cannot be written
      │    ├── SessionExistsError    a new session was asked for where a transcript already is

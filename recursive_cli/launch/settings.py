@@ -43,7 +43,7 @@ def warned(loaded: LoadedSettings, quiet: bool = False) -> LoadedSettings:
 
 
 def recorded_trust(workspace: Path, home: Path) -> TrustVerdict:
-    """Whether `recursive trust` recorded `workspace` as trusted (features/trust.py)."""
+    """Whether `recursive trust` recorded `workspace` as trusted (features/trust/)."""
     from ..features.trust import check_trust
 
     return check_trust(workspace, home)

@@ -1,6 +1,6 @@
 """The interactive session: `recursive` alone on a terminal, `recursive chat`, `resume ID` on a TTY.
 
-One runtime per session, launched as `run` launches it (surfaces/cli/launch.py), so the
+One runtime per session, launched as `run` launches it (launch/run.py), so the
 session is written as a `run` writes it and the workspace's hooks and MCP servers apply; the
 conversation goes on turn after turn over `AgentRuntime.run`.
 
