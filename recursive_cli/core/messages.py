@@ -19,13 +19,18 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int | None = None
+    """Of `output_tokens`, those spent reasoning (None when the provider does not say)."""
 
     def __add__(self, other: "Usage") -> "Usage":
+        reasoning = (None if self.reasoning_tokens is None and other.reasoning_tokens is None
+                     else (self.reasoning_tokens or 0) + (other.reasoning_tokens or 0))
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=reasoning,
         )
 
 
@@ -51,6 +56,34 @@ class ToolCall(BaseModel):
         return value if isinstance(value, dict) else {}
 
 
+class Reasoning(BaseModel):
+    """A model's reasoning, kept so it can be sent back as the API requires.
+
+    `kind` says which: an Anthropic `thinking` block (`text` + `signature`), a
+    `redacted_thinking` block (`signature` holds its `data`), or an OpenAI Responses
+    `reasoning` item (`id`, the summary in `text`, `encrypted_content` in `signature`).
+    Sent back unchanged, and only to the provider that made it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["thinking", "redacted_thinking", "reasoning"]
+    text: str = ""
+    signature: str | None = None
+    id: str | None = None
+
+
+class Image(BaseModel):
+    """An image given to the model: base64 `data` of type `media_type` (image/png, ...)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    media_type: str
+    data: str
+    source: str | None = None
+    """Where it came from (a file path), for display; not sent."""
+
+
 class Message(BaseModel):
     """One message of the conversation, in a provider-neutral shape.
 
@@ -71,6 +104,10 @@ class Message(BaseModel):
     tool_name: str | None = None
     is_error: bool = False
     usage: Usage | None = None
+    reasoning: tuple[Reasoning, ...] | None = None
+    """An assistant message's reasoning, before its text and tool calls."""
+    images: tuple[Image, ...] | None = None
+    """Images of a user message or a tool result, after its text."""
 
     def wire(self, key: str, build: Any) -> Any:
         """Return this message's cached wire form for `key`, building it once with `build(self)`."""

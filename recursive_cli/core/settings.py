@@ -89,6 +89,9 @@ class Settings(BaseModel):
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     no_stream: bool = False
+    effort: Literal["low", "medium", "high", "max"] | None = None  # reasoning effort (issue 30)
+    thinking_budget: int | None = Field(default=None, ge=1024)  # Anthropic thinking tokens (issue 30)
+    wire: Literal["responses", "chat"] | None = None  # openai wire; None: by the base URL (issue 30)
     quiet: bool = False
     verbose: bool = False
     script: Path | None = None

@@ -307,7 +307,7 @@ def _totals(home: Path, session_id: str) -> SessionTotals | None:
         meta = SessionMeta.model_validate_json((home / "sessions" / session_id / META_FILE).read_bytes())
     except (OSError, ValueError):
         return None
-    return SessionTotals(steps=meta.steps, turns=meta.turns, usage=meta.usage.model_dump(),
+    return SessionTotals(steps=meta.steps, turns=meta.turns, usage=meta.usage.model_dump(exclude_none=True),
                          cost_usd=meta.cost_usd)
 
 
