@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..core.choices import PermissionMode
 from ..core.errors import ConfigError
@@ -26,8 +25,7 @@ READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff"
                               "schedule_wakeup", "stop_loop"})
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """`tool` or `tool(pattern)`."""
 
     tool: str
