@@ -149,6 +149,27 @@ async def _cost(chat: ChatSession, args: str) -> None:
             chat.sink.line(f"  {model}: {spent.input_tokens:,} in / {spent.output_tokens:,} out tokens", "dim")
 
 
+async def _status(chat: ChatSession, args: str) -> None:
+    from ...sinks.terminal import cost_text
+
+    runtime, settings = chat.runtime, chat.settings
+    provider = runtime.provider
+    base = settings.api_base or getattr(provider, "default_base_url", None) or "-"
+    commands = runtime.tool_context.commands
+    usage = runtime.usage
+    rows = (("session", "(not saved: --no-session)" if settings.no_session else runtime.session_id),
+            ("model", provider.model),
+            ("provider", f"{provider.name} · {base}"),
+            ("permissions", runtime.permissions.mode),
+            ("sandbox", commands.describe() if commands is not None else "off: commands run unconfined, as the user"),
+            ("workspace", str(runtime.workspace)),
+            ("turns", str(runtime.turn_index())),
+            ("tokens", f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"),
+            ("cost", cost_text(chat.cost())))
+    for name, value in rows:
+        chat.sink.line(f"  {name:<12} {value}")
+
+
 async def _compact(chat: ChatSession, args: str) -> None:
     done: list[object] = []
 
@@ -402,6 +423,7 @@ async def _exit(chat: ChatSession, args: str) -> None:
 COMMANDS: tuple[Command, ...] = (
     Command("/help", "", "this list", _help),
     Command("/model", "[NAME]", "the model; from the next request on, NAME", _model),
+    Command("/status", "", "the session, model, provider, permissions, sandbox, tokens and cost", _status),
     Command("/cost", "", "tokens and cost of the session", _cost),
     Command("/compact", "", "summarise the older part of the conversation now", _compact),
     Command("/undo", "[--force]", "put the files and the conversation back as before the last turn", _undo),

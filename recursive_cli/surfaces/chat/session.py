@@ -110,6 +110,7 @@ class ChatSession:
                                 self.status)
         self._install_signals()
         runtime.set_permission_hook(self._ask)
+        runtime.permissions.halt_on_no = True
         self._welcome()
         try:
             if self.spec.resumed is not None:
@@ -120,7 +121,8 @@ class ChatSession:
                 if unfinished(runtime.transcript()[1:]):
                     sink.line("the last turn was cut short: it carries on", "dim")
                     await self.turn(None)
-            if self.first_prompt and not self.done:
+            if self.first_prompt and not self.done:  # (`recursive chat PROMPT`: shown as if typed)
+                self._echo(self.first_prompt)
                 await self.turn(self.first_prompt)
             while not self.done:
                 text = await self._read()
@@ -232,7 +234,11 @@ class ChatSession:
         """A queued message starts its turn: shown as if typed now, so the turns stay apart."""
         if self._queued and prompt == self._queued[0]:
             self._queued.popleft()
-            self.sink.line("› " + prompt.strip().replace("\n", "\n  "), "bold")
+            self._echo(prompt)
+
+    def _echo(self, prompt: str) -> None:
+        """A message as the input line leaves a typed one on the screen."""
+        self.sink.line("› " + prompt.strip().replace("\n", "\n  "), "bold")
 
     # -- status -----------------------------------------------------------------------------
 
@@ -244,14 +250,19 @@ class ChatSession:
         usage = runtime.usage
         model = runtime.provider.model
         share = self.sink.context_tokens * 100 // max(1, context_window(model))
-        cost = runtime.budget.total_cost
-        if not cost and price_for(model, self.settings.prices) is None:
-            cost = None  # an unpriced model: unknown from the start, not $0.0000 until its first reply
-        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens", cost_text(cost), f"context {share}%"]
+        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens", cost_text(self.cost()), f"context {share}%"]
         queued = runtime.queue_len()
         if queued:
             parts.append(f"+{queued} queued")
         return printable(" · ".join(parts))
+
+    def cost(self) -> float | None:
+        """The session's cost so far; None for an unpriced model (unknown from the start, not
+        $0.0000 until its first reply)."""
+        cost = self.runtime.budget.total_cost
+        if not cost and price_for(self.runtime.provider.model, self.settings.prices) is None:
+            return None
+        return cost
 
     def _footer(self) -> list[str]:
         lines = [self.status() + (" · Ctrl-C stops" if self._busy else "")]
@@ -304,14 +315,23 @@ class ChatSession:
             app.exit(exception=EOFError())
 
     async def _ask(self, tool: str, subject: str) -> bool:
-        """`--permission-mode ask`: the question inline, the status line off meanwhile."""
+        """`--permission-mode ask`: what the call would change (a diff, the whole command), then
+        the question inline, the status line off meanwhile. "n" ends the turn: the person says
+        what to do instead, as at Claude Code's question."""
         from ...sinks.live import progress_paused
+        from .preview import preview
 
         assert self._typeahead is not None
-        question = printable(f"Allow {tool} {subject}?") + ASK_QUESTION
+        sink = self.sink
+        call = sink.current_call
+        shown = preview(call, self.runtime.workspace) if call is not None and call.name == tool else []
+        what = "(the command above)" if shown and tool == "run_shell" else subject
+        question = printable(f"Allow {tool} {what}?") + ASK_QUESTION
         self._asking = True
         try:
             with progress_paused():
+                for line in shown:
+                    sink.line(line.text, line.style)
                 try:
                     key = await self._typeahead.answer(question, sys.stdout, "yna", on_end="n")
                 except asyncio.CancelledError:
@@ -323,4 +343,6 @@ class ChatSession:
             self._asking = False
         if key == "a":
             self.runtime.permissions.remember(tool)
+        if key == "n":
+            sink.declined = " ".join(f"{tool} {subject}".split())
         return key in ("y", "a")
