@@ -103,9 +103,11 @@ async def _help(chat: ChatSession, args: str) -> None:
         chat.sink.line(f"  {f'{c.name} {c.args}'.strip():<{width}}  {c.help}")
     for name, help_text in prompts.items():
         chat.sink.line(f"  {name}  {help_text}")
+    chat.sink.line(f"  {'!COMMAND':<{width}}  run a shell command yourself (sandboxed as the agent's); "
+                   "it and its output go with your next message")
     chat.sink.line("  Enter sends · Alt-Enter or a trailing \\ starts a new line · Tab completes "
-                   "/commands and @paths · typing during a turn queues a message · Ctrl-C stops "
-                   "a turn (twice: its running command too) · Ctrl-D leaves", "dim")
+                   "/commands and @paths · typing during a turn queues a message · Esc or Ctrl-C "
+                   "stops a turn (twice: its running command too) · Ctrl-D leaves", "dim")
 
 
 async def _model(chat: ChatSession, args: str) -> None:

@@ -66,6 +66,7 @@ class ChatSession:
         self._pending = ""  # text for the next input line (queued messages an interrupt left)
         self._failed: TurnOutcome | None = None  # the session cannot be written: it ends
         self._queued: collections.deque[str] = collections.deque()  # queued, not started yet
+        self._shell_notes: list[str] = []  # `!` commands and their output, for the next message
 
     # -- the parts, once launched ---------------------------------------------------------
 
@@ -104,7 +105,7 @@ class ChatSession:
         sink.footer = self._footer
         sink.on_tool_finished = self._tool_finished
         sink.on_turn_started = self._turn_started
-        self._typeahead = TypeAhead(sys.stdin.fileno(), self._queue, sink.region.refresh)
+        self._typeahead = TypeAhead(sys.stdin.fileno(), self._queue, sink.region.refresh, self._on_escape)
         self._input = InputLine(None if self.settings.no_session else self.home,
                                 runtime.workspace, {**{c.name: c.help for c in COMMANDS}, **mcp_prompts(self)},
                                 self.status)
@@ -130,6 +131,8 @@ class ChatSession:
                     break
                 if _COMMAND.match(text.strip()):  # (`/usr/bin/env is odd` is a message, not a command)
                     await run_command(self, text.strip())
+                elif text.strip().startswith("!") and text.strip()[1:].strip():
+                    await self.shell(text.strip()[1:].strip())
                 elif text.strip():
                     await self.turn(text)
         finally:
@@ -153,7 +156,7 @@ class ChatSession:
         self.sink.line(f"recursive {__version__} · {what} session {runtime.session_id} · "
                        f"{runtime.provider.model}", "bold")
         self.sink.line(f"in {runtime.workspace} · /help lists the commands · Alt-Enter for a new "
-                       "line · Ctrl-C stops a turn · Ctrl-D leaves", "dim")
+                       "line · Esc or Ctrl-C stops a turn · Ctrl-D leaves", "dim")
 
     async def _read(self) -> str | None:
         """The next message; None to leave (Ctrl-D, Ctrl-C twice on an empty line, SIGTERM)."""
@@ -175,8 +178,12 @@ class ChatSession:
     # -- turns ------------------------------------------------------------------------------
 
     async def turn(self, text: str | None) -> TurnOutcome:
-        """One turn on `text` (None: carry on a cut-short one), then the queued messages."""
+        """One turn on `text` (None: carry on a cut-short one), then the queued messages; the
+        `!` commands run since the last turn go first, as context."""
         runtime = self.runtime
+        if text is not None and self._shell_notes:
+            text = "\n\n".join([*self._shell_notes, text])
+            self._shell_notes.clear()
         work = runtime.run(text) if text is not None else runtime.continue_turn()
         return await self.busy(work, turns=True)
 
@@ -209,6 +216,41 @@ class ChatSession:
             self.turns += 1
         self._take_back()
         return outcome
+
+    async def shell(self, command: str) -> None:
+        """`!command`: the person's own shell command, run now as `run_shell` runs the model's
+        (the same sandbox, process group and output limit; Ctrl-C stops it), its output shown,
+        and both given to the model with the next message, as Claude Code's `!` does."""
+        import json
+
+        from ...core.errors import Interrupted
+        from ...core.messages import ToolCall
+        from ...core.tool import ToolResult
+
+        runtime, sink = self.runtime, self.sink
+        if "run_shell" not in runtime.tools.names():
+            sink.line("error: `!` runs commands through run_shell, which this session does not have", "red")
+            return
+        call = ToolCall(id="user-shell", name="run_shell", arguments=json.dumps({"command": command}))
+        done: list[ToolResult] = []
+
+        async def run() -> None:
+            try:
+                done.append(await runtime.interrupt_token.race(runtime.tools.execute(call, runtime.tool_context)))
+            except Interrupted:
+                pass
+
+        await self.busy(run())
+        if not done:
+            sink.line("interrupted", "yellow")
+            return
+        result = done[0]
+        *output, status = result.content.rsplit("\n\n", 1) if "\n\n" in result.content else ("", result.content)
+        for line in "".join(output).splitlines():
+            sink.line(line)
+        sink.line(status, "red" if result.is_error else "dim")
+        self._shell_notes.append(f"(I ran a shell command myself; its output, for the message after it)\n"
+                                 f"$ {command}\n{result.content}")
 
     def _take_back(self) -> None:
         """What the turn left queued, and the line left half typed, go back into the input line."""
@@ -265,7 +307,7 @@ class ChatSession:
         return cost
 
     def _footer(self) -> list[str]:
-        lines = [self.status() + (" · Ctrl-C stops" if self._busy else "")]
+        lines = [self.status() + (" · Esc or Ctrl-C stops" if self._busy else "")]
         typed = self._typeahead.text if self._typeahead is not None else ""
         if typed:
             lines.append("› " + printable(typed.replace("\n", " ↵ ")) + "▏")
@@ -301,6 +343,11 @@ class ChatSession:
 
             kill_servers_now(runtime)
             os._exit(130)
+
+    def _on_escape(self) -> None:
+        """Esc during a turn: what Ctrl-C does, but never the third press that leaves."""
+        if self._presses < 2:
+            self._on_sigint()
 
     def _tool_finished(self) -> None:
         if self._stop_after_tool:
