@@ -79,6 +79,13 @@ class Chat:
         """Type `text` and Enter."""
         self.child.send(text + "\r")
 
+    def exchange(self, text: str, shown: str) -> str:
+        """Type `text` and Enter, wait for `shown` and then the input line; what came before `shown`."""
+        self.say(text)
+        before = self.expect(shown)
+        self.prompt()
+        return before
+
     def send(self, keys: str) -> None:
         self.child.send(keys)
 

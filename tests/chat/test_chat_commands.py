@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from chatkit import Chat, plain, server_args, sessions
+from chatkit import Chat, call, plain, server_args, sessions, user_messages
 from clitools import wait_until
 from fakeserver import FakeLLMServer
 
@@ -20,9 +20,7 @@ def test_chat_with_a_prompt_shows_it_as_a_typed_message_and_status_tells_the_ses
         before = plain(chat.expect("hello back"))
         assert "› say hello\n" in before  # echoed as the input line leaves a typed message
         chat.prompt()
-        chat.say("/status")
-        chat.expect("cost ")
-        chat.prompt()
+        chat.exchange("/status", "cost ")
         base = server.openai_base_url
         assert chat.leave() == 0
     [session_id] = sessions(isolated_home)
@@ -42,14 +40,10 @@ def test_a_bang_command_runs_in_the_shell_and_goes_with_the_next_message(open_ch
     with FakeLLMServer([{"text": "I see the output"}]) as server:
         chat = open_chat("chat", *server_args(server))
         chat.prompt()
-        chat.say("!echo from the shell; echo to stderr >&2; pwd; exit 3")
-        shown = plain(chat.expect("exit code: 3"))
-        chat.prompt()
+        shown = plain(chat.exchange("!echo from the shell; echo to stderr >&2; pwd; exit 3", "exit code: 3"))
         assert "from the shell\nto stderr\n" in shown and str(workspace.resolve()) in shown
         assert server.requests == []  # the person's command: the model is not asked
-        chat.say("what did it print?")
-        chat.expect("I see the output")
-        chat.prompt()
+        chat.exchange("what did it print?", "I see the output")
         assert chat.leave() == 0
     [prompt] = [m["content"] for m in server.requests[0].body["messages"] if m["role"] == "user"]
     assert "$ echo from the shell; echo to stderr >&2; pwd; exit 3\nfrom the shell\nto stderr" in prompt
@@ -71,9 +65,49 @@ def test_esc_stops_a_running_bang_command_and_a_turn_as_ctrl_c_does(open_chat: O
         chat.send("\x1b")
         chat.expect("interrupted")
         chat.prompt()
-        chat.say("again")
-        chat.expect("after the stop")
-        chat.prompt()
+        chat.exchange("again", "after the stop")
         assert chat.leave() == 0
     assert not (workspace / "late.txt").exists()
     assert "too late" not in chat.seen
+
+
+def test_init_has_the_agent_write_agents_md_and_asks_before_rewriting_it(open_chat: Open, workspace: Path) -> None:
+    replies = [{"tool_calls": [call("write_file", path="AGENTS.md", content="# Agents\nrun `make test`\n")]},
+               {"text": "wrote AGENTS.md"}, {"text": "improved it"}]
+    with FakeLLMServer(replies) as server:
+        chat = open_chat("chat", *server_args(server))
+        chat.prompt()
+        chat.exchange("/init", "wrote AGENTS.md")
+        assert (workspace / "AGENTS.md").read_text() == "# Agents\nrun `make test`\n"
+        chat.say("/init")
+        chat.expect("AGENTS.md exists in")
+        chat.expect("have the agent rewrite it? [y/N] ")
+        chat.send("\r")  # Enter: no
+        chat.expect("AGENTS.md left as it is")
+        chat.prompt()
+        assert len(server.requests) == 2
+        chat.say("/init")
+        chat.expect("[y/N] ")
+        chat.send("y")
+        chat.expect("improved it")
+        chat.prompt()
+        assert chat.leave() == 0
+    first, again = user_messages(server.requests[0].body)[-1], user_messages(server.requests[2].body)[-1]
+    assert "Write an AGENTS.md file at the root of this repository" in first and "already" not in first
+    assert "There is an AGENTS.md already" in again
+
+
+def test_sessions_marks_the_turns_a_rewind_took_back(open_chat: Open, workspace: Path) -> None:
+    replies = [{"tool_calls": [call("write_file", path="a.txt", content="one\n")]}, {"text": "wrote a"},
+               {"tool_calls": [call("write_file", path="b.txt", content="two\n")]}, {"text": "wrote b"}]
+    with FakeLLMServer(replies) as server:
+        chat = open_chat("chat", *server_args(server))
+        chat.prompt()
+        chat.exchange("write a", "wrote a")
+        shown = plain(chat.exchange("/sessions", "/resume ID opens one"))
+        assert "1 turn   write a" in shown and "rewound" not in shown
+        chat.exchange("write b", "wrote b")
+        chat.exchange("/undo", "restored 1 file")
+        shown = plain(chat.exchange("/sessions", "/resume ID opens one"))
+        assert chat.leave() == 0
+    assert "2 turns (1 rewound)  write a" in shown

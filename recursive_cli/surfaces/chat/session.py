@@ -361,6 +361,15 @@ class ChatSession:
         if app is not None and app.is_running:
             app.exit(exception=EOFError())
 
+    async def confirm(self, question: str) -> bool:
+        """A yes/no question at the prompt: `y` is yes; `n`, Enter, Esc and Ctrl-D are no."""
+        assert self._typeahead is not None
+        with self._typeahead.capturing():
+            key = await self._typeahead.answer(printable(question) + " [y/N] ", sys.stdout, "yn\r\n\x1b", on_end="n")
+        sys.stdout.write(("yes" if key == "y" else "no") + "\n")
+        sys.stdout.flush()
+        return key == "y"
+
     async def _ask(self, tool: str, subject: str) -> bool:
         """`--permission-mode ask`: what the call would change (a diff, the whole command), then
         the question inline, the status line off meanwhile. "n" ends the turn: the person says

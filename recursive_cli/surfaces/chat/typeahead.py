@@ -95,7 +95,7 @@ class TypeAhead:
 
     def feed(self, data: str) -> None:
         """Take keys as they came in one read."""
-        if data == _ESCAPE and not self._escape:
+        if data == _ESCAPE and not self._escape and (self._answer is None or _ESCAPE not in self._choices):
             self._on_escape()
             return
         if self._answer is not None:
