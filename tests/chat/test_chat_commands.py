@@ -20,6 +20,8 @@ def test_chat_with_a_prompt_shows_it_as_a_typed_message_and_status_tells_the_ses
         before = plain(chat.expect("hello back"))
         assert "› say hello\n" in before  # echoed as the input line leaves a typed message
         chat.prompt()
+        listed = plain(chat.exchange("/help", "Ctrl-D leaves"))
+        assert "/status " in listed and "/init " in listed and "!COMMAND " in listed and "Esc or Ctrl-C" in listed
         chat.exchange("/status", "cost ")
         base = server.openai_base_url
         assert chat.leave() == 0
