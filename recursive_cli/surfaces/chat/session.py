@@ -218,39 +218,12 @@ class ChatSession:
         return outcome
 
     async def shell(self, command: str) -> None:
-        """`!command`: the person's own shell command, run now as `run_shell` runs the model's
-        (the same sandbox, process group and output limit; Ctrl-C stops it), its output shown,
-        and both given to the model with the next message, as Claude Code's `!` does."""
-        import json
+        """`!command`: run now (passthrough.py); it and its output go with the next message."""
+        from .passthrough import run_passthrough
 
-        from ...core.errors import Interrupted
-        from ...core.messages import ToolCall
-        from ...core.tool import ToolResult
-
-        runtime, sink = self.runtime, self.sink
-        if "run_shell" not in runtime.tools.names():
-            sink.line("error: `!` runs commands through run_shell, which this session does not have", "red")
-            return
-        call = ToolCall(id="user-shell", name="run_shell", arguments=json.dumps({"command": command}))
-        done: list[ToolResult] = []
-
-        async def run() -> None:
-            try:
-                done.append(await runtime.interrupt_token.race(runtime.tools.execute(call, runtime.tool_context)))
-            except Interrupted:
-                pass
-
-        await self.busy(run())
-        if not done:
-            sink.line("interrupted", "yellow")
-            return
-        result = done[0]
-        *output, status = result.content.rsplit("\n\n", 1) if "\n\n" in result.content else ("", result.content)
-        for line in "".join(output).splitlines():
-            sink.line(line)
-        sink.line(status, "red" if result.is_error else "dim")
-        self._shell_notes.append(f"(I ran a shell command myself; its output, for the message after it)\n"
-                                 f"$ {command}\n{result.content}")
+        note = await run_passthrough(self, command)
+        if note:
+            self._shell_notes.append(note)
 
     def _take_back(self) -> None:
         """What the turn left queued, and the line left half typed, go back into the input line."""
