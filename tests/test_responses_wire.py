@@ -114,3 +114,28 @@ def test_reasoning_tokens_are_counted(workspace: Path, isolated_home: Path) -> N
     assert result.returncode == 0, result.stderr
     transcript = (isolated_home / "sessions" / "resp-2" / "transcript.jsonl").read_text()
     assert '"reasoning_tokens":80' in transcript.replace(" ", "")
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_a_rate_limit_is_retried_as_on_the_chat_wire(stream: bool, workspace: Path) -> None:
+    replies = [{"error": {"status": 429, "message": "Rate limit reached", "headers": {"retry-after": "0"}}},
+               {"text": "Done after a wait."}]
+    with FakeLLMServer(replies) as server:
+        result = run(server, workspace, "--wire", "responses", "-o", "stream-json",
+                     *([] if stream else ["--no-stream"]))
+        assert len(server.requests) == 2
+    assert result.returncode == 0, result.stderr
+    records = json_lines(result.stdout)
+    (retry,) = [r for r in records if r.get("subtype") == "api_retry"]
+    assert retry["error_status"] == 429
+    assert records[-1]["result"] == "Done after a wait."
+
+
+def test_a_bad_request_is_one_line_and_not_retried(workspace: Path) -> None:
+    message = "Unsupported parameter: 'reasoning.effort' is not supported with this model."
+    with FakeLLMServer([{"error": {"status": 400, "message": message}}]) as server:
+        result = run(server, workspace, "--wire", "responses")
+        assert len(server.requests) == 1
+        base = server.openai_base_url
+    assert result.returncode == 1
+    assert f"HTTP 400 from {base}: " in result.stderr and f"({message})" in result.stderr

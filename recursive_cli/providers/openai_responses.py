@@ -151,8 +151,10 @@ class _StreamState:
         if not isinstance(event, dict):
             raise malformed(self.url, "a stream event is not a JSON object")
         kind = as_text(event.get("type")) or sse[0] or ""
-        if kind == "error":
-            raise stream_error(self.url, as_text(event.get("message")) or STREAM_ERROR, as_text(event.get("code")))
+        if kind == "error":  # (the fields at the top, as OpenAI sends them, or in an `error` object)
+            error = as_dict(event.get("error")) or event
+            raise stream_error(self.url, as_text(error.get("message")) or STREAM_ERROR,
+                               as_text(error.get("code")) or None)
         if kind in ("response.completed", "response.incomplete", "response.failed"):
             self._end(as_dict(event.get("response")), kind.rpartition(".")[2])
             return False

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from recursive_cli.core.messages import Image, Message, Reasoning
-from recursive_cli.core.provider import NullHooks, ProviderError
+from recursive_cli.core.provider import Completion, NullHooks, ProviderError
 from recursive_cli.providers.openai_responses import OpenAIResponsesProvider
 
 from .conversations import KEY, TOOLS, conversation
@@ -177,6 +177,10 @@ def read_ours(data: bytes, piece: int) -> Outcome:
         except ProviderError as err:
             incomplete = "without a response.completed" in err.reason
             return Outcome(failure="incomplete" if incomplete else "error", notes=(err.reason,))
+    return _our_outcome(completion)
+
+
+def _our_outcome(completion: Completion) -> Outcome:
     message, usage = completion.message, completion.usage
     return Outcome(message.content, tuple((c.id, c.name, _arguments(c.arguments)) for c in message.tool_calls),
                    tuple((r.id or "", r.text, r.signature) for r in message.reasoning or ()),
@@ -243,3 +247,34 @@ def test_the_cases_cover_what_they_are_meant_to() -> None:
     assert outcomes["failed"].failure == outcomes["error-event"].failure == "error"
     assert outcomes["ends-without-completed"].failure == "incomplete"
     assert outcomes["keepalives-and-crlf"].text == "two"
+
+
+def final_response(stream: str) -> dict[str, Any] | None:
+    """The response object the stream ends with (completed or incomplete), if any."""
+    last = json.loads(stream.rstrip().rpartition("\ndata: ")[2])
+    return last.get("response") if last["type"] in ("response.completed", "response.incomplete") else None
+
+
+WHOLE = [name for name, text in RESPONSES.items() if final_response(text) is not None]
+
+
+@pytest.mark.parametrize("name", WHOLE)
+def test_our_whole_responses_read_as_the_sdk_reads_them(name: str) -> None:
+    """The same response object, not streamed: `responses.create(...)` and our provider agree."""
+    data = json.dumps(final_response(RESPONSES[name])).encode()
+    with WireServer(Answer(body=data)) as server:
+        async def both_read() -> tuple[Outcome, Outcome]:
+            from openai import AsyncOpenAI
+
+            client = AsyncOpenAI(api_key="k", base_url=server.url + "/v1", max_retries=0,
+                                 http_client=sdk_http_client("openai"))
+            provider = OpenAIResponsesProvider("gpt-5-oracle", "k", server.url + "/v1", stream=False)
+            try:
+                sdk = _sdk_outcome(await client.responses.create(model="gpt-5-oracle", input="hi"))
+                completion = await provider._attempt(provider.request_body([Message.user("hi")], []), NullHooks())
+            finally:
+                await client.close()
+                await provider.aclose()
+            return sdk, _our_outcome(completion)
+        sdk, mine = asyncio.run(both_read())
+    assert mine == sdk
