@@ -147,6 +147,8 @@ class _StreamState:
 
     def add(self, sse: Event, hooks: ProviderHooks) -> bool:
         """Fold one event in, passing text deltas to `hooks.on_text`; False once the response ended."""
+        if sse[1].startswith("[DONE]"):  # (the chat wire's end, which some servers send here too)
+            return False
         event = parse_json(sse[1])
         if not isinstance(event, dict):
             raise malformed(self.url, "a stream event is not a JSON object")

@@ -138,7 +138,23 @@ def _keepalives_and_crlf() -> str:
     return ": keep-alive\r\n\r\n" + text.replace("\n", "\r\n")
 
 
+def _data_only_and_done() -> str:
+    """Events with no `event:` field (their type in the data only), then the chat wire's `[DONE]`."""
+    s = _Stream().start()
+    item = s.message(0, "plain", "pla", "in")
+    s("response.completed", response=_response("completed", [item], USAGE))
+    events = [event.partition("\n")[2] for event in s.events]
+    return "".join(events) + "data: [DONE]\n\n"
+
+
+def _done_without_completed() -> str:
+    s = _Stream().start()
+    s.message(0, "cut", "cut")
+    return s.text() + "data: [DONE]\n\n"
+
+
 RESPONSES = {"text": _text(), "reasoning-then-two-calls": _reasoning_then_two_calls(),
              "incomplete-mid-call": _incomplete_mid_call(), "refusal": _refusal(), "failed": _failed(),
              "error-event": _error_event(), "ends-without-completed": _ends_without_completed(),
-             "keepalives-and-crlf": _keepalives_and_crlf()}
+             "keepalives-and-crlf": _keepalives_and_crlf(), "data-only-and-done": _data_only_and_done(),
+             "done-without-completed": _done_without_completed()}

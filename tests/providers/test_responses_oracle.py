@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from recursive_cli.providers.openai_responses import OpenAIResponsesProvider
 from .conversations import KEY, TOOLS, conversation
 from .oracle import CUT, sdk_http_client
 from .responses_streams import RESPONSES
+from .test_stream_oracle import FIXTURES_ENV
 from .wireserver import Answer, Received, WireServer
 
 # (the SDKs' import cost: see test_wire_oracle.py)
@@ -247,11 +250,13 @@ def test_the_cases_cover_what_they_are_meant_to() -> None:
     assert outcomes["failed"].failure == outcomes["error-event"].failure == "error"
     assert outcomes["ends-without-completed"].failure == "incomplete"
     assert outcomes["keepalives-and-crlf"].text == "two"
+    assert outcomes["data-only-and-done"].text == "plain"
+    assert outcomes["done-without-completed"].failure == "incomplete"
 
 
 def final_response(stream: str) -> dict[str, Any] | None:
     """The response object the stream ends with (completed or incomplete), if any."""
-    last = json.loads(stream.rstrip().rpartition("\ndata: ")[2])
+    last = json.loads(stream.replace("data: [DONE]", "").rstrip().rpartition("data: ")[2])
     return last.get("response") if last["type"] in ("response.completed", "response.incomplete") else None
 
 
@@ -278,3 +283,17 @@ def test_our_whole_responses_read_as_the_sdk_reads_them(name: str) -> None:
             return sdk, _our_outcome(completion)
         sdk, mine = asyncio.run(both_read())
     assert mine == sdk
+
+
+@pytest.mark.skipif(not os.environ.get(FIXTURES_ENV), reason=f"{FIXTURES_ENV} names no folder of SDK fixtures")
+def test_the_sdks_recorded_responses_streams() -> None:
+    """Any Responses stream under RECURSIVE_SDK_FIXTURES (as for the other wires: see
+    test_stream_oracle.py) reads alike; openai-python records none today, hence our own."""
+    root = Path(os.environ[FIXTURES_ENV])
+    found = [p for p in sorted(root.rglob("*")) if p.is_file() and b'"type":"response.' in
+             p.read_bytes()[:4096].replace(b'": "', b'":"')]
+    if not found:
+        pytest.skip(f"no Responses stream under {root}")
+    differing = [f"{path.relative_to(root)} (pieces of {piece or 'all'})" for path in found for piece in (0, 7)
+                 if read_ours(path.read_bytes(), piece) != read_sdk(path.read_bytes(), piece)]
+    assert not differing, "\n".join(differing)
