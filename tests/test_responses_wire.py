@@ -139,3 +139,21 @@ def test_a_bad_request_is_one_line_and_not_retried(workspace: Path) -> None:
         base = server.openai_base_url
     assert result.returncode == 1
     assert f"HTTP 400 from {base}: " in result.stderr and f"({message})" in result.stderr
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_the_bench_servers_responses_route_runs_a_session(stream: bool, workspace: Path) -> None:
+    """bench/instant_server.py answers /v1/responses as Codex CLI reads it; we read it too."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instant_server", Path(__file__).parents[1] / "bench" / "instant_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    server = module.InstantServer(5).start_thread()
+    result = invoke("run", "go", "-C", str(workspace), "--api-base", f"http://127.0.0.1:{server.port}/v1", "-m", "gpt-5",
+                    "--wire", "responses", "--no-session", "-o", "json", *([] if stream else ["--no-stream"]), env=KEY)
+    assert result.returncode == 0, result.stderr
+    (answer,) = json_lines(result.stdout)
+    assert answer["num_turns"] == 5 and answer["result"] == module.FINAL_TEXT
+    assert server.paths == ["/v1/responses"] * 5
