@@ -29,6 +29,7 @@ from .choices import (  # noqa: F401 (re-exported)
     PermissionMode,
     ProviderName,
     SandboxMode,
+    Wire,
     spelled_out,
 )
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
@@ -48,6 +49,7 @@ ENV_VARS = {
     "mcp_timeout": "RECURSIVE_MCP_TIMEOUT",
     "sandbox": "RECURSIVE_SANDBOX",
     "trust_workspace": "RECURSIVE_TRUST_WORKSPACE",
+    "wire": "RECURSIVE_WIRE",
 }
 
 
@@ -91,7 +93,7 @@ class Settings(BaseModel):
     no_stream: bool = False
     effort: Literal["low", "medium", "high", "max"] | None = None  # reasoning effort (issue 30)
     thinking_budget: int | None = Field(default=None, ge=1024)  # Anthropic thinking tokens (issue 30)
-    wire: Literal["responses", "chat"] | None = None  # openai wire; None: by the base URL (issue 30)
+    wire: Wire | None = None  # openai wire; None: by the base URL (issue 30)
     quiet: bool = False
     verbose: bool = False
     script: Path | None = None

@@ -272,6 +272,17 @@ def http_error(status: int, url: str, server_message: str | None,
                          retry_after=server_wait(headers, rules))
 
 
+def stream_error(url: str, message: str, code: str | None = None) -> ProviderError:
+    """A ProviderError for an error the server sent inside a stream (after its 200): retried,
+    as the SDKs retry nothing then but a second try usually reads fine, unless it says the
+    conversation does not fit the model's context window."""
+    message = one_line(message)
+    if _CONTEXT_OVERFLOW.search(f"{code or ''} {message}"):
+        return ContextLengthError(f"error from {url} during the stream: the conversation is too long "
+                                  f"for the model's context window ({message or code})")
+    return ProviderError(f"error from {url} during the stream: {message}", retryable=True)
+
+
 def retry_after_seconds(headers: Mapping[str, str], rules: RetryRules = OPENAI_RULES) -> float | None:
     """Seconds the server asked us to wait (none: None), a date in the past as 0."""
     wait = parse_retry_after(headers, rules)
