@@ -43,7 +43,8 @@ def make_provider(settings: Settings) -> ChatProvider:
         from .anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(model, settings.api_key, settings.api_base, stream=stream,
-                                 timeout=timeout)
+                                 timeout=timeout, thinking_budget=settings.thinking_budget,
+                                 effort=settings.effort)
     from .openai_provider import OpenAIProvider
 
     return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream, timeout=timeout)

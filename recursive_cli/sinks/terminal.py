@@ -30,6 +30,7 @@ from ..core.events import (
     RunFinished,
     RunStarted,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -67,7 +68,8 @@ def cost_text(cost: float | None) -> str:
 
 
 def _tokens(usage: Usage) -> str:
-    return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    thinking = f" ({usage.reasoning_tokens:,} thinking)" if usage.reasoning_tokens else ""
+    return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens{thinking}"
 
 
 def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_known: bool = True) -> str:
@@ -173,9 +175,11 @@ class PlainTerminalSink:
         its tool calls (the answer itself is on stdout) and each tool's output, under its line."""
         if message.role == "tool":
             self._output = message.content
-        elif message.role == "assistant" and message.tool_calls and message.content.strip():
-            return message.content.strip()
-        return None
+            return None
+        shown = [f"thinking: {item.text.strip()}" for item in message.reasoning or () if item.text.strip()]
+        if message.role == "assistant" and message.tool_calls and message.content.strip():
+            shown.append(message.content.strip())
+        return "\n".join(shown) or None
 
 
 def indented(output: str, lines: int = VERBOSE_LINES) -> str:
@@ -239,11 +243,15 @@ class RichTerminalSink(PlainTerminalSink):
         self._final = False  # the streamed message had no tool calls: maybe the run's answer
         self._held: list[str] = []  # lines that came after it, while it may still be wiped
         self._tokens = 0
+        self._thinking = False  # the model's thinking is being printed, dimmed
 
     def emit(self, event: AgentEvent) -> None:
         self._tally.see(event)
         if self._quiet and not isinstance(event, RunFinished):
             return
+        if self._thinking and not isinstance(event, ThinkingDelta):
+            self._thinking = False
+            self._console.print()  # (the thinking ends its line)
         if isinstance(event, MessageAdded) and event.message.usage is not None:
             self._tokens += event.message.usage.input_tokens + event.message.usage.output_tokens
         if isinstance(event, ModelRequest):
@@ -251,6 +259,8 @@ class RichTerminalSink(PlainTerminalSink):
             self._spin(f"thinking (step {event.step})")
         elif isinstance(event, TextDelta):
             self._stream_text(event.text)
+        elif isinstance(event, ThinkingDelta):
+            self._think(event.text)
         elif isinstance(event, MessageAdded) and event.message.role == "assistant":
             self._final = not event.message.tool_calls
             if self._stream is None:
@@ -299,6 +309,15 @@ class RichTerminalSink(PlainTerminalSink):
         self._stream.text += printable(delta)  # (the region redraws it a dozen times a second)
         if not self._answer_here:  # the answer goes elsewhere (a pipe, a file): this is its one copy on this screen
             self._console.print(_text(delta, "dim"), end="", soft_wrap=True)
+
+    def _think(self, delta: str) -> None:
+        """The model's thinking as it streams: printed dimmed and in italics (the streamed
+        answer is dimmed too), kept on screen, never part of the answer."""
+        if not self._thinking:
+            self._end_stream()
+            self.region.clear()  # the spinner
+            self._thinking = True
+        self._console.print(_text(delta, "dim italic"), end="", soft_wrap=True)
 
     def _end_stream(self, keep: bool = True) -> None:
         """Finish the streamed text: leave it on screen (`keep`), or wipe it."""

@@ -1,0 +1,150 @@
+"""Anthropic extended thinking through the CLI (issue 30): the flags, the thinking blocks sent
+back byte for byte across a tool-use turn (and after a `kill -9` and `resume`), and what the
+user sees of them: stream-json `thinking` blocks, usage, the terminal."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clitools import invoke, json_lines, wait_until, write_script
+from fakeserver import FakeLLMServer
+
+API_KEY = "sk-test-thinking-0123456789"
+THOUGHT = "The tests live in tests/; run them first. Ünïcode ✓ \"quoted\"\n"
+SIGNATURE = "EqQBCkgIBRABGAIiQL+/9x==Zs0\u00e9sig"
+REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"
+# The blocks as JSON, as the server sent them: they must come back exactly so.
+THINKING_BYTES = json.dumps({"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE},
+                            ensure_ascii=False, separators=(",", ":")).encode()
+REDACTED_BYTES = json.dumps({"type": "redacted_thinking", "data": REDACTED}, separators=(",", ":")).encode()
+
+
+def thinking_call(**extra: Any) -> dict[str, Any]:
+    return {"thinking": [{"thinking": THOUGHT, "signature": SIGNATURE}, {"redacted": REDACTED}],
+            "text": "Running them.", "tool_calls": [{"name": "run_shell", "arguments": {"command": "echo ok"},
+                                                     "id": "toolu_think_1"}], **extra}
+
+
+def anthropic(server: FakeLLMServer, *flags: str) -> list[str]:
+    return ["--provider", "anthropic", "--api-base", server.anthropic_base_url, "-m", "claude-sonnet-4-5",
+            "--no-checkpoints", *flags]
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["stream", "whole"])
+def test_the_thinking_blocks_go_back_byte_for_byte_with_the_tool_result(streaming: bool, workspace: Path) -> None:
+    replies = [thinking_call(usage={"input_tokens": 50, "output_tokens": 300}), {"text": "All green."}]
+    with FakeLLMServer(replies) as server:
+        extra = [] if streaming else ["--no-stream"]
+        proc = invoke("run", *anthropic(server, "--thinking-budget", "2048", "-o", "stream-json", *extra),
+                      "run the tests", cwd=workspace, env={"RECURSIVE_API_KEY": API_KEY})
+    assert proc.returncode == 0, proc.stderr
+    first, second = server.requests
+    for request in (first, second):
+        assert request.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+        assert request.body["max_tokens"] > 2048 and "temperature" not in request.body
+        assert request.headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    reply = second.body["messages"][1]
+    assert reply["role"] == "assistant"
+    assert [block["type"] for block in reply["content"]] == ["thinking", "redacted_thinking", "text", "tool_use"]
+    assert THINKING_BYTES + b"," + REDACTED_BYTES + b',{"type":"text"' in second.raw
+    # stream-json: the reply's thinking as the Agent SDKs' ThinkingBlock, before its text
+    lines = json_lines(proc.stdout)
+    assistant = [line for line in lines if line["type"] == "assistant"]
+    assert assistant[0]["message"]["content"][:2] == [
+        {"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE},
+        {"type": "redacted_thinking", "data": REDACTED}]
+    assert lines[-1]["result"] == "All green."
+
+
+def test_effort_asks_a_newer_model_for_adaptive_thinking(workspace: Path) -> None:
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        args = anthropic(server, "--effort", "max")
+        args[args.index("claude-sonnet-4-5")] = "claude-opus-4-6"
+        proc = invoke("run", *args, "hi", cwd=workspace, env={"RECURSIVE_API_KEY": API_KEY})
+    assert proc.returncode == 0, proc.stderr
+    body = server.requests[0].body
+    assert (body["thinking"], body["output_config"]) == ({"type": "adaptive"}, {"effort": "max"})
+    assert "anthropic-beta" not in server.requests[0].headers
+
+
+def test_effort_and_budget_come_from_the_environment_and_config(workspace: Path, isolated_home: Path) -> None:
+    (workspace / ".recursive").mkdir()
+    (workspace / ".recursive" / "config.toml").write_text('thinking-budget = 3000\n')
+    with FakeLLMServer([{"text": "ok"}, {"text": "ok"}]) as server:
+        invoke("run", *anthropic(server), "hi", cwd=workspace,
+               env={"RECURSIVE_API_KEY": API_KEY, "RECURSIVE_TRUST_WORKSPACE": "1"})
+        invoke("run", *anthropic(server), "hi", cwd=workspace,
+               env={"RECURSIVE_API_KEY": API_KEY, "RECURSIVE_THINKING_BUDGET": "5000"})
+    assert [r.body["thinking"]["budget_tokens"] for r in server.requests] == [3000, 5000]
+
+
+@pytest.mark.parametrize("command", [["run"], ["loop", "--max-iterations", "1"], ["goal"], ["chat"]])
+@pytest.mark.parametrize(("flag", "accepts"), [
+    (["--thinking-budget", "512"], "--thinking-budget: expected a whole number of at least 1024 (got '512')"),
+    (["--thinking-budget", "lots"], "--thinking-budget: expected a whole number of at least 1024 (got 'lots')"),
+    (["--effort", "extreme"], "--effort: expected low, medium, high or max (got 'extreme')"),
+])
+def test_a_bad_thinking_value_is_one_line_and_exit_2_on_every_command(command: list[str], flag: list[str],
+                                                                      accepts: str, workspace: Path) -> None:
+    proc = invoke(*command, *flag, "--provider", "scripted", *([] if command == ["chat"] else ["do it"]),
+                  cwd=workspace)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: {accepts}"]
+
+
+def test_a_bad_value_from_the_environment_is_exit_1_naming_the_variable(workspace: Path) -> None:
+    proc = invoke("run", "--provider", "scripted", "hi", cwd=workspace, env={"RECURSIVE_EFFORT": "loud"})
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == ("error: invalid value for effort (env RECURSIVE_EFFORT): "
+                                   "expected low, medium, high or max (got 'loud')")
+
+
+def test_resume_after_kill_9_sends_the_signed_blocks_back_unchanged(workspace: Path, isolated_home: Path) -> None:
+    """The turn is killed while the model is asked for the step after the tool call; resumed,
+    the request carries the thinking blocks exactly as the server first sent them."""
+    held = threading.Event()
+    with FakeLLMServer([thinking_call(), {"text": "never", "hold": held}, {"text": "Done."}]) as server:
+        args = [sys.executable, "-m", "recursive_cli", "run", *anthropic(server, "--thinking-budget", "2048"),
+                "--session-id", "think-kill", "run the tests"]
+        env = {**_env(isolated_home), "RECURSIVE_API_KEY": API_KEY}
+        child = subprocess.Popen(args, cwd=workspace, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_until(lambda: len(server.requests) == 2)
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+            held.set()
+        assert child.stderr is not None
+        child.stderr.close()
+        proc = invoke("resume", "think-kill", "--no-checkpoints", "-o", "json", cwd=workspace,
+                      env={"RECURSIVE_API_KEY": API_KEY})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"] == "Done."
+    resumed = server.requests[2]
+    assert resumed.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}  # (the session's, kept)
+    assert THINKING_BYTES + b"," + REDACTED_BYTES in resumed.raw
+    assert resumed.body["messages"][1] == server.requests[1].body["messages"][1]
+
+
+def _env(home: Path) -> dict[str, str]:
+    import os
+
+    return {**{k: v for k, v in os.environ.items() if not k.endswith("API_KEY")}, "RECURSIVE_HOME": str(home)}
+
+
+def test_usage_counts_the_thinking_tokens(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"thinking": "hmm", "text": "ok", "usage": {"input_tokens": 10, "output_tokens": 40, "reasoning_tokens": 30}}])
+    proc = invoke("run", "--provider", "scripted", "--script", str(script), "-o", "json", "hi", cwd=workspace)
+    result = json.loads(proc.stdout)
+    assert result["usage"]["output_tokens_details"] == {"thinking_tokens": 30}
+    plain = invoke("run", "--provider", "scripted", "--script", str(script), "--verbose", "hi", cwd=workspace)
+    assert "thinking: hmm" in plain.stderr
+    assert "(30 thinking)" in plain.stderr
