@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import invoke, json_lines, wait_until, write_script
+from clitools import invoke, json_lines, run_cli, wait_until, write_script
 from fakeserver import FakeLLMServer
 
 API_KEY = "sk-test-thinking-0123456789"
@@ -148,3 +148,61 @@ def test_usage_counts_the_thinking_tokens(workspace: Path, tmp_path: Path) -> No
     plain = invoke("run", "--provider", "scripted", "--script", str(script), "--verbose", "hi", cwd=workspace)
     assert "thinking: hmm" in plain.stderr
     assert "(30 thinking)" in plain.stderr
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--thinking", "sometimes"], "error: invalid value for --thinking: 'sometimes' (choose from adaptive, enabled, disabled)"),
+    (["--effort", "huge"], "error: invalid value for --effort: 'huge' (choose from low, medium, high, xhigh, max)"),
+    (["--max-thinking-tokens", "-5"], "error: invalid value for --max-thinking-tokens: '-5' (expected a whole number of at least 0)"),
+])
+def test_claudes_thinking_flags_refuse_a_bad_value_with_exit_2(workspace: Path, args: list[str], said: str) -> None:
+    proc = run_cli("-p", "hi", "--provider", "scripted", *args, cwd=workspace)
+    assert (proc.returncode, proc.stderr.strip(), proc.stdout) == (2, said, "")
+
+
+@pytest.mark.parametrize(("args", "thinking", "effort"), [
+    (["--max-thinking-tokens", "500"], {"type": "enabled", "budget_tokens": 1024}, None),  # (the API's least)
+    (["--max-thinking-tokens", "0", "--effort", "low"], None, None),
+    (["--effort", "xhigh"], {"type": "adaptive"}, {"effort": "high"}),
+    (["--thinking", "adaptive", "--effort", "medium"], {"type": "adaptive"}, {"effort": "medium"}),
+])
+def test_claudes_thinking_flags_mean_what_claude_code_makes_of_them(workspace: Path, args: list[str],
+                                                                    thinking: Any, effort: Any) -> None:
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        proc = run_cli("-p", "hi", "--provider", "anthropic", "--api-base", server.anthropic_base_url,
+                       "-m", "claude-opus-4-6", "--no-checkpoints", *args, cwd=workspace,
+                       env={"RECURSIVE_API_KEY": API_KEY})
+    assert proc.returncode == 0, proc.stderr
+    body = server.requests[0].body
+    assert (body.get("thinking"), body.get("output_config")) == (thinking, effort)
+
+
+def test_a_compaction_drops_the_thinking_of_the_turns_that_are_over() -> None:
+    from recursive_cli.core.messages import Message, Reasoning, ToolCall
+    from recursive_cli.features.compaction import compacted
+
+    def thinking(n: int, *calls: ToolCall) -> Message:
+        return Message(role="assistant", content=f"reply {n}", tool_calls=calls,
+                       reasoning=(Reasoning(kind="thinking", text=f"thought {n}", signature=f"sig{n}"),))
+
+    call = ToolCall(id="toolu_1", name="run_shell", arguments='{"command": "ls"}')
+    body = [Message.user("one"), thinking(1), Message.user("two"), thinking(2),
+            Message.user("three"), thinking(3, call), Message.tool_result(call, "a b")]
+    kept = compacted(body, "what happened", 2)
+    assert kept[0].content.endswith("what happened")
+    assert [m.reasoning is not None for m in kept if m.role == "assistant"] == [False, True]
+    assert kept[-2].reasoning == body[5].reasoning  # the turn under way keeps its signed blocks
+
+
+def test_thinking_is_shown_dimmed_on_a_terminal_and_never_in_the_answer(tmp_path: Path, workspace: Path) -> None:
+    from test_terminal import run_with_tty_stderr
+
+    script = write_script(tmp_path / "s.json", [
+        {"thinking": "Weighing two options.", "tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"thinking": "The folder is empty.", "text": "Nothing here."}])
+    code, out, err = run_with_tty_stderr(
+        ["run", "what is here?", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+         "--no-checkpoints"], {"TERM": "xterm-256color", "COLUMNS": "100", "RECURSIVE_HOME": str(tmp_path / "h")})
+    assert code == 0
+    assert out == "Nothing here.\n"
+    assert "\x1b[2;3mWeighing two options." in err and "\x1b[2;3mThe folder is empty." in err  # dim italic
