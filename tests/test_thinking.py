@@ -206,3 +206,30 @@ def test_thinking_is_shown_dimmed_on_a_terminal_and_never_in_the_answer(tmp_path
     assert code == 0
     assert out == "Nothing here.\n"
     assert "\x1b[2;3mWeighing two options." in err and "\x1b[2;3mThe folder is empty." in err  # dim italic
+
+
+def test_thinking_cut_off_before_its_signature_is_not_kept_to_be_sent_back() -> None:
+    from providers import oracle, streams
+
+    cut = (streams._start()
+           + streams._block(0, {"type": "thinking", "thinking": "", "signature": ""},
+                            [{"type": "thinking_delta", "thinking": "A long thought that"}], stop=False)
+           + streams._end("max_tokens", 8192))
+    whole = (streams._start()
+             + streams._block(0, {"type": "thinking", "thinking": "", "signature": ""},
+                              [{"type": "thinking_delta", "thinking": "Short."},
+                               {"type": "signature_delta", "signature": "EqSig"}])
+             + streams._text(1, "ok") + streams._end("end_turn"))
+    assert oracle.ours("anthropic", cut.encode(), 0).thinking == ()
+    assert oracle.ours("anthropic", whole.encode(), 0).thinking == (("thinking", "Short.", "EqSig"),)
+
+
+def test_a_fleet_task_passes_its_effort_and_budget_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    from recursive_cli.surfaces.fleet.tasks import TaskSpec, cli_flags
+
+    task = TaskSpec(id="a", prompt="p", effort="high", thinking_budget=2048)
+    assert cli_flags(task, None)[:4] == ["--effort", "high", "--thinking-budget", "2048"]
+    (tmp_path / "TASKS.jsonl").write_text('{"id": "a", "prompt": "x", "thinking_budget": 100}\n')
+    proc = invoke("fleet", "run", "TASKS.jsonl", "--results", "out", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "TASKS.jsonl:1: thinking_budget: expected greater than or equal to 1024 (got 100)" in proc.stderr

@@ -445,11 +445,13 @@ def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None,
 
 
 def _reasoning(block: dict[str, Any]) -> Reasoning | None:
-    """A `thinking` or `redacted_thinking` block of a reply, to keep (None for any other block)."""
-    if block.get("type") == "thinking":
-        return Reasoning(kind="thinking", text=as_text(block.get("thinking")), signature=as_text(block.get("signature")))
-    if block.get("type") == "redacted_thinking":
-        return Reasoning(kind="redacted_thinking", signature=as_text(block.get("data")))
+    """A `thinking` or `redacted_thinking` block of a reply, to keep; None for any other block,
+    and for one without its signature (a reply cut off at the output limit while thinking):
+    the API refuses such a block back, and a cut reply's thinking is not needed again."""
+    if block.get("type") == "thinking" and (signature := as_text(block.get("signature"))):
+        return Reasoning(kind="thinking", text=as_text(block.get("thinking")), signature=signature)
+    if block.get("type") == "redacted_thinking" and (data := as_text(block.get("data"))):
+        return Reasoning(kind="redacted_thinking", signature=data)
     return None
 
 

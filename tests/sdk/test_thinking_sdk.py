@@ -22,6 +22,7 @@ from claude_agent_sdk import (  # noqa: E402
     AssistantMessage,
     ClaudeAgentOptions,
     ResultMessage,
+    StreamEvent,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
@@ -91,3 +92,22 @@ def test_thinking_disabled_sends_none(anthropic_cli: AgentCli) -> None:
     collect(anthropic_cli, thinking={"type": "disabled"}, effort="high")
     (request,) = anthropic_cli.server.requests
     assert "thinking" not in request.body and "output_config" not in request.body
+
+
+def test_partial_messages_stream_the_thinking_as_anthropic_does(anthropic_cli: AgentCli) -> None:
+    anthropic_cli.server.add(
+        {"thinking": [{"thinking": THOUGHT, "signature": SIGNATURE}], "text": "Looking.",
+         "tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"text": "Nothing here."})
+
+    messages = collect(anthropic_cli, max_thinking_tokens=2048, include_partial_messages=True)
+
+    events = [m.event for m in messages if isinstance(m, StreamEvent)]
+    first = events[:next(i for i, e in enumerate(events) if e["type"] == "message_stop")]
+    starts = [(e["index"], e["content_block"]["type"]) for e in first if e["type"] == "content_block_start"]
+    assert starts == [(0, "thinking"), (1, "text"), (2, "tool_use")]
+    thought = "".join(e["delta"]["thinking"] for e in first
+                      if e["type"] == "content_block_delta" and e["delta"]["type"] == "thinking_delta")
+    assert thought == THOUGHT
+    stops = [e["index"] for e in first if e["type"] == "content_block_stop"]
+    assert stops == [0, 1, 2]
