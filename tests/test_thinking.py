@@ -233,3 +233,14 @@ def test_a_fleet_task_passes_its_effort_and_budget_and_refuses_a_bad_one(tmp_pat
     proc = invoke("fleet", "run", "TASKS.jsonl", "--results", "out", cwd=tmp_path)
     assert proc.returncode == 2
     assert "TASKS.jsonl:1: thinking_budget: expected greater than or equal to 1024 (got 100)" in proc.stderr
+
+
+def test_a_resume_with_another_budget_keeps_it_for_the_next_resume(workspace: Path, tmp_path: Path) -> None:
+    with FakeLLMServer([{"text": "one"}, {"text": "two"}, {"text": "three"}]) as server:
+        env = {"RECURSIVE_API_KEY": API_KEY}
+        invoke("run", *anthropic(server, "--thinking-budget", "2048", "--session-id", "budgets"), "hi",
+               cwd=workspace, env=env)
+        invoke("resume", "budgets", "--thinking-budget", "4096", "again", cwd=workspace, env=env)
+        proc = invoke("resume", "budgets", "once more", cwd=workspace, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert [r.body["thinking"]["budget_tokens"] for r in server.requests] == [2048, 4096, 4096]
