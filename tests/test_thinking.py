@@ -244,3 +244,15 @@ def test_a_resume_with_another_budget_keeps_it_for_the_next_resume(workspace: Pa
         proc = invoke("resume", "budgets", "once more", cwd=workspace, env=env)
     assert proc.returncode == 0, proc.stderr
     assert [r.body["thinking"]["budget_tokens"] for r in server.requests] == [2048, 4096, 4096]
+
+
+def test_a_model_refusing_the_thinking_asked_for_is_told_once_naming_the_flag(workspace: Path) -> None:
+    refusal = {"error": {"status": 400, "message": "adaptive thinking is not supported on this model"}}
+    with FakeLLMServer([refusal]) as server:
+        proc = invoke("run", *anthropic(server, "--effort", "high"), "hi", cwd=workspace,
+                      env={"RECURSIVE_API_KEY": API_KEY})
+        url = server.anthropic_base_url
+    assert proc.returncode == 1 and len(server.requests) == 1  # not retried
+    assert proc.stderr.splitlines()[0] == (
+        f"error: HTTP 400 from {url}: bad request (adaptive thinking is not supported on "
+        "this model); --effort high asked for it: this model may take another kind of thinking, or none")

@@ -76,6 +76,7 @@ _BEFORE_ADAPTIVE = re.compile(r"claude-(?:3|(?:opus|sonnet|haiku)-4(?:-[015])?(?
 _TAKES_EFFORT = re.compile(r"claude-opus-4-5")  # of those, the one that takes the effort parameter
 # On those models, the thinking budget an effort stands for.
 EFFORT_BUDGETS = {"low": 2048, "medium": 4096, "high": 10000, "max": 24000}
+_THINKING_WORDS = re.compile(r"thinking|effort|budget_tokens|output_config", re.IGNORECASE)
 THINKING_HEADROOM = 4096  # `max_tokens` is at least this much above the thinking budget
 
 Blocks = tuple[bytes, ...]
@@ -137,6 +138,9 @@ class AnthropicProvider(HttpProvider):
             raise ProviderError("no API key for the anthropic provider: "
                                 "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
         thinking = thinking_request(model, thinking_budget, effort)
+        # What asked for thinking, named in a refusal of it (a model that takes no such thinking).
+        self._asked_by = " and ".join(f"--{flag} {value}" for flag, value in
+                                      (("thinking-budget", thinking_budget), ("effort", effort)) if value)
         super().__init__(model, stream, api_key, without_v1(base_url),
                          request_headers(api_key, thinking.betas), timeout)
         tokens = str(max(int(max_tokens or DEFAULT_MAX_TOKENS), thinking.min_max_tokens)).encode()
@@ -195,8 +199,13 @@ class AnthropicProvider(HttpProvider):
                            reasoning)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
+        """The error; a 400 about thinking or effort says which of our flags asked for it."""
         _, message = _error_fields(err.body)
-        return http_error(err.status, self._url, message or _sdk_message(err), err.headers, rules=self.rules)
+        error = http_error(err.status, self._url, message or _sdk_message(err), err.headers, rules=self.rules)
+        if err.status == 400 and self._asked_by and _THINKING_WORDS.search(message or ""):
+            error = ProviderError(f"{error.reason}; {self._asked_by} asked for it: this model may take "
+                                  "another kind of thinking, or none", status=400)
+        return error
 
 
 def request_headers(api_key: str | None, betas: Sequence[str] = ()) -> dict[str, str]:
