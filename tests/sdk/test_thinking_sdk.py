@@ -15,6 +15,7 @@ from clitools import require
 from fakeserver import FakeLLMServer
 
 from .conftest import AgentCli
+from .test_typescript_sdk import ts_query, ts_sdk  # noqa: F401 (ts_sdk: the fixture)
 
 sdk = require("claude_agent_sdk")
 
@@ -40,7 +41,7 @@ def anthropic_cli(tmp_path: Path, fake_model: FakeLLMServer, workspace: Path, is
     log = tmp_path / "stdout.jsonl"
     path = tmp_path / "recursive-anthropic"
     path.write_text("#!/bin/bash\nset -o pipefail\n"
-                    f"{sys.executable} -m recursive_cli --provider anthropic --api-base "
+                    f"RECURSIVE_API_KEY=sk-sdk-thinking {sys.executable} -m recursive_cli --provider anthropic --api-base "
                     f'{fake_model.anthropic_base_url} --no-checkpoints "$@" | tee -a {log}\n', encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return AgentCli(path, log, fake_model, workspace, isolated_home)
@@ -48,7 +49,7 @@ def anthropic_cli(tmp_path: Path, fake_model: FakeLLMServer, workspace: Path, is
 
 def collect(cli: AgentCli, **kwargs: Any) -> list[Any]:
     opts = ClaudeAgentOptions(cli_path=str(cli.path), cwd=str(cli.workspace),
-                              env={**cli.env(), "RECURSIVE_API_KEY": "sk-sdk-thinking"},
+                              env=cli.env(),
                               permission_mode="bypassPermissions", **kwargs)
 
     async def run() -> list[Any]:
@@ -111,3 +112,21 @@ def test_partial_messages_stream_the_thinking_as_anthropic_does(anthropic_cli: A
     assert thought == THOUGHT
     stops = [e["index"] for e in first if e["type"] == "content_block_stop"]
     assert stops == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("options", "thinking"), [
+    ({"maxThinkingTokens": 3000}, {"type": "enabled", "budget_tokens": 3000}),
+    ({"thinking": {"type": "enabled", "budgetTokens": 5000}}, {"type": "enabled", "budget_tokens": 5000}),
+    ({"thinking": {"type": "adaptive"}, "model": "claude-opus-4-6"}, {"type": "adaptive"}),
+], ids=["maxThinkingTokens", "thinking-enabled", "thinking-adaptive"])
+def test_typescript_query_asks_for_thinking_and_reads_thinking_blocks(ts_sdk: Path, anthropic_cli: AgentCli,  # noqa: F811
+                                                                     options: dict[str, Any],
+                                                                     thinking: dict[str, Any]) -> None:
+    anthropic_cli.server.add({"thinking": [{"thinking": THOUGHT, "signature": SIGNATURE}], "text": "Done."})
+
+    out = ts_query(ts_sdk, anthropic_cli, "go", {**options, "permissionMode": "bypassPermissions"})
+
+    assert out["error"] is None
+    reply = next(m for m in out["messages"] if m["type"] == "assistant")
+    assert reply["message"]["content"][0] == {"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE}
+    assert anthropic_cli.server.requests[0].body["thinking"] == thinking
