@@ -12,14 +12,10 @@ same-role messages is joined once, when a message of the other role ends it (`_T
 step joins only the open last run and copies the bytes kept so far. The body's keys are in the
 order the SDK's `messages.create` writes them, so the two send the same bytes.
 
-Thinking (issue 30): `--thinking-budget N` asks for manual extended thinking (`thinking:
-{type: enabled, budget_tokens: N}`, with the interleaved-thinking beta so the model thinks
-between tool calls too, and `max_tokens` above the budget); `--effort` asks for adaptive
-thinking at that effort (`output_config.effort`), except on the models from before adaptive
-thinking, which get a budget for the effort instead (`thinking_request`). Every `thinking` and
-`redacted_thinking` block of a reply is kept (`Message.reasoning`, signature included) and sent
-back first in its message, as it came: the API checks the signatures of the last assistant turn
-of a tool-use loop. No temperature is ever sent (the API refuses one with thinking).
+Thinking (issue 30; `anthropic_thinking.py`): the `thinking` and `output_config` a request
+asks for come from `--thinking-budget` and `--effort`; every `thinking` and `redacted_thinking`
+block of a reply is kept (`Message.reasoning`, signature included) and sent back first in its
+message, as it came. No temperature is ever sent (the API refuses one with thinking).
 
 Stream: as the SDK's stream reads it, an event without an `event:` name, a `ping` and an
 event without data are skipped; an `error` event ends the stream with the error it carries
@@ -33,12 +29,13 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..core.messages import Message, Reasoning, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec, thinking_hook
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
+from .anthropic_thinking import read_block, reasoning_block, thinking_request
 from .http_base import HttpProvider, as_count, as_dict, as_key, as_text, dumps, malformed
 from .retry import ANTHROPIC_RULES, http_error, one_line
 from .wire_cache import WirePrefix
@@ -66,49 +63,10 @@ _STOP: dict[str, StopKind] = {"end_turn": "end", "stop_sequence": "end", "tool_u
 # Error events inside a 200 stream carry only a type; these are the transient ones.
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
                         "timeout_error": 504}
-
-# Manual extended thinking thinks between tool calls only with this beta (adaptive always does).
-INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
-# The models from before adaptive thinking and `output_config.effort` (a closed list: every later
-# model takes both): Claude 3.x, and the Claude 4 models up to 4.5, dated or aliased, as the
-# Anthropic API, Bedrock (`anthropic.…-v1:0`) and Vertex (`…@date`) name them.
-_BEFORE_ADAPTIVE = re.compile(r"claude-(?:3|(?:opus|sonnet|haiku)-4(?:-[015])?(?:-\d{8}|-v\d|@|$))")
-_TAKES_EFFORT = re.compile(r"claude-opus-4-5")  # of those, the one that takes the effort parameter
-# On those models, the thinking budget an effort stands for.
-EFFORT_BUDGETS = {"low": 2048, "medium": 4096, "high": 10000, "max": 24000}
 _THINKING_WORDS = re.compile(r"thinking|effort|budget_tokens|output_config", re.IGNORECASE)
-THINKING_HEADROOM = 4096  # `max_tokens` is at least this much above the thinking budget
 
 Blocks = tuple[bytes, ...]
 Wire = tuple[str, Blocks]
-
-
-class ThinkingRequest(NamedTuple):
-    """What a request asks of the model's thinking: the `thinking` object, the effort, the
-    smallest `max_tokens` it needs, and the beta headers it needs."""
-
-    thinking: dict[str, Any] | None = None
-    effort: str | None = None
-    min_max_tokens: int = 0
-    betas: tuple[str, ...] = ()
-
-
-def thinking_request(model: str, budget: int | None, effort: str | None) -> ThinkingRequest:
-    """The thinking a model is asked for, from `--thinking-budget` and `--effort`.
-
-    A budget is manual extended thinking (interleaved, by its beta); an effort alone is adaptive
-    thinking at that effort, or on a model from before adaptive thinking that effort's budget.
-    """
-    old = _BEFORE_ADAPTIVE.search(model) is not None
-    sent_effort = effort if effort is not None and (not old or _TAKES_EFFORT.search(model)) else None
-    if budget is None and effort is not None and not old:
-        return ThinkingRequest({"type": "adaptive"}, sent_effort)
-    if budget is None and effort is not None:
-        budget = EFFORT_BUDGETS[effort]
-    if budget is None:
-        return ThinkingRequest()
-    return ThinkingRequest({"type": "enabled", "budget_tokens": budget}, sent_effort,
-                           budget + THINKING_HEADROOM, (INTERLEAVED_THINKING_BETA,))
 
 
 def without_v1(base_url: str | None) -> str | None:
@@ -185,7 +143,7 @@ class AnthropicProvider(HttpProvider):
             _, said = _error_fields(body) if "error" in body else (None, None)
             raise malformed(self._url, "no content in the response" + (f" (it says: {one_line(said)})" if said else ""))
         content = [block for block in body["content"] if isinstance(block, dict)]
-        reasoning = tuple(r for r in map(_reasoning, content) if r is not None)
+        reasoning = tuple(r for r in map(read_block, content) if r is not None)
         on_thinking = thinking_hook(hooks)
         for item in reasoning:
             if item.text and on_thinking is not None:
@@ -326,7 +284,7 @@ class _StreamState:
         text = "".join("".join(b["parts"]) for b in blocks if b["type"] == "text")
         calls = tuple(_tool_call(b["id"], b["name"], "".join(b["parts"]) or "{}")
                       for b in blocks if b["type"] == "tool_use")
-        reasoning = tuple(_reasoning({"type": b["type"], "thinking": "".join(b["parts"]), "data": b.get("data"),
+        reasoning = tuple(read_block({"type": b["type"], "thinking": "".join(b["parts"]), "data": b.get("data"),
                                       "signature": "".join(b.get("signature", ()))})
                           for b in blocks if b["type"] in ("thinking", "redacted_thinking"))
         return _completion(text, calls, self.stop, _usage(self.start_usage, self.end_usage),
@@ -357,15 +315,6 @@ def message_blocks(message: Message) -> list[dict[str, Any]]:
         blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)}
                    for call in message.tool_calls]
     return blocks or [{"type": "text", "text": EMPTY_TEXT}]
-
-
-def reasoning_block(item: Reasoning) -> dict[str, Any] | None:
-    """A kept thinking block as it came (None for reasoning of another provider's)."""
-    if item.kind == "thinking":
-        return {"type": "thinking", "thinking": item.text, "signature": item.signature or ""}
-    if item.kind == "redacted_thinking":
-        return {"type": "redacted_thinking", "data": item.signature or ""}
-    return None
 
 
 def tool_input(call: ToolCall) -> dict[str, Any]:
@@ -451,17 +400,6 @@ def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None,
         stop = "tool_calls"
     message = Message(role="assistant", content=text, tool_calls=calls, usage=usage, reasoning=reasoning or None)
     return Completion(message=message, stop=stop, usage=usage, reason=stop_reason or "no stop_reason")
-
-
-def _reasoning(block: dict[str, Any]) -> Reasoning | None:
-    """A `thinking` or `redacted_thinking` block of a reply, to keep; None for any other block,
-    and for one without its signature (a reply cut off at the output limit while thinking):
-    the API refuses such a block back, and a cut reply's thinking is not needed again."""
-    if block.get("type") == "thinking" and (signature := as_text(block.get("signature"))):
-        return Reasoning(kind="thinking", text=as_text(block.get("thinking")), signature=signature)
-    if block.get("type") == "redacted_thinking" and (data := as_text(block.get("data"))):
-        return Reasoning(kind="redacted_thinking", signature=data)
-    return None
 
 
 def _tool_call(call_id: object, name: object, arguments: str) -> ToolCall:

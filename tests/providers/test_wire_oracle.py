@@ -14,11 +14,8 @@ import pytest
 
 from recursive_cli.core.messages import Message, Reasoning
 from recursive_cli.core.provider import NullHooks
-from recursive_cli.providers.anthropic_provider import (
-    API_VERSION,
-    INTERLEAVED_THINKING_BETA,
-    AnthropicProvider,
-)
+from recursive_cli.providers.anthropic_provider import API_VERSION, AnthropicProvider
+from recursive_cli.providers.anthropic_thinking import INTERLEAVED_THINKING_BETA
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from .conversations import KEY, TOOLS, conversation
@@ -262,7 +259,7 @@ def test_what_each_model_is_asked_for(model: str, budget: int | None, effort: st
                                       thinking: dict[str, Any] | None, effort_sent: str | None) -> None:
     """Adaptive thinking and the effort parameter on every model but the closed list of those
     from before them, which get the effort's budget instead."""
-    from recursive_cli.providers.anthropic_provider import thinking_request
+    from recursive_cli.providers.anthropic_thinking import thinking_request
 
     asked = thinking_request(model, budget, effort)
     assert (asked.thinking, asked.effort) == (thinking, effort_sent)
