@@ -32,8 +32,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from ..core.errors import BriefRetryError
 from ..core.provider import ContextLengthError, DeadlineError, ProviderError, ProviderHooks, RetryNotice
@@ -72,8 +71,7 @@ BRIEF_RETRIES = 2
 BRIEF_MAX_DELAY = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class RetryRules:
+class RetryRules(NamedTuple):
     """How one SDK client reads the wait a failed answer asks for.
 
     `longest_wait`: the longest `retry-after` honoured. Beyond it, with `refuse_longer`, the

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.events import CompactionDone
 from ...core.interrupt import Interrupted
@@ -61,8 +60,7 @@ without it. Write a summary, in plain text or short bullet lists, with no preamb
 - the current state and what remains to be done."""
 
 
-@dataclass(frozen=True, slots=True)
-class Compaction:
+class Compaction(NamedTuple):
     """What one compaction did."""
 
     summary: str
