@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 # path, a command or its text, and the terminal must show them, not obey them.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 VERBOSE_LINES = 20  # of a tool's output, shown with --verbose
+THOUGHT_STYLE = "dim italic"  # the model's thinking, on a terminal
 
 
 def printable(text: str) -> str:
@@ -243,15 +244,14 @@ class RichTerminalSink(PlainTerminalSink):
         self._final = False  # the streamed message had no tool calls: maybe the run's answer
         self._held: list[str] = []  # lines that came after it, while it may still be wiped
         self._tokens = 0
-        self._thinking = False  # the model's thinking is being printed, dimmed
+        self._thought: StreamTail | None = None  # the model's thinking, streaming
 
     def emit(self, event: AgentEvent) -> None:
         self._tally.see(event)
         if self._quiet and not isinstance(event, RunFinished):
             return
-        if self._thinking and not isinstance(event, ThinkingDelta):
-            self._thinking = False
-            self._console.print()  # (the thinking ends its line)
+        if self._thought is not None and not isinstance(event, ThinkingDelta):
+            self._end_thinking()
         if isinstance(event, MessageAdded) and event.message.usage is not None:
             self._tokens += event.message.usage.input_tokens + event.message.usage.output_tokens
         if isinstance(event, ModelRequest):
@@ -311,13 +311,20 @@ class RichTerminalSink(PlainTerminalSink):
             self._console.print(_text(delta, "dim"), end="", soft_wrap=True)
 
     def _think(self, delta: str) -> None:
-        """The model's thinking as it streams: printed dimmed and in italics (the streamed
-        answer is dimmed too), kept on screen, never part of the answer."""
-        if not self._thinking:
+        """The model's thinking as it streams, dimmed and in italics (the streamed answer is
+        dimmed too), in the live region (in place of the spinner) until it ends."""
+        if self._thought is None:
             self._end_stream()
-            self.region.clear()  # the spinner
-            self._thinking = True
-        self._console.print(_text(delta, "dim italic"), end="", soft_wrap=True)
+            self._thought = StreamTail(THOUGHT_STYLE)
+            self.region.show(self._thought)
+        self._thought.text += printable(delta)  # (the region redraws it a dozen times a second)
+
+    def _end_thinking(self) -> None:
+        """The thinking is over: it stays on screen, above what comes next; never in the answer."""
+        thought, self._thought = self._thought, None
+        self.region.clear()
+        if thought is not None and thought.text.strip():
+            self._console.print(_text(thought.text.strip("\n"), THOUGHT_STYLE))
 
     def _end_stream(self, keep: bool = True) -> None:
         """Finish the streamed text: leave it on screen (`keep`), or wipe it."""
