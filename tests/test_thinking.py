@@ -256,3 +256,12 @@ def test_a_model_refusing_the_thinking_asked_for_is_told_once_naming_the_flag(wo
     assert proc.stderr.splitlines()[0] == (
         f"error: HTTP 400 from {url}: bad request (adaptive thinking is not supported on "
         "this model); --effort high asked for it: this model may take another kind of thinking, or none")
+
+
+def test_a_reply_of_thinking_alone_is_sent_back_with_something_after_it() -> None:
+    from recursive_cli.core.messages import Message, Reasoning
+    from recursive_cli.providers.anthropic_provider import EMPTY_TEXT, message_blocks
+
+    reply = Message(role="assistant", reasoning=(Reasoning(kind="thinking", text="t", signature="s"),))
+    assert message_blocks(reply) == [{"type": "thinking", "thinking": "t", "signature": "s"},
+                                     {"type": "text", "text": EMPTY_TEXT}]

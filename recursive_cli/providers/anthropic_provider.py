@@ -308,13 +308,15 @@ def message_blocks(message: Message) -> list[dict[str, Any]]:
         if message.is_error:
             block["is_error"] = True
         return [block]
-    blocks: list[dict[str, Any]] = [block for block in map(reasoning_block, message.reasoning or ()) if block]
+    blocks: list[dict[str, Any]] = []
     if message.content.strip():
         blocks.append({"type": "text", "text": message.content})
     if message.role == "assistant":
         blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)}
                    for call in message.tool_calls]
-    return blocks or [{"type": "text", "text": EMPTY_TEXT}]
+    # (the thinking first, as it came; a reply of thinking alone still says something after it)
+    thinking = [block for block in map(reasoning_block, message.reasoning or ()) if block]
+    return thinking + (blocks or [{"type": "text", "text": EMPTY_TEXT}])
 
 
 def tool_input(call: ToolCall) -> dict[str, Any]:
