@@ -362,8 +362,8 @@ class ClaudeStreamSink:
             "parent_tool_use_id": None})
 
     def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
-        """The rest of the reply's stream events: the text block's end, the tool calls (which
-        our providers do not stream, so each comes whole), the stop and the usage."""
+        """The rest of the reply's stream events: the open text or thinking block's end, the
+        tool calls (which our providers do not stream, so each comes whole), the stop and the usage."""
         self._close_block()
         index = self._turn.blocks
         for block in content:

@@ -5,10 +5,11 @@ Claude's flags keep Claude's meanings (`--max-turns` is model calls per turn, `-
 Values are taken as given, even ones that start with `-` (a system prompt may), in either
 `--flag value` or `--flag=value` form. The thinking flags mean what Claude Code makes of them
 (`thinking_settings`): `--max-thinking-tokens N` a thinking budget (0: none), `--thinking
-adaptive` adaptive thinking (at the API's default effort, high, unless `--effort` says), `--thinking
-disabled` none, `--effort LEVEL` that effort (`xhigh`, which our levels lack, as the next one down). Flags of Claude Code that change nothing here (its
-debug and plugin switches) are accepted and named in `ignored`; an unknown flag is a usage
-error, as it is for Claude Code.
+adaptive` adaptive thinking (at the API's default effort, high, unless `--effort` says),
+`--thinking disabled` none, `--effort LEVEL` that effort (`xhigh`, which our levels lack, as
+the next one down). Flags of Claude Code that change nothing here (its debug and plugin
+switches, `--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
+usage error, as it is for Claude Code.
 """
 
 from __future__ import annotations
