@@ -37,6 +37,9 @@ it in that endpoint's format, as server-sent events when the request body says
                           `message_stop`); a whole body says `null`
     "usage": {"input_tokens": n, "output_tokens": n, "cache_read_tokens": n, "reasoning_tokens": n},
     "reasoning": {"summary": "...", "encrypted": "..."}  (Responses) a `reasoning` item first
+    "thinking": [{"thinking": "text", "signature": "sig"} | {"redacted": "data"}, ...]
+                          Anthropic only: thinking (or redacted_thinking) blocks before the
+                          text, streamed as thinking_delta and signature_delta events
     "delay": seconds before answering,
     "hold": a threading.Event: answer once the test sets it (at most 60 s), not before
 
@@ -82,11 +85,13 @@ _OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the server received: its path, lower-cased headers and JSON body."""
+    """One request the server received: its path, lower-cased headers and JSON body (and
+    the bytes it came as)."""
 
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""
 
 
 class FakeLLMServer:
@@ -203,7 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         headers = {key.lower(): value for key, value in self.headers.items()}
-        self.fake.record(RecordedRequest(path=self.path, headers=headers, body=body))
+        self.fake.record(RecordedRequest(path=self.path, headers=headers, body=body, raw=raw))
         if self.path not in (OPENAI_PATH, RESPONSES_PATH, ANTHROPIC_PATH):
             self._send_error(404, f"fake server: no route for {self.path}", {})
             return
@@ -574,7 +579,10 @@ def _anthropic_usage(reply: dict[str, Any]) -> dict[str, int]:
 
 
 def _anthropic_blocks(reply: dict[str, Any], fake: FakeLLMServer) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [
+        {"type": "redacted_thinking", "data": item["redacted"]} if "redacted" in item
+        else {"type": "thinking", "thinking": item["thinking"], "signature": item["signature"]}
+        for item in reply.get("thinking", [])]
     text = (reply.get("text") or "") + (reply.get("refusal") or "")
     if text:
         blocks.append({"type": "text", "text": text})
@@ -621,6 +629,12 @@ def _anthropic_block_events(index: int, block: dict[str, Any]) -> list[str]:
     if block["type"] == "text":
         start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"])]
+    elif block["type"] == "thinking":
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in _pieces(block["thinking"])]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif block["type"] == "redacted_thinking":
+        start, deltas = block, []
     else:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in _pieces(block["_raw"])]

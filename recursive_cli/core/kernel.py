@@ -18,6 +18,7 @@ from .events import (
     ModelRequest,
     PermissionDenied,
     TextDelta,
+    ThinkingDelta,
     ToolCallsNotRun,
     ToolFinished,
     ToolStarted,
@@ -103,6 +104,10 @@ class _Hooks:
 
     def on_text(self, delta: str) -> None:
         self._ctx.sink.emit(TextDelta(text=delta))
+
+    def on_thinking(self, delta: str) -> None:
+        """A piece of the model's thinking (the optional hook `thinking_hook` looks for)."""
+        self._ctx.sink.emit(ThinkingDelta(text=delta))
 
     def on_retry(self, notice: RetryNotice) -> None:
         self._ctx.retry(notice)

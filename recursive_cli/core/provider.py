@@ -14,7 +14,7 @@ Exceptions::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -71,6 +71,14 @@ class ProviderHooks(Protocol):
 
     def on_retry(self, notice: RetryNotice) -> None:
         """A request failed and will be retried after `notice.delay_seconds`."""
+
+
+def thinking_hook(hooks: ProviderHooks) -> Callable[[str], None] | None:
+    """The hooks' `on_thinking(delta)`, for the model's thinking (or reasoning summary) as it
+    streams; None when they take none: an optional hook, as the kernel's hooks have it and
+    hooks that only want the answer (a judge's, compaction's) have not."""
+    hook = getattr(hooks, "on_thinking", None)
+    return hook if callable(hook) else None
 
 
 @runtime_checkable

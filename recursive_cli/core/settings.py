@@ -21,10 +21,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 # validates against them and re-exports them.
 from . import wording
 from .choices import (  # noqa: F401 (re-exported)
+    EFFORTS,
     OUTPUT_FORMATS,
     PERMISSION_MODES,
     PROVIDERS,
     SANDBOX_MODES,
+    Effort,
     OutputFormat,
     PermissionMode,
     ProviderName,
@@ -50,6 +52,8 @@ ENV_VARS = {
     "sandbox": "RECURSIVE_SANDBOX",
     "trust_workspace": "RECURSIVE_TRUST_WORKSPACE",
     "wire": "RECURSIVE_WIRE",
+    "effort": "RECURSIVE_EFFORT",
+    "thinking_budget": "RECURSIVE_THINKING_BUDGET",
 }
 
 
@@ -91,7 +95,7 @@ class Settings(BaseModel):
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     no_stream: bool = False
-    effort: Literal["low", "medium", "high", "max"] | None = None  # reasoning effort (issue 30)
+    effort: Effort | None = None  # reasoning effort (issue 30)
     thinking_budget: int | None = Field(default=None, ge=1024)  # Anthropic thinking tokens (issue 30)
     wire: Wire | None = None  # openai wire; None: by the base URL (issue 30)
     quiet: bool = False

@@ -44,7 +44,8 @@ def make_provider(settings: Settings, session_id: str | None = None) -> ChatProv
         from .anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(model, settings.api_key, settings.api_base, stream=stream,
-                                 timeout=timeout)
+                                 timeout=timeout, thinking_budget=settings.thinking_budget,
+                                 effort=settings.effort)
     if openai_wire(settings) == "responses":
         from .openai_responses import OpenAIResponsesProvider
 

@@ -24,8 +24,9 @@ class StreamTail:
     """Text streaming in (already printable), as much of its end as fits on the screen: a live
     region can only erase what is still on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, style: str = "dim") -> None:
         self.text = ""
+        self.style = style
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.text import Text
@@ -33,7 +34,7 @@ class StreamTail:
         room = max(1, (options.height or console.height) - 1)
         width = max(1, options.max_width)
         tail = "\n".join(self.text.rsplit("\n", room)[-room:])[-room * width:]  # wrap no more than fits
-        lines = Text(tail, style="dim").wrap(console, width)
+        lines = Text(tail, style=self.style).wrap(console, width)
         yield Text("\n").join(list(lines)[-room:])
 
 
