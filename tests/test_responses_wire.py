@@ -157,3 +157,11 @@ def test_the_bench_servers_responses_route_runs_a_session(stream: bool, workspac
     (answer,) = json_lines(result.stdout)
     assert answer["num_turns"] == 5 and answer["result"] == module.FINAL_TEXT
     assert server.paths == ["/v1/responses"] * 5
+
+
+def test_the_reasoning_summary_is_shown_as_thinking_with_verbose(workspace: Path) -> None:
+    with FakeLLMServer([{"text": "Nothing here.", "reasoning": REASONING}]) as server:
+        result = run(server, workspace, "--wire", "responses", "-v")
+    assert result.returncode == 0, result.stderr
+    assert "thinking: The file list first." in result.stderr
+    assert result.stdout.strip() == "Nothing here."

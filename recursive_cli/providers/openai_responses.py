@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.messages import Message, Reasoning, ToolCall, Usage
-from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec, thinking_hook
 from ..net.http_client import parse_json
 from ..net.sse import Event
 from .http_base import StreamAssembler, as_count, as_dict, as_list, as_text, dumps, malformed
@@ -186,6 +186,9 @@ class _StreamState:
             position = _index(event.get("summary_index"), 0)
             item.summary += [""] * (position + 1 - len(item.summary))
             item.summary[position] += delta
+            on_thinking = thinking_hook(hooks)
+            if on_thinking is not None:  # shown dimmed as Anthropic thinking is
+                on_thinking(delta)
 
     def _end(self, response: dict[str, Any], status: str) -> None:
         if status == "failed":
