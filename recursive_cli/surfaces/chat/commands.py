@@ -124,7 +124,7 @@ async def _model(chat: ChatSession, args: str) -> None:
         runtime.provider.model = name
     else:
         try:
-            provider = make_provider(chat.settings.model_copy(update={"model": name}))
+            provider = make_provider(chat.settings.model_copy(update={"model": name}), runtime.session_id or None)
         except ConfigError as exc:
             chat.sink.line(f"error: {exc}", "red")
             return
