@@ -61,6 +61,7 @@ coordinator checks the names as they merge):
      ├── StreamLineError            a stream-json stdin line that is not the protocol (also a ValueError)
      ├── TaskFileError              a fleet tasks file that cannot be used (also a ValueError)
      ├── WorkspaceError             a fleet task's workspace cannot be had on this worker
+     ├── WorktreeError              a git worktree cannot be made or removed (`code`: the exit code)
      └── RayMissingError            `fleet` on a cluster without Ray installed
 
     Interrupted                     control flow: the interrupt token fired
@@ -421,3 +422,12 @@ class WorkspaceError(RecursiveError):
 
 class RayMissingError(RecursiveError):
     """Ray is not installed (a fleet on a cluster needs it); the message says how to get it."""
+
+
+class WorktreeError(RecursiveError):
+    """A git worktree for `-w` cannot be made, or one cannot be removed; `code` is the exit code
+    (2: the command line cannot work here, e.g. not a git repository; 1: otherwise)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .event_models import CheckResult, GoalSummary, JudgeVerdict
+from .event_models import CheckResult, GoalSummary, JudgeVerdict, WorktreeInfo
 from .messages import Message, ToolCall, Usage
 
 
@@ -384,6 +384,7 @@ class RunFinished(EventModel):
     # This command's requests per model (judge and compaction included): the result line's
     # `usage` is their sum, its `modelUsage` is this.
     model_usage: dict[str, Usage] = {}  # (copied per event, as `default_factory=dict` but cheaper to build)
+    worktree: WorktreeInfo | None = None  # the session's own git worktree (-w), the result line's `worktree`
 
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from .event_models import GoalSummary
+from .event_models import GoalSummary, WorktreeInfo
 from .events import FinishReason, RunFinished
 from .messages import Usage
 
@@ -71,7 +71,8 @@ def errors(code: int, detail: str, reason: FinishReason) -> list[str]:
 def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str, num_turns: int,
                 num_steps: int, duration_ms: int, usage: Usage, cost: float | None,
                 signum: int | None = None, goal: GoalSummary | None = None,
-                structured_output: Any = None, model_usage: dict[str, Usage] | None = None) -> RunFinished:
+                structured_output: Any = None, model_usage: dict[str, Usage] | None = None,
+                worktree: WorktreeInfo | None = None) -> RunFinished:
     """The final result record for a run that ended with `reason` (and a goal run's `goal`)."""
     code, subtype = exit_code_for(reason, signum)
     return RunFinished(subtype=subtype, is_error=code != 0, exit_code=code,
@@ -80,5 +81,5 @@ def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str
                        usage=usage, total_cost_usd=cost, finish_reason=reason.value,
                        error=detail if code != 0 else "", goal=goal,
                        answer=final_answer(reason, text, detail), structured_output=structured_output,
-                       model_usage=dict(model_usage or {}))
+                       model_usage=dict(model_usage or {}), worktree=worktree)
 

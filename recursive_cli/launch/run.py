@@ -29,9 +29,11 @@ from .prompt_input import empty_prompt_message
 from .settings import command_settings
 
 if TYPE_CHECKING:
+    from ..core.event_models import WorktreeInfo
     from ..features.mcp import McpState
     from ..features.sessions.reader import LoadedSession
     from ..features.sessions.writer import JsonlSessionWriter
+    from ..features.worktrees import WorktreeState
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -53,6 +55,7 @@ class Launch:
     include_hook_events: bool = False
     # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
+    worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch:
@@ -60,7 +63,19 @@ def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: 
     workspace's latest one; CliError for one that cannot be had. The title (and the first
     prompt kept for a crash before turn 1) carries the --output-schema instruction."""
     output = output_request(options.output_last_message, options.output_schema)  # (OutputOptionError: exit 2)
-    if options.continue_session:
+    if options.worktree is not None:
+        if not prompt:
+            raise CliError(empty_prompt_message(not options.no_stdin), EXIT_USAGE)
+        from .worktree import discard, enter_worktree
+
+        common, worktree = enter_worktree(common, options.worktree, options.continue_session)
+        try:
+            spec = new_launch(common, mode, prompt, read_stdin=not options.no_stdin)
+        except BaseException:
+            discard(worktree)
+            raise
+        spec.worktree = worktree
+    elif options.continue_session:
         from .sessions import continue_launch
 
         spec = continue_launch(common, mode, prompt)
@@ -130,6 +145,10 @@ def launch(spec: Launch, work: Work) -> int:
     except BaseException:
         if spec.lock is not None:
             spec.lock.release()
+        if spec.resumed is None:
+            from .worktree import discard
+
+            discard(spec.worktree)
         raise
     return _run(spec, runtime, binding, work)
 
@@ -167,6 +186,10 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        if spec.worktree is not None and spec.resumed is None:
+            from ..features.worktrees import WorktreeState
+
+            runtime.state.put(WorktreeState, spec.worktree)  # (resume finds it in meta.json)
     except (ConfigError, SessionError) as exc:
         raise CliError(str(exc), EXIT_USAGE if isinstance(exc, (BadValueError, SandboxUnavailableError))
                        else EXIT_ERROR) from None
@@ -242,12 +265,26 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
         duration_ms=int(runtime.budget.elapsed() * 1000), usage=runtime.usage,
         cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
         goal=runtime.goal_summary, structured_output=structured() if structured is not None else None,
-        model_usage=runtime.budget.by_model)
+        model_usage=runtime.budget.by_model, worktree=worktree_info(runtime))
 
     runtime.emit(result)
     for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
         loop.remove_signal_handler(signum)
     return result
+
+
+def worktree_info(runtime: AgentRuntime) -> WorktreeInfo | None:
+    """The result line's `worktree`: the git worktree the session works in (-w), if it has one."""
+    if "worktree" not in runtime.state:
+        return None
+    from ..core.event_models import WorktreeInfo
+    from ..features.worktrees import WorktreeState
+
+    try:
+        part = runtime.state.get(WorktreeState)
+    except SessionStateError:
+        return None
+    return WorktreeInfo(path=part.path, branch=part.branch) if part is not None else None
 
 
 async def start_mcp(runtime: AgentRuntime) -> list[dict[str, str]]:
