@@ -110,15 +110,19 @@ class ScriptError(RecursiveError):
 
 
 class ProviderError(RecursiveError):
-    """A request failed; `reason` is one line a user can act on."""
+    """A request failed; `reason` is one line a user can act on. `unavailable`: the server
+    could not answer now (a status worth retrying, a timeout, no connection), so the same run
+    may well work later (exit 75); by default whether it is `retryable`, but an answer that
+    is not the API's (malformed) is retried and still no outage."""
 
     def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, unavailable: bool | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        self.unavailable = retryable if unavailable is None else unavailable
 
 
 class ContextLengthError(ProviderError):

@@ -32,6 +32,9 @@ class FinishReason(str, enum.Enum):
     INTERRUPTED = "interrupted"
     PERMISSION_DENIED = "permission_denied"
     PROVIDER_ERROR = "provider_error"
+    # The model's server stayed unavailable through every retry (429, 5xx, timeouts, refused
+    # connections): worth running again later, unlike a PROVIDER_ERROR (400/401/404…).
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
     INTERNAL_ERROR = "internal_error"  # a bug, or state of our own that cannot be read
     IO_ERROR = "io_error"  # the run's own record (the session) could not be written
     GOAL_NOT_MET = "goal_not_met"

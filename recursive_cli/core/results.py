@@ -17,6 +17,7 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.COMPLETED: (0, "success"),
     FinishReason.PROVIDER_STOP: (1, "error_during_execution"),
     FinishReason.PROVIDER_ERROR: (1, "error_during_execution"),
+    FinishReason.PROVIDER_UNAVAILABLE: (75, "error_provider_unavailable"),  # EX_TEMPFAIL: try again later
     FinishReason.INTERNAL_ERROR: (1, "error_during_execution"),
     FinishReason.IO_ERROR: (1, "error_during_execution"),
     FinishReason.MAX_STEPS: (3, "error_max_turns"),  # --max-steps, Claude's --max-turns
@@ -35,6 +36,12 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
 # one: it stays out of stdout (the JSON result and the session still have it). These are the
 # kernel's words for those stops (`core/kernel.py`, `_stop_detail`).
 _CUT_OFF = ("the model stopped: length", "the model stopped: content_filter")
+
+
+def provider_failure(unavailable: bool) -> FinishReason:
+    """The ending of a run whose model request failed for good: an outage that outlived its
+    retries (ProviderError.unavailable) is PROVIDER_UNAVAILABLE, any other PROVIDER_ERROR."""
+    return FinishReason.PROVIDER_UNAVAILABLE if unavailable else FinishReason.PROVIDER_ERROR
 
 
 def exit_code_for(reason: FinishReason, signum: int | None = None) -> tuple[int, str]:

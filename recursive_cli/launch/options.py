@@ -140,6 +140,19 @@ def script_value(value: Path | None) -> Path | None:
 
 
 @flag_check
+def model_list(value: str | None) -> str | None:
+    """`--fallback-model M[,M2]`: model names separated by commas, none empty."""
+    if value is not None and not all(part.strip() for part in value.split(",")):
+        raise FlagValueError("expected model names separated by commas, e.g. gpt-4.1-mini,gpt-4o-mini")
+    return value
+
+
+def model_names(value: str | None) -> list[str]:
+    """The models of `--fallback-model`, in order."""
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+@flag_check
 def permission_rules(values: list[str] | None) -> list[str] | None:
     """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
     if not values:
@@ -217,6 +230,7 @@ class RunOptions:
     settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None
     include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
     worktree: WorktreeFlag = None
+    fallback_model: Annotated[Optional[str], typer.Option("--fallback-model", metavar="MODEL[,MODEL]", callback=model_list, help="When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result's modelUsage.", rich_help_panel=MODEL)] = None
 
 
 @dataclass(slots=True)

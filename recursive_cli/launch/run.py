@@ -15,6 +15,7 @@ from ..core.budget import unenforceable_budget
 from ..core.errors import BadValueError, CliError, ConfigError, SandboxUnavailableError, SessionStateError
 from ..core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ..core.kernel import TurnOutcome
+from ..core.provider import ChatProvider
 from ..core.results import make_result
 from ..core.settings import LoadedSettings, Settings
 from ..features.sessions.binding import SessionBinding
@@ -23,7 +24,7 @@ from ..features.sessions.lock import SessionLock
 from ..features.sessions.records import SessionError, SessionWriteError
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
-from .options import CommonOptions, RunOptions
+from .options import CommonOptions, RunOptions, model_names
 from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from .prompt_input import empty_prompt_message
 from .settings import command_settings
@@ -56,6 +57,7 @@ class Launch:
     # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
     worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
+    fallback_models: list[str] = field(default_factory=list)  # --fallback-model, in order
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch:
@@ -90,6 +92,7 @@ def with_run_options(spec: Launch, options: RunOptions) -> Launch:
     """`spec` with the MCP flags and the hook options of the command line."""
     spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: a resumed session's own
     spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
+    spec.fallback_models = model_names(options.fallback_model)
     return spec
 
 
@@ -111,6 +114,28 @@ def fresh_launch(common: CommonOptions, mode: str, title: str = "") -> Launch:
     if problem:
         raise CliError(problem, EXIT_USAGE)
     return Launch(loaded, mode, session_id, title=title)
+
+
+def with_fallback(provider: ChatProvider, models: list[str], settings: Settings) -> ChatProvider:
+    """`provider`, handing over to `models` in turn when it is unavailable (--fallback-model)."""
+    from ..providers import make_provider
+    from ..providers.fallback import FallbackProvider
+
+    def make(model: str) -> ChatProvider:
+        if provider.name == "scripted":  # its replies go on where they are
+            provider.model = model
+            return provider
+        try:
+            return make_provider(settings.model_copy(update={"model": model}))
+        except ConfigError as exc:
+            from ..core.errors import ProviderError
+
+            raise ProviderError(f"--fallback-model {model}: {exc}") from None
+
+    def note(text: str) -> None:
+        sys.stderr.write(f"note: {text}\n")
+
+    return FallbackProvider(provider, models, make, note)
 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
@@ -178,6 +203,8 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
 
             builder.tools(ToolRegistry(run_tools(settings)))
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
+        if spec.fallback_models:
+            runtime.provider = with_fallback(runtime.provider, spec.fallback_models, settings)
         binding = None
         if not settings.no_session:
             binding = bind_session(spec.loaded, spec.session_id, spec.mode, spec.title, spec.resumed, spec.lock,
