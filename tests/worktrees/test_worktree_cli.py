@@ -138,3 +138,23 @@ def test_optional_name_reads_the_prompt_as_the_prompt(tmp_path: Path, repo: Path
     assert proc.returncode == 0, proc.stderr
     name = json.loads(proc.stdout)["session_id"]
     assert json.loads(proc.stdout)["worktree"]["branch"] == f"recursive/{name}"
+
+
+def test_goal_and_loop_work_in_their_worktree(tmp_path: Path, repo: Path) -> None:
+    goal = invoke("goal", "-w", "g", "--check", "test -f same.txt", *writes(tmp_path, "g", "g\n"),
+                  "make same.txt", "-o", "json", cwd=repo)
+    assert goal.returncode == 0, goal.stderr
+    assert json.loads(goal.stdout)["worktree"]["branch"] == "recursive/g"
+    assert (repo / ".recursive/worktrees/g/same.txt").read_text() == "g\n"
+    loop = invoke("loop", *writes(tmp_path, "l", "l\n"), "make same.txt", "--worktree=l", cwd=repo)
+    assert loop.returncode == 0, loop.stderr
+    assert (repo / ".recursive/worktrees/l/same.txt").read_text() == "l\n"
+    assert not (repo / "same.txt").exists()
+
+
+def test_worktree_with_continue_or_without_a_prompt_is_exit_2(tmp_path: Path, repo: Path) -> None:
+    proc = invoke("run", "-c", "-w", "x", *writes(tmp_path, "x", "x\n"), "go", cwd=repo)
+    assert proc.returncode == 2 and "--worktree starts a new session" in proc.stderr
+    proc = invoke("run", *writes(tmp_path, "y", "y\n"), "-w", cwd=repo)  # -w last: no name, and no prompt
+    assert proc.returncode == 2
+    assert not (repo / ".recursive" / "worktrees").exists() or not any((repo / ".recursive" / "worktrees").iterdir())
