@@ -151,13 +151,13 @@ class AgentKernel:
             if ctx.tools.version != version:  # (a tool added or taken away: an MCP server's changed list)
                 specs, version = ctx.tools.specs(), ctx.tools.version
             provider = self._provider(ctx)
-            model = provider.model
             ctx.sink.emit(ModelRequest(step=outcome.steps + 1))
             reply = await self._ask(ctx, provider, specs, hooks)
             if not isinstance(reply, Completion):
                 outcome.finish_reason, outcome.detail = reply
                 return outcome
-            self._account(ctx, outcome, reply, model)
+            # (read after the call: a provider that fell back to another model answered on it)
+            self._account(ctx, outcome, reply, provider.model)
             message = self._keep(ctx, reply)
             if reply.stop == "length" and reply.message.tool_calls and not cut_off:
                 names = ", ".join(call.name or "?" for call in reply.message.tool_calls)

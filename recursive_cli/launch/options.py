@@ -144,6 +144,19 @@ def script_value(value: Path | None) -> Path | None:
 
 
 @flag_check
+def model_list(value: str | None) -> str | None:
+    """`--fallback-model M[,M2]`: model names separated by commas, none empty."""
+    if value is not None and not all(part.strip() for part in value.split(",")):
+        raise FlagValueError("expected model names separated by commas, e.g. gpt-4.1-mini,gpt-4o-mini")
+    return value
+
+
+def model_names(value: str | None) -> list[str]:
+    """The models of `--fallback-model`, in order."""
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+@flag_check
 def permission_rules(values: list[str] | None) -> list[str] | None:
     """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
     if not values:
@@ -204,6 +217,12 @@ McpConfigFlag = Annotated[Optional[list[str]], typer.Option("--mcp-config", meta
 StrictMcpConfigFlag = Annotated[bool, typer.Option("--strict-mcp-config", help="Use only the servers of --mcp-config.", rich_help_panel=MCP)]
 
 
+# `-w` alone (or before another option, or before a word that is no name) names no worktree:
+# the command line gets "" for it (usage.py, `optional_values`), and the session id is its name.
+WorktreeFlag = Annotated[Optional[str], typer.Option("--worktree", "-w", metavar="[NAME]", help="Work in a new git worktree, .recursive/worktrees/NAME at the repository's root, on a new branch recursive/NAME from HEAD (NAME: the session id when not given), so parallel sessions never touch each other's files; see `recursive worktree`.", rich_help_panel=INPUT, show_default=False)]
+OPTIONAL_VALUE_FLAGS = ("-w", "--worktree")
+
+
 @dataclass(slots=True)
 class RunOptions:
     """The options of the commands that run the agent on a prompt (run, loop, goal, resume);
@@ -217,6 +236,8 @@ class RunOptions:
     strict_mcp_config: StrictMcpConfigFlag = False
     settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None
     include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
+    worktree: WorktreeFlag = None
+    fallback_model: Annotated[Optional[str], typer.Option("--fallback-model", metavar="MODEL[,MODEL]", callback=model_list, help="When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result's modelUsage.", rich_help_panel=MODEL)] = None
 
 
 @dataclass(slots=True)
@@ -238,9 +259,9 @@ def with_mcp_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def with_run_options(continue_flag: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give `command` the run options (`-c/--continue` only with `continue_flag`); it receives
-    them as one `run_options: RunOptions`."""
-    left_out = () if continue_flag else ("continue_session",)
+    """Give `command` the run options (`-c/--continue` and `-w/--worktree`, which start or pick a
+    session, only with `continue_flag`); it receives them as one `run_options: RunOptions`."""
+    left_out = () if continue_flag else ("continue_session", "worktree")
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         return _with_options(command, "run_options", RunOptions, left_out)

@@ -148,6 +148,8 @@ def run_result(event: RunFinished) -> TurnResult:
     a goal's judge included), the session's total cost (what `--max-cost` is checked against)."""
     reason = FinishReason(event.finish_reason)
     extra: dict[str, Any] = {"goal": event.goal.model_dump(mode="json")} if event.goal is not None else {}
+    if event.worktree is not None:  # (a field of our own: Claude's result has no worktree)
+        extra["worktree"] = event.worktree.model_dump(mode="json")
     usage = sum(event.model_usage.values(), Usage())
     return TurnResult(subtype=event.subtype, is_error=event.is_error, result=event.result,
                       finish_reason=event.finish_reason, num_turns=event.num_steps,

@@ -87,9 +87,10 @@ def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_kno
     cost = cost_text(total)
     steps = count(event.num_steps, "step")
     seconds = f"{event.duration_ms / 1000:.1f} s"
+    branch = f" · branch {event.worktree.branch} in {event.worktree.path}" if event.worktree is not None else ""
     if steps_usage is None or _same_tokens(steps_usage, event.usage):
-        return f"{steps} · {_tokens(event.usage)} · {cost} · {seconds}"
-    return f"{steps} · {_tokens(steps_usage)} · session total {_tokens(event.usage)}, {cost} · {seconds}"
+        return f"{steps} · {_tokens(event.usage)} · {cost} · {seconds}{branch}"
+    return f"{steps} · {_tokens(steps_usage)} · session total {_tokens(event.usage)}, {cost} · {seconds}{branch}"
 
 
 def _same_tokens(a: Usage, b: Usage) -> bool:

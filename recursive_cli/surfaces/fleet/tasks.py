@@ -103,13 +103,17 @@ class TaskSpec(TaskDefaults):
     """One line of TASKS.jsonl: what to do (`prompt`), where (`workspace`: a folder, or a git
     URL cloned on the worker at `ref`), and how (the `TaskDefaults` fields). `trust`: the
     workspace's own hooks, MCP servers and config count (`--trust-workspace`); a line's own
-    say only, never the fleet's flags, and without it a clone's never do."""
+    say only, never the fleet's flags, and without it a clone's never do. `worktree`: the task
+    works in a new git worktree of the workspace's repository, on a branch of its own
+    (`-w`, named by the task's session id), so tasks on one repository never touch each
+    other's files."""
 
     id: str
     prompt: str
     workspace: str | None = None
     ref: str | None = None
     trust: bool = False
+    worktree: bool = False
 
     @field_validator("id")
     @classmethod
@@ -239,6 +243,7 @@ def cli_flags(task: TaskSpec, max_cost: float | None) -> list[str]:
     flags += _repeated("--add-dir", task.add_dir)
     flags += ["--no-checkpoints"] if task.no_checkpoints else []
     flags += _valued("--sandbox", task.sandbox) + (["--sandbox-network"] if task.sandbox_network else [])
+    flags += ["--worktree="] if task.worktree else []  # (no name: the session id, unique per fleet and task)
     return flags + (["--no-stream"] if task.no_stream else []) + trust_flags(task)
 
 
