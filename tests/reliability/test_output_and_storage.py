@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fakeserver import FakeLLMServer
 
 from .doctable import Row, check_row
 from .harness import AGENT, Run, Scrub, agent, call, exit_text, inspect_session, scripted_args, start_agent
@@ -204,3 +205,30 @@ def test_no_file_descriptors_left(tmp_path: Path, workspace: Path, isolated_home
     assert session.status == "completed" and session.unanswered_calls() == []
     check_row(Row("fd-limit", (*warnings, failed[0], "then the answer on stdout"), exit_text(run.code),
                   session.summary("every failed call is answered in it")))
+
+
+def test_home_fills_up_on_the_responses_wire_and_resume_sends_the_reasoning_back(
+        tmp_path: Path, workspace: Path) -> None:
+    """The disk fills while a Responses-wire run stores its steps; once there is space, `resume`
+    sends the model's encrypted reasoning from the transcript alone (`store: false`)."""
+    call_step = {"tool_calls": [{"name": "run_shell", "arguments": {
+        "command": "head -c 20000 /dev/zero | tr '\\0' a; echo"}}]}
+    replies = [{**call_step, "reasoning": {"summary": f"step {i}", "encrypted": f"enc-{i}"}} for i in range(3)]
+    args = ["-C", str(workspace), "--no-checkpoints", "--sandbox", "off", "--wire", "responses",
+            "-m", "gpt-5", "--max-steps", "10"]
+    with tmpfs(tmp_path / "filling-home", "64k") as home, \
+            FakeLLMServer([*replies, {"text": "finished"}]) as server:
+        env = {"RECURSIVE_HOME": str(home), "RECURSIVE_API_KEY": "sk-test"}
+        fill(home, leave=24 * 1024)
+        run = agent("run", "x", *args, "--api-base", server.openai_base_url, "--session-id", "filling", env=env)
+        assert run.code == 1 and run.stdout == "", run.stderr
+        assert "No space left on device" in run.error_lines()[0], run.stderr
+        sent = len(server.requests)
+        (home / "filler").unlink()
+        resumed = agent("resume", "filling", *args, "--api-base", server.openai_base_url, env=env)
+        assert resumed.code == 0, resumed.stderr
+        last = server.requests[-1].body
+        kept = [item["encrypted_content"] for item in last["input"] if item.get("type") == "reasoning"]
+        assert kept and kept == [f"enc-{i}" for i in range(len(kept))]  # each stored one, in order, unchanged
+        assert all(request.path == "/v1/responses" for request in server.requests[sent:])
+        assert inspect_session(home, "filling").warnings == []
