@@ -5,7 +5,7 @@
 # Is $1 a command path?
 __recursive_is_command() {
     case "$1" in
-        run|resume|tools|loop|goal|chat|trust|sessions|"sessions list"|"sessions show"|"sessions export"|"sessions import"|"sessions rm"|"sessions gc"|config|"config show"|"config path"|checkpoints|"checkpoints list"|"checkpoints diff"|"checkpoints restore"|mcp|"mcp list"|"mcp get"|hooks|"hooks list"|fleet|"fleet run"|"fleet status"|"fleet resume") return 0 ;;
+        run|resume|tools|agents|logs|queue|stop|attach|loop|goal|chat|trust|sessions|"sessions list"|"sessions show"|"sessions export"|"sessions import"|"sessions rm"|"sessions gc"|config|"config show"|"config path"|checkpoints|"checkpoints list"|"checkpoints diff"|"checkpoints restore"|mcp|"mcp list"|"mcp get"|hooks|"hooks list"|fleet|"fleet run"|"fleet status"|"fleet resume") return 0 ;;
         *) return 1 ;;
     esac
 }
@@ -14,15 +14,17 @@ __recursive_is_command() {
 __recursive_options() {
     case "$1" in
         "") REPLY="--version -p --print -h --help" ;;
-        run) REPLY="--no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
-        resume) REPLY="--last --no-stdin --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
+        run) REPLY="--no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --bg --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
+        resume) REPLY="--last --no-stdin --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --bg --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         tools|"mcp list"|"mcp get") REPLY="--json --mcp-config --strict-mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
-        loop) REPLY="--max-iterations --max-context-tokens --no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
-        goal) REPLY="--until --check --judge-model --max-turns --check-timeout --no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
+        agents|"sessions list") REPLY="--json --all-workspaces -C --workspace -h --help" ;;
+        logs) REPLY="-f --follow -o --output-format -h --help" ;;
+        queue|attach|sessions|"sessions show"|"sessions rm"|config|checkpoints|"checkpoints diff"|mcp|hooks|fleet) REPLY="-h --help" ;;
+        stop) REPLY="--now -h --help" ;;
+        loop) REPLY="--max-iterations --max-context-tokens --no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --bg --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
+        goal) REPLY="--until --check --judge-model --max-turns --check-timeout --no-stdin -c --continue --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --bg --include-hook-events -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         chat) REPLY="-c --continue --settings --mcp-config --strict-mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         trust) REPLY="--list --revoke --json -h --help" ;;
-        sessions|"sessions show"|"sessions rm"|config|checkpoints|"checkpoints diff"|mcp|hooks|fleet) REPLY="-h --help" ;;
-        "sessions list") REPLY="--json --all-workspaces -C --workspace -h --help" ;;
         "sessions export") REPLY="-f --format --bundle -h --help" ;;
         "sessions import") REPLY="-C --workspace --force -h --help" ;;
         "sessions gc") REPLY="--older-than --dry-run -y --yes --all-workspaces -C --workspace -h --help" ;;
@@ -42,11 +44,12 @@ __recursive_value_options() {
     case "$1" in
         run|resume) REPLY="--output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port" ;;
         tools|"mcp list"|"mcp get") REPLY="--mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port" ;;
+        agents|"sessions list"|"sessions import"|"config path") REPLY="-C --workspace" ;;
+        logs) REPLY="-o --output-format" ;;
         loop) REPLY="--max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port" ;;
         goal) REPLY="--until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port" ;;
         chat|"config show") REPLY="--settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port" ;;
         trust) REPLY="--revoke" ;;
-        "sessions list"|"sessions import"|"config path") REPLY="-C --workspace" ;;
         "sessions export") REPLY="-f --format --bundle" ;;
         "sessions gc") REPLY="--older-than -C --workspace" ;;
         "checkpoints restore") REPLY="--turn" ;;
@@ -62,10 +65,11 @@ __recursive_complete_value() {
     case "$1:$2" in
         run:--output-last-message|run:--output-schema|run:--script|resume:--output-last-message|resume:--output-schema|resume:--script|tools:--script|loop:--output-last-message|loop:--output-schema|loop:--script|goal:--output-last-message|goal:--output-schema|goal:--script|chat:--script|trust:--revoke|"config show":--script|"mcp list":--script|"mcp get":--script|"hooks list":--script|"fleet run":--results|"fleet run":--script) __recursive_files ;;
         run:--provider|resume:--provider|tools:--provider|loop:--provider|goal:--provider|chat:--provider|"config show":--provider|"mcp list":--provider|"mcp get":--provider|"hooks list":--provider|"fleet run":--provider) __recursive_words 'openai anthropic scripted' ;;
-        run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|chat:-C|chat:--workspace|chat:--add-dir|"sessions list":-C|"sessions list":--workspace|"sessions import":-C|"sessions import":--workspace|"sessions gc":-C|"sessions gc":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace|"mcp list":-C|"mcp list":--workspace|"mcp list":--add-dir|"mcp get":-C|"mcp get":--workspace|"mcp get":--add-dir|"hooks list":-C|"hooks list":--workspace|"hooks list":--add-dir|"fleet run":-C|"fleet run":--workspace|"fleet run":--add-dir) __recursive_dirs ;;
+        run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|agents:-C|agents:--workspace|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|chat:-C|chat:--workspace|chat:--add-dir|"sessions list":-C|"sessions list":--workspace|"sessions import":-C|"sessions import":--workspace|"sessions gc":-C|"sessions gc":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace|"mcp list":-C|"mcp list":--workspace|"mcp list":--add-dir|"mcp get":-C|"mcp get":--workspace|"mcp get":--add-dir|"hooks list":-C|"hooks list":--workspace|"hooks list":--add-dir|"fleet run":-C|"fleet run":--workspace|"fleet run":--add-dir) __recursive_dirs ;;
         run:-o|run:--output-format|resume:-o|resume:--output-format|tools:-o|tools:--output-format|loop:-o|loop:--output-format|goal:-o|goal:--output-format|chat:-o|chat:--output-format|"config show":-o|"config show":--output-format|"mcp list":-o|"mcp list":--output-format|"mcp get":-o|"mcp get":--output-format|"hooks list":-o|"hooks list":--output-format|"fleet run":-o|"fleet run":--output-format|"fleet resume":-o|"fleet resume":--output-format) __recursive_words 'text json stream-json' ;;
         run:--permission-mode|resume:--permission-mode|tools:--permission-mode|loop:--permission-mode|goal:--permission-mode|chat:--permission-mode|"config show":--permission-mode|"mcp list":--permission-mode|"mcp get":--permission-mode|"hooks list":--permission-mode|"fleet run":--permission-mode) __recursive_words 'auto accept-edits read-only ask' ;;
         run:--sandbox|resume:--sandbox|tools:--sandbox|loop:--sandbox|goal:--sandbox|chat:--sandbox|"config show":--sandbox|"mcp list":--sandbox|"mcp get":--sandbox|"hooks list":--sandbox|"fleet run":--sandbox) __recursive_words 'read-only workspace-write off' ;;
+        logs:-o|logs:--output-format) __recursive_words 'text stream-json' ;;
         "sessions export":-f|"sessions export":--format) __recursive_words 'jsonl json md' ;;
     esac
 }
@@ -73,8 +77,8 @@ __recursive_complete_value() {
 # Complete positional argument $2 of command $1.
 __recursive_complete_argument() {
     case "$1" in
-        "") [[ $2 == 0 ]] && __recursive_words 'run resume tools loop goal chat trust sessions config checkpoints mcp hooks fleet' ;;
-        resume|"sessions show"|"sessions export"|"checkpoints list"|"checkpoints diff"|"checkpoints restore") case "$2" in 0) __recursive_session_ids ;; esac ;;
+        "") [[ $2 == 0 ]] && __recursive_words 'run resume tools agents logs queue stop attach loop goal chat trust sessions config checkpoints mcp hooks fleet' ;;
+        resume|logs|queue|stop|attach|"sessions show"|"sessions export"|"checkpoints list"|"checkpoints diff"|"checkpoints restore") case "$2" in 0) __recursive_session_ids ;; esac ;;
         trust|"fleet run"|"fleet status"|"fleet resume") case "$2" in 0) __recursive_files ;; esac ;;
         sessions) [[ $2 == 0 ]] && __recursive_words 'list show export import rm gc' ;;
         "sessions rm") case "$2" in *) __recursive_session_ids ;; esac ;;
