@@ -320,6 +320,7 @@ def _stop_gently(runtime: AgentRuntime) -> None:
     """End at the next step boundary as if SIGTERM had come then (exit 143, resumable); at
     once when no turn is running (a loop waiting for its wakeup)."""
     if runtime.in_turn():
+        sys.stderr.write("stopping at the next step boundary\n")
         runtime.interrupt_token.request(signal.SIGTERM)
     else:
         runtime.interrupt(signal.SIGTERM)

@@ -7,6 +7,8 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,9 @@ def no_session_left_running(isolated_home: Path) -> Iterator[None]:
     for lock in (isolated_home / "sessions").glob("*/lock"):
         with contextlib.suppress(OSError, ValueError):
             os.kill(int(json.loads(lock.read_text())["pid"]), signal.SIGKILL)
+
+
+UNTIL_GO = "touch waiting; while [ ! -e go ]; do sleep 0.05; done"  # a step that ends when the test says
 
 
 def shell(command: str) -> dict[str, Any]:
@@ -78,8 +83,8 @@ def running(home: Path, session_id: str) -> bool:
 
 def test_bg_returns_at_once_the_session_finishes_alone_and_logs_follows_it(
         tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
-    session_id = start_bg(tmp_path, workspace, "run",
-                          [shell("sleep 4; echo hi > out.txt"), {"text": "all done"}])
+    session_id = start_bg(tmp_path, workspace, "run", [shell(f"{UNTIL_GO}; echo hi > out.txt"),
+                                                      {"text": "all done"}])
     assert not (workspace / "out.txt").exists()  # returned while the session works
     listed = run_cli("agents", "--json", "-C", str(workspace))
     assert listed.returncode == 0, listed.stderr
@@ -89,6 +94,7 @@ def test_bg_returns_at_once_the_session_finishes_alone_and_logs_follows_it(
     table = run_cli("agents", "-C", str(workspace))
     assert session_id in table.stdout and "pid" in table.stdout.splitlines()[0]
 
+    (workspace / "go").touch()
     followed = run_cli("logs", session_id, "-f")
     assert followed.returncode == 0, followed.stderr
     assert "run_shell" in followed.stdout and followed.stdout.endswith("all done\n")
@@ -179,12 +185,16 @@ def test_a_message_claimed_by_a_killed_process_is_delivered_once(
 def test_stop_ends_at_the_next_step_interrupted_and_resume_continues(
         tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
     session_id = start_bg(tmp_path, workspace, "run",
-                          [shell("sleep 2; echo one > first.txt"), shell("echo two > second.txt"),
+                          [shell(f"{UNTIL_GO}; echo one > first.txt"), shell("echo two > second.txt"),
                            {"text": "finished"}])
-    wait_until(lambda: any(r["type"] == "message" and r["message"].get("tool_calls")
-                           for r in records(isolated_home, session_id)))
-    stopped = run_cli("stop", session_id)
-    assert stopped.returncode == 0, stopped.stderr
+    wait_until(lambda: (workspace / "waiting").exists())
+    stopping = subprocess.Popen([sys.executable, "-m", "recursive_cli", "stop", session_id],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = folder(isolated_home, session_id) / "stderr.log"
+    wait_until(lambda: "stopping at the next step boundary" in log.read_text(), proc=stopping)
+    (workspace / "go").touch()  # the step in flight ends now
+    _, stderr = stopping.communicate(timeout=30)
+    assert stopping.returncode == 0, stderr
     assert not running(isolated_home, session_id)
     saved = meta(isolated_home, session_id)
     assert (saved["status"], saved["exit_code"]) == ("interrupted", 143)
