@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import run_cli, wait_until, write_script
+from clitools import require, run_cli, wait_until, write_script
 from fakeserver import FakeLLMServer
 
 
@@ -220,3 +220,40 @@ def test_stop_now_kills_the_running_tool(tmp_path: Path, workspace: Path, isolat
     results = [r["message"]["content"] for r in records(isolated_home, session_id)
                if r["type"] == "message" and r["message"]["role"] == "tool"]
     assert results and "interrupted" in results[-1]
+
+
+WAITING_LOOP = [tool("schedule_wakeup", delay_seconds=600, prompt="much later"), {"text": "waiting"},
+                {"text": "got it"}]
+
+
+def test_attach_queues_what_is_typed_and_slash_stop_stops(
+        tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    session_id = start_bg(tmp_path, workspace, "loop", WAITING_LOOP)
+    wait_until(lambda: any(r["type"] == "wakeup_scheduled" for r in records(isolated_home, session_id)))
+    attached = subprocess.Popen([sys.executable, "-m", "recursive_cli", "attach", session_id],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert attached.stdin is not None
+    attached.stdin.write("a word from outside\n")
+    attached.stdin.flush()
+    wait_until(lambda: "a word from outside" in user_texts(isolated_home, session_id), proc=attached)
+    attached.stdin.write("/stop\n")
+    attached.stdin.flush()
+    stdout, stderr = attached.communicate(timeout=30)
+    assert attached.returncode == 143, stderr
+    assert "Ctrl-C to detach" in stderr and "got it" in stdout
+    assert meta(isolated_home, session_id)["status"] == "interrupted"
+
+
+def test_ctrl_c_detaches_and_says_so(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    pexpect = require("pexpect")
+    session_id = start_bg(tmp_path, workspace, "loop", WAITING_LOOP)
+    child = pexpect.spawn(sys.executable, ["-m", "recursive_cli", "attach", session_id], encoding="utf-8",
+                          timeout=20, env=dict(os.environ))
+    child.expect("Ctrl-C to detach")
+    child.expect("waiting")
+    child.sendintr()
+    child.expect("detached from session")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert running(isolated_home, session_id)  # the session goes on
