@@ -1,11 +1,13 @@
 """The event-loop driver (SPEC §6): turns of `RuntimeCore.run`, then wakeups and finished jobs.
 
-After each turn it decides, in order: `stop_loop` was called → end; the wakeup is due → a
-turn with its prompt; a background job ended → a turn with its exit code and output tail; a
-wakeup is pending or jobs are running → wait for the first of them; nothing is pending → end.
-A wait wakes at once when a job ends, when the wakeup falls due, on SIGINT/SIGTERM (the
-runtime's interrupt token) and when --max-duration runs out; it never polls. However the
-loop ends, every background job is killed.
+After each turn it decides, in order: `stop_loop` was called → end; a message was queued
+(`recursive queue`) → a turn on it; the wakeup is due → a turn with its prompt; a background
+job ended → a turn with its exit code and output tail; a wakeup is pending or jobs are running
+→ wait for the first of them; nothing is pending → end. A wait wakes at once when a job ends,
+when the wakeup falls due, on SIGINT/SIGTERM (the runtime's interrupt token), when
+--max-duration runs out, and when a message is queued (the runtime's inbox looks into the
+session folder every 0.2 s; nothing else is polled for). However the loop ends, every
+background job is killed.
 """
 
 from __future__ import annotations
