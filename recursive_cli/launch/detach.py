@@ -56,6 +56,16 @@ class Detachment:
             os.close(saved)
         self._saved = []
 
+    def discard(self) -> None:
+        """The streams as they were, and the files made for them gone when no session came to be."""
+        self.restore()
+        if not (self.folder / "transcript.jsonl").exists():
+            for name in (STDOUT_FILE, STDERR_FILE, EVENTS_FILE):
+                with contextlib.suppress(OSError):
+                    (self.folder / name).unlink()
+            with contextlib.suppress(OSError):
+                self.folder.rmdir()  # (only if nothing else is in it)
+
     def fork(self, session_id: str, lock: SessionLock) -> None:
         """Return in the detached child (its own process session, the lock its own); the
         parent prints `session_id` on its stdout and exits 0 once the child holds the lock."""
@@ -72,8 +82,13 @@ class Detachment:
             self._saved = []
             return
         os.close(told)
-        os.read(ready, 1)  # (empty if the child died first: its stderr.log says why)
+        started = os.read(ready, 1)  # (empty if the child died before it held the lock)
         self.restore()
+        if not started:
+            sys.stderr.write(f"error: the detached session {session_id} ended as it started; "
+                             f"see {self.folder / STDERR_FILE}\n")
+            sys.stderr.flush()
+            os._exit(1)
         sys.stdout.write(session_id + "\n")
         sys.stdout.flush()
         os._exit(0)  # nothing of the runtime is the parent's to close: the child owns it now

@@ -133,7 +133,7 @@ def launch(spec: Launch, work: Work) -> int:
         runtime, binding = _start(spec)
     except BaseException:
         if detached is not None:
-            detached.restore()
+            detached.discard()
         if spec.lock is not None:
             spec.lock.release()
         raise

@@ -257,3 +257,16 @@ def test_ctrl_c_detaches_and_says_so(tmp_path: Path, workspace: Path, isolated_h
     child.close()
     assert child.exitstatus == 0
     assert running(isolated_home, session_id)  # the session goes on
+
+
+def test_bg_refused_in_the_foreground_leaves_no_session(tmp_path: Path, workspace: Path,
+                                                        isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "never"}])
+    common = ("--provider", "scripted", "--script", str(script), "-C", str(workspace))
+    unpriced = run_cli("run", "--bg", *common, "--max-cost", "1", "hi")
+    assert (unpriced.returncode, unpriced.stdout) == (2, "")
+    assert unpriced.stderr.startswith("error: --max-cost 1 cannot be enforced")
+    nowhere = run_cli("run", "--bg", "--no-session", *common, "hi")
+    assert (nowhere.returncode, nowhere.stdout) == (2, "")
+    assert "--no-session" in nowhere.stderr
+    assert not list((isolated_home / "sessions").glob("*"))
