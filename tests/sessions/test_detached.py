@@ -270,3 +270,18 @@ def test_bg_refused_in_the_foreground_leaves_no_session(tmp_path: Path, workspac
     assert (nowhere.returncode, nowhere.stdout) == (2, "")
     assert "--no-session" in nowhere.stderr
     assert not list((isolated_home / "sessions").glob("*"))
+
+
+def test_queue_into_a_run_mid_turn_is_taken_when_the_turn_ends(
+        tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    session_id = start_bg(tmp_path, workspace, "run", [shell(UNTIL_GO), {"text": "first answer"},
+                                                      {"text": "answer to the queued one"}])
+    wait_until(lambda: (workspace / "waiting").exists())
+    assert run_cli("queue", session_id, "and then this").returncode == 0
+    (workspace / "go").touch()
+    followed = run_cli("logs", session_id, "-f")
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.endswith("answer to the queued one\n")
+    assert user_texts(isolated_home, session_id) == ["the task", "and then this"]
+    elsewhere = run_cli("agents", "--all-workspaces", "--json", "-C", str(tmp_path))
+    assert json.loads(elsewhere.stdout) == []
