@@ -285,3 +285,23 @@ def test_queue_into_a_run_mid_turn_is_taken_when_the_turn_ends(
     assert user_texts(isolated_home, session_id) == ["the task", "and then this"]
     elsewhere = run_cli("agents", "--all-workspaces", "--json", "-C", str(tmp_path))
     assert json.loads(elsewhere.stdout) == []
+
+
+def test_goal_bg_then_resume_bg_hands_the_lock_to_the_detached_process(
+        tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    session_id = start_bg(tmp_path, workspace, "goal", [tool("write_file", path="g.txt", content="x"),
+                                                       {"text": "made it"}, shell(UNTIL_GO),
+                                                       {"text": "resumed fine"}],
+                          "--check", "test -e g.txt")
+    assert run_cli("logs", session_id, "-f").returncode == 0
+    again = run_cli("resume", "--bg", session_id, "more", "--no-stdin")
+    assert (again.returncode, again.stdout) == (0, session_id + "\n"), again.stderr
+    wait_until(lambda: (workspace / "waiting").exists())
+    [agent] = json.loads(run_cli("agents", "--json", "-C", str(workspace)).stdout)
+    assert (agent["id"], agent["mode"]) == (session_id, "goal")
+    assert agent["pid"] == owner_pid(isolated_home, session_id)
+    assert os.getsid(agent["pid"]) == agent["pid"]  # a process session of its own
+    (workspace / "go").touch()
+    followed = run_cli("logs", session_id, "-f")
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.endswith("made it\nresumed fine\n")
