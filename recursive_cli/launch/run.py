@@ -188,7 +188,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             binding = bind_session(spec.loaded, spec.session_id, spec.mode, spec.title, spec.resumed, spec.lock,
                                    runtime)
             sink.sinks.insert(0, binding.writer)
-            _open_inbox(runtime, binding)
+            open_inbox(runtime, binding)
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
@@ -198,7 +198,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
     return runtime, binding
 
 
-def _open_inbox(runtime: AgentRuntime, binding: SessionBinding) -> None:
+def open_inbox(runtime: AgentRuntime, binding: SessionBinding) -> None:
     """Messages `recursive queue` leaves in the session folder reach the runtime between turns."""
     from ..features.sessions.inbox import SessionInbox
 

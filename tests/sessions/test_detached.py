@@ -305,3 +305,16 @@ def test_goal_bg_then_resume_bg_hands_the_lock_to_the_detached_process(
     followed = run_cli("logs", session_id, "-f")
     assert followed.returncode == 0, followed.stderr
     assert followed.stdout.endswith("made it\nresumed fine\n")
+
+
+def test_print_mode_bg(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [shell("echo hi"), {"text": "headless done"}])
+    proc = run_cli("-p", "--bg", "--provider", "scripted", "--script", str(script), "-C", str(workspace),
+                   "--output-format", "stream-json", "hello")
+    assert proc.returncode == 0, proc.stderr
+    session_id = proc.stdout.strip()
+    followed = run_cli("logs", session_id, "-f", "-o", "stream-json")
+    assert followed.returncode == 0, followed.stderr
+    assert json.loads(followed.stdout.splitlines()[-1])["result"] == "headless done"
+    refused = run_cli("-p", "--bg", "--no-session", "--provider", "scripted", "--script", str(script), "hi")
+    assert refused.returncode == 2 and "--no-session" in refused.stderr
