@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"
+        case run resume tools agents logs queue stop attach loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"
             return 0
     end
     return 1
@@ -59,6 +59,10 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --output-last-message --output-schema --mcp-config --settings --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case tools "mcp list" "mcp get"
             printf '%s\n' -- --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
+        case agents "sessions list" "sessions import" "config path" "worktree list" "worktree rm"
+            printf '%s\n' -- -C --workspace
+        case logs
+            printf '%s\n' -- -o --output-format
         case loop
             printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -w --worktree --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case goal
@@ -67,8 +71,6 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- --settings -w --worktree --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case trust
             printf '%s\n' -- --revoke
-        case "sessions list" "sessions import" "config path" "worktree list" "worktree rm"
-            printf '%s\n' -- -C --workspace
         case "sessions export"
             printf '%s\n' -- -f --format --bundle
         case "sessions gc"
@@ -90,6 +92,11 @@ complete -c recursive -f
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'run' -d 'Run one turn of the agent on PROMPT and print the answer.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'resume' -d 'Continue a saved session; without PROMPT an interrupted run carries on.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'tools' -d 'List the tools the agent would get with these options (MCP servers\' too: they are started). Needs no API key.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'agents' -d 'List the sessions running now (started with --bg, or in another terminal): pid, mode, turn, step, age, cost, last event.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'logs' -d 'Print a detached session\'s progress from the start, as `run` prints it.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'queue' -d 'Leave a message for a session: a running one takes it at its next turn (a loop waiting for a wakeup at once), a stopped one on `resume`. Prints the message\'s id.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'stop' -d 'Stop a running session (status interrupted, exit 143); `recursive resume` continues it.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'attach' -d 'Follow a detached session; each line typed is queued for it, /stop stops it, Ctrl-C detaches.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomously: wake up when scheduled, react to finished background jobs, stop when done.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'goal' -d 'Run turns until the goal holds: every --check passes and the judge agrees --until holds.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'chat' -d 'Talk with the agent on this terminal: an interactive session in the workspace.'
@@ -102,6 +109,10 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'hooks' -d 'The command hoo
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'fleet' -d 'Many goal or run tasks at once on Ray: a local Ray started in-process, or a cluster.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'worktree' -d 'The git worktrees that -w/--worktree made, and their sessions.'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg logs 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg queue 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg stop 0 0' -x -a '(__recursive_session_ids)'
+complete -c recursive -n '__recursive_arg attach 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg trust 0 0' -r -F
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
@@ -133,7 +144,7 @@ complete -c recursive -n '__recursive_arg worktree 0 0' -a 'list' -d 'List this 
 complete -c recursive -n '__recursive_arg worktree 0 0' -a 'rm' -d 'Remove a worktree and its branch; one with uncommitted changes, or with commits HEAD lacks, only with --force (exit 1 otherwise).'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
 complete -c recursive -n '__recursive_at ""' -s p -l print -d 'Claude Code\'s headless mode, as `claude -p PROMPT`: run PROMPT with Claude\'s flags (--max-turns, --allowedTools, --output-format…) and print the result; Claude\'s Agent SDKs start `recursive` this way.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools agents logs queue stop attach loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
@@ -141,6 +152,7 @@ complete -c recursive -n '__recursive_at run resume loop goal' -l output-schema 
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
 complete -c recursive -n '__recursive_at run resume loop goal chat' -l settings -x -d 'Settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.'
+complete -c recursive -n '__recursive_at run resume loop goal' -l bg -d 'Run detached: print the session id and return at once; the session goes on alone (see `recursive agents`, `logs`, `queue`, `stop`).'
 complete -c recursive -n '__recursive_at run resume loop goal' -l include-hook-events -d 'Stream-json: a hook_started and a hook_finished line for every hook run.'
 complete -c recursive -n '__recursive_at run loop goal chat' -s w -l worktree -x -d 'Work in a new git worktree, .recursive/worktrees/NAME at the repository\'s root, on a new branch recursive/NAME from HEAD (NAME: the session id when not given), so parallel sessions never touch each other\'s files; see `recursive worktree`.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l fallback-model -x -d 'When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result\'s modelUsage.'
@@ -175,7 +187,12 @@ complete -c recursive -n '__recursive_at run resume tools loop goal chat "config
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l bare -d 'A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l strict-config -d 'Fail on an unknown key in a config file.'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
-complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list" "worktree list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at tools agents "sessions list" "checkpoints list" "mcp list" "hooks list" "worktree list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at agents' -l all-workspaces -d 'Running sessions of every workspace.'
+complete -c recursive -n '__recursive_at agents' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose running sessions to list.'
+complete -c recursive -n '__recursive_at logs' -s f -l follow -d 'Keep following while the session runs; exit with its exit code when it ends.'
+complete -c recursive -n '__recursive_at logs' -s o -l output-format -x -a 'text stream-json' -d 'text (progress, then the answer, as `run` prints them) or stream-json.'
+complete -c recursive -n '__recursive_at stop' -l now -d 'At once, killing the running tool commands, instead of at the next step boundary.'
 complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'
 complete -c recursive -n '__recursive_at loop' -l max-context-tokens -x -d 'Compact the conversation as it nears this many tokens, 1000 or more (default: the model\'s context window).'
 complete -c recursive -n '__recursive_at goal' -l until -x -d 'Condition a judge model must agree holds after a turn.'

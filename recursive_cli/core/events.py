@@ -287,6 +287,19 @@ class LoopWaiting(Notice):
         return self.shown
 
 
+class QueueDelivered(Notice):
+    """A message left by `recursive queue` was taken from the session folder; the user message
+    of the turn it starts follows it in the session (resume delivers again one that has none)."""
+
+    type: Literal["queue_delivered"] = "queue_delivered"
+
+    id: str
+    message: str
+
+    def text(self) -> str:
+        return f"✉ queued message {self.id} delivered"
+
+
 class GoalEvaluated(Notice):
     """The verdict after a goal turn: the checks' results and the judge's, if asked."""
 
@@ -399,7 +412,7 @@ class RunFinished(EventModel):
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
-             | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished)
+             | QueueDelivered | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished)
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 

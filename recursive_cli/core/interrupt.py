@@ -46,6 +46,12 @@ class InterruptToken:
                 else:
                     loop.call_soon_threadsafe(self._cancel, task)
 
+    def request(self, signal: int = 15) -> None:
+        """Stop at the next step boundary: what runs now (a model call, a tool) is not cut
+        short, and the next wait or step sees the token set."""
+        if self.signal is None:
+            self.signal = signal
+
     def is_set(self) -> bool:
         return self.signal is not None
 

@@ -52,6 +52,22 @@ class ToolObserver(Protocol):
                     tool: Tool) -> contextlib.AbstractAsyncContextManager[None]: ...
 
 
+class Inbox(Protocol):
+    """Messages left for the session from outside the process (`recursive queue`)."""
+
+    def has_waiting(self) -> bool:
+        """Whether a message waits."""
+        ...
+
+    def take(self) -> str | None:
+        """The oldest waiting message, claimed for the turn about to start (None: none waits)."""
+        ...
+
+    async def arrival(self) -> None:
+        """Return once a message waits."""
+        ...
+
+
 class RuntimeCore:
     """Drives turns of the kernel over one conversation; knows no driver, surface or feature.
 
@@ -89,13 +105,22 @@ class RuntimeCore:
         self.stop_guards: list[StopGuard] = []  # asked when a reply would end a turn (Stop hooks)
         self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
         self.total_steps = 0
+        self.inbox: Inbox | None = None  # messages queued from other processes, taken between turns
 
     async def run(self, text: str) -> TurnOutcome:
-        """One turn on `text`, then one more per queued message; returns the last turn's outcome."""
+        """One turn on `text`, then one more per queued message (the inbox's after the
+        `enqueue`d ones); returns the last turn's outcome."""
         outcome = await self._run_turn(text)
-        while self._queue and outcome.finish_reason is FinishReason.COMPLETED:
-            outcome = await self._run_turn(self._queue.popleft())
+        while outcome.finish_reason is FinishReason.COMPLETED and not self._interrupt.is_set():
+            queued = self._queue.popleft() if self._queue else self.take_inbox()
+            if queued is None:
+                break
+            outcome = await self._run_turn(queued)
         return outcome
+
+    def take_inbox(self) -> str | None:
+        """The oldest message waiting in the inbox, if there is one."""
+        return self.inbox.take() if self.inbox is not None else None
 
     async def continue_turn(self) -> TurnOutcome:
         """Pick an interrupted conversation up where it stopped, with no new user message."""
@@ -280,6 +305,10 @@ class RuntimeCore:
 
     def current_todos(self) -> list[TodoItem]:
         return list(self.tool_context.todos)
+
+    def in_turn(self) -> bool:
+        """Whether a turn's steps are running now."""
+        return self._in_kernel
 
     def turn_index(self) -> int:
         return self._turn

@@ -1,11 +1,13 @@
 """The event-loop driver (SPEC §6): turns of `RuntimeCore.run`, then wakeups and finished jobs.
 
-After each turn it decides, in order: `stop_loop` was called → end; the wakeup is due → a
-turn with its prompt; a background job ended → a turn with its exit code and output tail; a
-wakeup is pending or jobs are running → wait for the first of them; nothing is pending → end.
-A wait wakes at once when a job ends, when the wakeup falls due, on SIGINT/SIGTERM (the
-runtime's interrupt token) and when --max-duration runs out; it never polls. However the
-loop ends, every background job is killed.
+After each turn it decides, in order: `stop_loop` was called → end; a message was queued
+(`recursive queue`) → a turn on it; the wakeup is due → a turn with its prompt; a background
+job ended → a turn with its exit code and output tail; a wakeup is pending or jobs are running
+→ wait for the first of them; nothing is pending → end. A wait wakes at once when a job ends,
+when the wakeup falls due, on SIGINT/SIGTERM (the runtime's interrupt token), when
+--max-duration runs out, and when a message is queued (the runtime's inbox looks into the
+session folder every 0.2 s; nothing else is polled for). However the loop ends, every
+background job is killed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from ..core.runtime import RuntimeCore
     from ..features.sessions.reader import LoadedSession
 
-TriggerKind = Literal["start", "resume", "wakeup", "job"]
+TriggerKind = Literal["start", "resume", "wakeup", "job", "queue"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class EventLoop:
                 return TurnOutcome(FinishReason.INTERRUPTED, text=self._last.text, detail="interrupted")
             if control.stop_reason is not None:
                 return None
+            queued = self._queued()  # `recursive queue`: at once, before any wakeup
+            if queued is not None:
+                return queued
             changed = jobs.changed() if jobs is not None else asyncio.Event()
             changed.clear()  # before looking: an ending seen after this wakes the wait below
             wakeup = control.slot.pending()
@@ -110,6 +115,17 @@ class EventLoop:
                 control.mark_reported(ended)
                 return Trigger("job", job_report(ended), ended.id)
             await self._wait(changed, wakeup, running)
+
+    def _queued(self) -> Trigger | TurnOutcome | None:
+        """A turn on the oldest message queued by `recursive queue` (if the budgets allow one)."""
+        inbox = self.runtime.inbox
+        if inbox is None or not inbox.has_waiting():
+            return None
+        stop = self._stop()
+        if stop is not None:
+            return stop
+        text = inbox.take()
+        return Trigger("queue", text) if text is not None else None
 
     def _stop(self) -> TurnOutcome | None:
         """An outcome when a budget forbids another turn."""
@@ -132,9 +148,22 @@ class EventLoop:
             countdown_to=wakeup.due if wakeup else None, shown=waiting_text(wakeup, running)))
 
         try:
-            await self.runtime.interrupt_token.race(asyncio.wait_for(changed.wait(), timeout))
+            await self.runtime.interrupt_token.race(asyncio.wait_for(self._first(changed), timeout))
         except (asyncio.TimeoutError, Interrupted):
             pass  # the caller looks again and sees which
+
+    async def _first(self, changed: asyncio.Event) -> None:
+        """Until a job ends or (with an inbox) a queued message arrives."""
+        inbox = self.runtime.inbox
+        if inbox is None:
+            await changed.wait()
+            return
+        waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(inbox.arrival())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     def _duration_left(self) -> float | None:
         return self.runtime.budget.remaining_duration()

@@ -235,6 +235,7 @@ class RunOptions:
     mcp_config: McpConfigFlag = None
     strict_mcp_config: StrictMcpConfigFlag = False
     settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None
+    bg: Annotated[bool, typer.Option("--bg", help="Run detached: print the session id and return at once; the session goes on alone (see `recursive agents`, `logs`, `queue`, `stop`).", rich_help_panel=INPUT)] = False
     include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
     worktree: WorktreeFlag = None
     fallback_model: Annotated[Optional[str], typer.Option("--fallback-model", metavar="MODEL[,MODEL]", callback=model_list, help="When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result's modelUsage.", rich_help_panel=MODEL)] = None

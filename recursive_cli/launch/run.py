@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..features.sessions.reader import LoadedSession
     from ..features.sessions.writer import JsonlSessionWriter
     from ..features.worktrees import WorktreeState
+    from .detach import Detachment
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -54,6 +55,7 @@ class Launch:
     mcp: McpState | None = None  # --mcp-config, --strict-mcp-config (None: a resumed session's own)
     settings: list[str] = field(default_factory=list)  # --settings: hooks (features/hooks)
     include_hook_events: bool = False
+    background: bool = False  # --bg: detached once the session is bound (launch/detach.py)
     # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
     worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
@@ -93,6 +95,7 @@ def with_run_options(spec: Launch, options: RunOptions) -> Launch:
     spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: a resumed session's own
     spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
     spec.fallback_models = model_names(options.fallback_model)
+    spec.background = options.bg
     return spec
 
 
@@ -165,9 +168,12 @@ def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
 def launch(spec: Launch, work: Work) -> int:
     """Build the runtime, bind its session and run `work` on it; returns the run's exit code,
     or raises CliError for a launch that cannot start (a resumed session's lock released)."""
+    detached = _detachment(spec) if spec.background else None
     try:
         runtime, binding = _start(spec)
     except BaseException:
+        if detached is not None:
+            detached.discard()
         if spec.lock is not None:
             spec.lock.release()
         if spec.resumed is None:
@@ -175,7 +181,25 @@ def launch(spec: Launch, work: Work) -> int:
 
             discard(spec.worktree)
         raise
+    if detached is not None and binding is not None:
+        detached.fork(spec.session_id, binding.lock)  # returns in the detached process only
     return _run(spec, runtime, binding, work)
+
+
+def _detachment(spec: Launch) -> Detachment:
+    """`--bg`: the streams onto the session's files, and the stream-json lines too."""
+    from ..features.sessions.store import SessionStore
+    from .detach import Detachment, events_sink
+
+    settings = spec.loaded.settings
+    if settings.no_session:
+        raise CliError("--bg needs the session to follow the run by; it cannot be used with --no-session",
+                       EXIT_USAGE)
+    folder = SessionStore(spec.loaded.home).folder(spec.session_id)
+    detached = Detachment(folder)
+    shown = spec.sinks or output_sinks
+    spec.sinks = lambda s, session_id: [*shown(s, session_id), events_sink(folder, session_id, s.prices)]
+    return detached
 
 
 def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
@@ -210,6 +234,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             binding = bind_session(spec.loaded, spec.session_id, spec.mode, spec.title, spec.resumed, spec.lock,
                                    runtime)
             sink.sinks.insert(0, binding.writer)
+            open_inbox(runtime, binding)
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
@@ -221,6 +246,16 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
         raise CliError(str(exc), EXIT_USAGE if isinstance(exc, (BadValueError, SandboxUnavailableError))
                        else EXIT_ERROR) from None
     return runtime, binding
+
+
+def open_inbox(runtime: AgentRuntime, binding: SessionBinding) -> None:
+    """Messages `recursive queue` leaves in the session folder reach the runtime between turns."""
+    from ..features.sessions.inbox import SessionInbox
+
+    inbox = SessionInbox(binding.writer.folder, runtime.emit)
+    inbox.recover()  # (what a killed process had claimed: delivered, or waiting again)
+    runtime.inbox = inbox
+    runtime.add_event_sink(inbox)
 
 
 def _run(spec: Launch, runtime: AgentRuntime, binding: SessionBinding | None, work: Work) -> int:
@@ -295,7 +330,7 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
         model_usage=runtime.budget.by_model, worktree=worktree_info(runtime))
 
     runtime.emit(result)
-    for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):  # (kept till now: a second Ctrl-C exits at once)
         loop.remove_signal_handler(signum)
     return result
 
@@ -342,3 +377,14 @@ def _install_signals(loop: asyncio.AbstractEventLoop, runtime: AgentRuntime) -> 
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, on_signal, signum)
+    loop.add_signal_handler(signal.SIGUSR1, _stop_gently, runtime)  # `recursive stop` (without --now)
+
+
+def _stop_gently(runtime: AgentRuntime) -> None:
+    """End at the next step boundary as if SIGTERM had come then (exit 143, resumable); at
+    once when no turn is running (a loop waiting for its wakeup)."""
+    if runtime.in_turn():
+        sys.stderr.write("stopping at the next step boundary\n")
+        runtime.interrupt_token.request(signal.SIGTERM)
+    else:
+        runtime.interrupt(signal.SIGTERM)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..agent import AgentRuntime
 from ..core.errors import CliError
+from ..core.kernel import TurnOutcome
 from ..core.settings import LoadedSettings
 from ..features.sessions.lock import acquire_lock
 from ..features.sessions.reader import LoadedSession, load_session
@@ -89,11 +91,16 @@ def saved_judge_model(session: LoadedSession) -> str | None:
 
 
 def resumed_work(prompt: str, session: LoadedSession) -> Work:
-    """The session's driver, from the table, continues it (drivers/__init__.py)."""
+    """The session's driver, from the table, continues it (drivers/__init__.py); with no
+    PROMPT, on the oldest message `recursive queue` left for it, if any."""
     from ..drivers import driver_for
 
     driver = driver_for(session.meta.mode)
-    return lambda runtime: driver.resume(runtime, session, prompt)
+
+    async def work(runtime: AgentRuntime) -> TurnOutcome:
+        return await driver.resume(runtime, session, prompt or runtime.take_inbox() or "")
+
+    return work
 
 
 def _warn(text: str) -> None:

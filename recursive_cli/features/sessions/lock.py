@@ -48,6 +48,18 @@ class SessionLock:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
 
+    def hand_over(self) -> None:
+        """This process holds the lock from now on (a detached child of the process that took it)."""
+        from .meta import write_atomic
+
+        info = LockInfo(pid=os.getpid(), host=self.info.host, started=now_iso())
+        try:
+            write_atomic(self.path, info.model_dump_json().encode())
+        except OSError as exc:
+            raise SessionWriteError(f"cannot lock session {self.session_id} ({self.path}): "
+                                    f"{exc.strerror or exc}") from None
+        self.info = info
+
     def __enter__(self) -> SessionLock:
         return self
 

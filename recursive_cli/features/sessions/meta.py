@@ -73,6 +73,7 @@ class SessionMeta(BaseModel):
     thinking_budget: int | None = None
     title: str = ""
     finish_reason: str | None = None
+    exit_code: int | None = None  # the last command's on this session (None while one runs)
     state: dict[str, Any] = {}
     imported: ImportRecord | None = None  # set by `sessions import`
 

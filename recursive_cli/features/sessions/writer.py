@@ -110,7 +110,7 @@ class JsonlSessionWriter:
                 os.write(fd, dump_record(header))
         except OSError as exc:
             raise SessionWriteError(f"cannot reopen session transcript {path}: {_reason(exc)}") from None
-        meta.status, meta.finish_reason = "running", None
+        meta.status, meta.finish_reason, meta.exit_code = "running", None, None
         # A torn last line must not swallow the next record: end it, the reader reports it.
         return cls._opened(folder, meta, fd, warn, b"\n" if torn else b"")
 
@@ -220,6 +220,7 @@ class JsonlSessionWriter:
         else:
             self.meta.status = "failed"
         self.meta.finish_reason = event.finish_reason
+        self.meta.exit_code = event.exit_code  # (`recursive logs` ends with it)
         # The run's totals are the session's; they include requests made between turns
         # (a goal's judge), which no turn_end counted.
         self.meta.usage, self.meta.cost_usd = event.usage, event.total_cost_usd

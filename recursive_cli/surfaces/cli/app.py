@@ -289,6 +289,90 @@ def config_path(
     raise typer.Exit(path_command(_Common(workspace=workspace)))
 
 
+class LogsFormat(str, enum.Enum):
+    text = "text"
+    stream_json = "stream-json"
+
+
+@_root.command(epilog="""[b]Examples[/b]
+
+  recursive agents
+
+  recursive agents --all-workspaces --json | jq -r '.[].id'
+""")
+def agents(
+    json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list.")] = False,
+    all_workspaces: Annotated[bool, typer.Option("--all-workspaces", help="Running sessions of every workspace.")] = False,
+    workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", help="Workspace whose running sessions to list.")] = None,
+) -> None:
+    """List the sessions running now (started with --bg, or in another terminal): pid, mode, turn, step, age, cost, last event."""
+    from .detached_cmd import agents_command
+
+    raise typer.Exit(agents_command(json_output, all_workspaces, workspace))
+
+
+@_root.command(epilog="""[b]Examples[/b]
+
+  recursive logs "$(recursive loop --bg 'watch the CI')" -f
+
+  recursive logs nightly-1 -o stream-json | jq -c 'select(.type=="result")'
+""")
+def logs(
+    session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep following while the session runs; exit with its exit code when it ends.")] = False,
+    output_format: Annotated[LogsFormat, typer.Option("--output-format", "-o", metavar="FORMAT", help="text (progress, then the answer, as `run` prints them) or stream-json.", show_default=False)] = LogsFormat.text,
+) -> None:
+    """Print a detached session's progress from the start, as `run` prints it."""
+    from .detached_cmd import logs_command
+
+    raise typer.Exit(logs_command(session, follow, output_format.value))
+
+
+@_root.command(epilog="""[b]Examples[/b]
+
+  recursive queue nightly-1 "also check the docs build"
+
+  recursive queue nightly-1 < review-notes.txt
+""")
+def queue(
+    session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    message: Annotated[Optional[list[str]], typer.Argument(metavar="MESSAGE", help="The message (none: read stdin).", show_default=False)] = None,
+) -> None:
+    """Leave a message for a session: a running one takes it at its next turn (a loop waiting for a wakeup at once), a stopped one on `resume`. Prints the message's id."""
+    from .detached_cmd import queue_command
+
+    raise typer.Exit(queue_command(session, message or []))
+
+
+@_root.command(epilog="""[b]Examples[/b]
+
+  recursive stop nightly-1
+
+  recursive stop nightly-1 --now && recursive resume nightly-1 "go on, but skip the slow tests"
+""")
+def stop(
+    session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    now: Annotated[bool, typer.Option("--now", help="At once, killing the running tool commands, instead of at the next step boundary.")] = False,
+) -> None:
+    """Stop a running session (status interrupted, exit 143); `recursive resume` continues it."""
+    from .detached_cmd import stop_command
+
+    raise typer.Exit(stop_command(session, now))
+
+
+@_root.command(epilog="""[b]Examples[/b]
+
+  recursive attach nightly-1
+
+  recursive attach "$(recursive loop --bg 'keep the build green')"
+""")
+def attach(session: Annotated[str, typer.Argument(help="Session id or unique prefix.")]) -> None:
+    """Follow a detached session; each line typed is queued for it, /stop stops it, Ctrl-C detaches."""
+    from .detached_cmd import attach_command
+
+    raise typer.Exit(attach_command(session))
+
+
 # Top-level name → the module whose `register(app)` adds it, in the whole tree's order
 # (tests/test_startup_rss.py checks that each module adds exactly the name listed here).
 LAZY_COMMANDS: dict[str, str] = {

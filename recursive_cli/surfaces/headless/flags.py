@@ -37,6 +37,7 @@ class HeadlessOptions:
 
     prompt_words: list[str] = field(default_factory=list)
     print_mode: bool = False
+    bg: bool = False  # --bg: detached, the session id printed (docs/detached.md)
     input_format: str = "text"
     output_format: str = "text"
     model: str | None = None
@@ -149,6 +150,7 @@ _FLAGS: dict[str, Flag] = {
     "--continue": Flag("continue_session", "bool"), "-c": Flag("continue_session", "bool"),
     "--resume": Flag("resume", "optional"), "-r": Flag("resume", "optional"),
     "--session-id": Flag("session_id"), "--fork-session": Flag("fork_session", "bool"),
+    "--bg": Flag("bg", "bool"),
     "--add-dir": Flag("add_dir", "list"),
     "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
     "--settings": Flag("settings"), "--setting-sources": Flag("setting_sources", "list"),
@@ -330,6 +332,7 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   -c, --continue               Continue this workspace's latest session.
   -r, --resume ID              Continue session ID.  --fork-session: into a new session.
   --session-id ID              Id for a new session.
+  --bg                         Run detached: print the session id and return at once.
   --add-dir DIR                Another root for the file tools.
   --mcp-config FILE|JSON       MCP servers in .mcp.json's format (repeatable).
   --strict-mcp-config          Only those servers: not the workspace's .mcp.json or the user's.

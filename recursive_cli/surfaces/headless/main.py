@@ -15,6 +15,7 @@ from ...launch.errors import EXIT_ERROR, fail
 from .flags import HELP, UsageError, parse_flags
 
 if TYPE_CHECKING:
+    from .build import HeadlessRun
     from .server import HeadlessServer
 
 
@@ -54,6 +55,8 @@ def _headless(argv: list[str]) -> int:
         raise UsageError(str(exc)) from None
     except (ConfigError, SessionError) as exc:
         raise CliError(str(exc), EXIT_ERROR) from None
+    if options.bg:
+        _detach(run, options.streaming_input)  # returns in the detached process only
     if run.loaded.settings.verbose:
         from ...core.diagnostics import enable_verbose
 
@@ -66,6 +69,24 @@ def _headless(argv: list[str]) -> int:
         return asyncio.run(_serve(server, prompt, streaming=options.streaming_input))
     finally:
         run.close()
+
+
+def _detach(run: HeadlessRun, streaming: bool) -> None:
+    """`-p --bg`: go on in a detached process (launch/detach.py), queued messages taken
+    between turns; UsageError without a prompt to run or a session to follow."""
+    from ...launch.detach import Detachment, events_sink
+    from ...launch.run import open_inbox
+
+    binding = run.binding
+    if streaming or binding is None:
+        run.close()
+        raise UsageError("--bg runs a prompt in a session: it cannot be used with "
+                         + ("--input-format stream-json" if streaming else "--no-session"))
+    folder = binding.writer.folder
+    detached = Detachment(folder)
+    run.runtime.add_event_sink(events_sink(folder, run.runtime.session_id, run.loaded.settings.prices))
+    open_inbox(run.runtime, binding)
+    detached.fork(run.runtime.session_id, binding.lock)
 
 
 async def _serve(server: HeadlessServer, prompt: str, *, streaming: bool) -> int:
