@@ -257,6 +257,9 @@ def test_a_name_that_does_not_resolve_fails_at_once(workspace: Path, monkeypatch
     assert proc.returncode == 1 and "retrying" not in proc.stderr
     [line] = error_lines(proc.stderr)
     assert "cannot resolve llm.example.invalid" in line and "check its spelling" in line
+    # said once: not "cannot resolve X, …: cannot resolve X: [Errno -2] Name or service not known"
+    assert line.count("cannot resolve") == 1 and line.count("Name or service not known") == 1
+    assert "[Errno" not in line
 
 
 def _answer_once_then_close(listener: socket.socket, body: bytes) -> None:
