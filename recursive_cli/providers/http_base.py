@@ -102,6 +102,23 @@ class HttpProvider:
         deadline = deadline_of(hooks)
         return await call_with_retries(lambda: self._attempt(body, hooks, deadline), hooks, deadline=deadline)
 
+    @property
+    def base_url(self) -> str:
+        """The base URL requests go under, without its trailing slash."""
+        return self._url
+
+    async def fetch(self, path: str, within: float) -> object:
+        """GET `path` under the base URL, parsed, in `within` seconds at most; a one-line
+        ProviderError when it cannot be had (no retries: whoever asks can say what to do)."""
+        try:
+            return await asyncio.wait_for(self._client.get_json(self._client.url(path)), within)
+        except asyncio.TimeoutError:
+            error = ProviderError(f"request to {self._url} timed out")
+        except (HttpStatusError, TransportError, ValueError) as err:
+            error = self._redacted(self._provider_error(err))
+            log_cause(error.reason, err, self._api_key)
+        raise error
+
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.aclose()
