@@ -17,6 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ... import __version__
+from ...core.config_keys import CONFIG_ONLY
 from ...launch.options import (
     CommonOptions,
     McpOptions,
@@ -259,7 +260,10 @@ _root.add_typer(config_app, name="config")
   recursive config show --mcp-config extra.json --json | jq '."mcp-servers".value'
 
   recursive config show --settings ci-hooks.json --json | jq .hooks.value
-""")
+
+[b]Keys without a flag[/b] (set in a config file; docs/configuration.md)
+
+""" + "\n\n".join(key.line().replace("[", "\\[") for key in CONFIG_ONLY) + "\n")
 @with_common_options
 @with_mcp_options
 def config_show(
