@@ -161,6 +161,9 @@ def test_a_failed_tasks_line_gives_its_outcome_and_reason() -> None:
     view.finished(failed)
     assert out.getvalue().startswith("fleet: parser-tests error_during_execution (connection to "
                                      "http://localhost:8080/v1 refused) · 12 steps · $0.2500 · 123.4s   [")
+    view.finished(failed.model_copy(update={"total_cost_usd": None}))  # a model with no price
+    assert out.getvalue().splitlines()[-1].startswith("fleet: parser-tests error_during_execution (connection to "
+                                                      "http://localhost:8080/v1 refused) · 12 steps · cost unknown · ")
 
 
 def test_status_refuses_a_folder_with_no_fleet(tmp_path: Path) -> None:
@@ -176,6 +179,8 @@ def test_status_never_shows_a_made_up_cost_for_unpriced_tasks(tmp_path: Path) ->
     (out / "results.jsonl").write_text(json.dumps(unpriced) + "\n")
     table = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "120"})
     assert "1/2 succeeded · 0 failed · 1 not run · cost unknown" in table.stdout, table.stdout
+    (row,) = [line for line in table.stdout.splitlines() if line.startswith("a ")]
+    assert "│ unknown │" in row and "$0.0000" not in table.stdout  # the task's cost, said as the headline says it
     priced = {**unpriced, "id": "b", "total_cost_usd": 0.25}
     with (out / "results.jsonl").open("a") as handle:
         handle.write(json.dumps(priced) + "\n")

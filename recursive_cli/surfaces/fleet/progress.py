@@ -61,7 +61,8 @@ def finished_text(line: ResultLine) -> str:
     """`error_during_execution (connection … refused) · 12 steps · $0.2500 · 123.4s`: the
     outcome whole and, for a failure, its reason."""
     reason = failure_reason(line)
-    cost = "" if line.total_cost_usd is None else f" · ${line.total_cost_usd:.4f}"
+    cost = f" · ${line.total_cost_usd:.4f}" if line.total_cost_usd is not None else \
+        " · cost unknown" if line.steps else ""  # (a model with no price, as the headline says it)
     return (f"{line.subtype}{f' ({reason})' if reason else ''} · {counted(line.steps, 'step')}{cost} · "
             f"{line.duration_ms / 1000:.1f}s")
 

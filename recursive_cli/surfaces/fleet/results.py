@@ -169,7 +169,7 @@ def _width(shown: list[str], widths: dict[str, int]) -> int:
 def _row(task_id: str, line: ResultLine | None) -> list[str]:
     if line is None:
         return [task_id, "no outcome yet", "", "", "", "", "", "", ""]
-    cost = "" if line.total_cost_usd is None else f"${line.total_cost_usd:.4f}"
+    cost = f"${line.total_cost_usd:.4f}" if line.total_cost_usd is not None else "unknown" if line.steps else ""
     return [task_id, line.subtype, "" if line.exit_code is None else str(line.exit_code),
             str(line.steps), cost, f"{line.duration_ms / 1000:.1f}s", str(line.attempts),
             line.session_id or "", failure_reason(line)]
