@@ -16,6 +16,7 @@ from ...features.sessions.store import SessionEntry, SessionStore
 from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 MODEL_WIDTH = 24  # a longer model name is cut in the table (never an id)
+MIN_TITLE = 12  # a title narrower than this says too little: a column gives way first
 
 
 def _store() -> SessionStore:
@@ -68,21 +69,28 @@ def _summary(entry: SessionEntry) -> dict[str, object]:
 
 def _table(rows: list[tuple[str, ...]]) -> None:
     """The sessions as a table as wide as the terminal. Ids are what people copy, so they are
-    never cut (nor the other short columns); the title is what gives way when space runs out."""
+    never cut (nor the other short columns); the title is what gives way when space runs out,
+    then whole columns, the least telling first (model, turns, time): never a cut id."""
     from rich.console import Console
     from rich.table import Column, Table
 
     console = Console()
-    names = ("id", "status", "updated (UTC)", "turns", "model")
+    names = ["id", "status", "updated (UTC)", "turns", "model"]
     # Fixed widths: left to itself, rich shrinks the short columns to nothing before the title.
-    widths = [max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(names)]
-    widths[-1] = min(widths[-1], MODEL_WIDTH)
-    room = max(console.width - sum(w + 2 for w in widths) - 2, 1)  # 2: each column's padding
-    columns = [Column(name, no_wrap=True, width=w, overflow="ellipsis") for name, w in zip(names, widths)]
+    widths = {name: max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(names)}
+    widths["model"] = min(widths["model"], MODEL_WIDTH)
+    shown = list(names)
+    for name in ("model", "turns", "updated (UTC)"):
+        if console.width - sum(widths[n] + 2 for n in shown) - 2 >= MIN_TITLE:
+            break
+        shown.remove(name)
+    room = max(console.width - sum(widths[n] + 2 for n in shown) - 2, 1)  # 2: each column's padding
+    columns = [Column(name, no_wrap=True, width=widths[name], overflow="ellipsis") for name in shown]
     title = Column("title", no_wrap=True, overflow="ellipsis", max_width=room)
     table = Table(*columns, title, box=None)
+    kept = [names.index(name) for name in shown]
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(row[index] for index in kept), row[-1])
     console.print(table)
 
 
