@@ -261,12 +261,13 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
     if dry_run:
         for meta in stale:
             sys.stdout.write(f"would remove {meta.id}\t{meta.updated[:19]}\t{meta.title}\n")
-        sys.stderr.write(f"would remove {len(stale)} session(s) of {where} "
+        sys.stderr.write(f"would remove {counted(len(stale), 'session')} of {where} "
                          f"not updated for {older_than}\n")
         return 0
     if stale and not yes:
         if not sys.stdin.isatty():
-            raise CliError(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
+            verb = "is" if len(stale) == 1 else "are"
+            raise CliError(f"{counted(len(stale), 'session')} of {where} {verb} not updated for {older_than}; pass "
                         "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
         answer = _confirm(stale, where, older_than)
         if answer is not True:
@@ -282,7 +283,7 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
         removed += 1
         sys.stderr.write(f"removed {meta.id}\n")
     _prune_checkpoints(store)
-    sys.stderr.write(f"removed {removed} session(s) of {where} not updated for {older_than}\n")
+    sys.stderr.write(f"removed {counted(removed, 'session')} of {where} not updated for {older_than}\n")
     return 0
 
 
@@ -310,7 +311,8 @@ def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool | No
     for meta in stale:
         sys.stderr.write(f"  {meta.id}\t{meta.updated[:19].replace('T', ' ')}\t{meta.title}\n")
     try:
-        return typer.confirm(f"Delete these {len(stale)} session(s) of {where}, not updated for "
+        these = "these " if len(stale) > 1 else ""
+        return typer.confirm(f"Delete {these}{counted(len(stale), 'session')} of {where}, not updated for "
                              f"{older_than}?", default=False, err=True)
     except typer.Abort as exc:  # click's for Ctrl-C and for the end of input alike
         return None if isinstance(exc.__context__, KeyboardInterrupt) else False
