@@ -266,9 +266,9 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
         return 0
     if stale and not yes:
         if not sys.stdin.isatty():
-            verb = "is" if len(stale) == 1 else "are"
+            verb, them = ("is", "it") if len(stale) == 1 else ("are", "them")
             raise CliError(f"{counted(len(stale), 'session')} of {where} {verb} not updated for {older_than}; pass "
-                        "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
+                           f"--yes to delete {them} without asking, or --dry-run to list {them}", EXIT_USAGE)
         answer = _confirm(stale, where, older_than)
         if answer is not True:
             sys.stderr.write("nothing removed\n")
