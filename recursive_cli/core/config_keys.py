@@ -37,12 +37,6 @@ CONFIG_ONLY = (
               "Claude's `MCP_TIMEOUT` (ms) when set, else 30 s", "RECURSIVE_MCP_TIMEOUT"),
     ConfigKey("sandbox-allow-ports", "Loopback ports the agent's commands may connect to without "
               "the network, a list (`[5432]`); `--sandbox-allow-port PORT` adds one per run.", "none"),
-    ConfigKey("effort", "The model's reasoning effort: `low`, `medium`, `high` or `max`.",
-              "the model's own"),
-    ConfigKey("thinking-budget", "Tokens Anthropic models may think for before answering, "
-              "at least 1024.", "none (no extended thinking)"),
-    ConfigKey("wire", "The OpenAI wire the openai provider speaks: `responses` or `chat` "
-              "(Chat Completions).", "by the base URL"),
     ConfigKey("prices", "Prices of models in USD per million tokens, a table per model: "
               "`[prices.\"MODEL\"]` with `input`, `output` and optionally `cache_read` and "
               "`cache_write`; they come before the built-in ones.", "the built-in table"),

@@ -85,6 +85,13 @@ class TextDelta(EventModel):
     text: str
 
 
+class ThinkingDelta(EventModel):
+    """A piece of the model's thinking as it streams (the whole of it is the reply's `reasoning`)."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
 class ToolStarted(EventModel):
     type: Literal["tool_started"] = "tool_started"
     call: ToolCall
@@ -389,7 +396,7 @@ class RunFinished(EventModel):
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
              | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished)
-AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ToolStarted
+AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, cast
 import typer
 
 from ..core import wording
-from ..core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, spelled_out
+from ..core.choices import EFFORTS, OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, WIRES, spelled_out
 from ..core.errors import FlagValueError
 
 
@@ -61,11 +61,15 @@ if TYPE_CHECKING:  # (an enum made at run time is no type to a checker: any enum
     OutputFormat: TypeAlias = enum.Enum
     PermissionMode: TypeAlias = enum.Enum
     SandboxMode: TypeAlias = enum.Enum
+    Wire: TypeAlias = enum.Enum
+    EffortLevel: TypeAlias = enum.Enum
 else:
     ProviderName = _choice_enum("ProviderName", PROVIDERS)
     OutputFormat = _choice_enum("OutputFormat", OUTPUT_FORMATS)
     PermissionMode = _choice_enum("PermissionMode", PERMISSION_MODES)
     SandboxMode = _choice_enum("SandboxMode", SANDBOX_MODES)
+    Wire = _choice_enum("Wire", WIRES)
+    EffortLevel = _choice_enum("EffortLevel", EFFORTS)
 _PROVIDERS_HELP = spelled_out(tuple(p + " (any compatible server)" if p == "openai" else p for p in PROVIDERS))
 
 
@@ -160,6 +164,8 @@ class CommonOptions:
     model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's; with another server's --api-base, the one model it serves).", rich_help_panel=MODEL)] = None
     provider: Annotated[Optional[ProviderName], typer.Option("--provider", metavar="PROVIDER", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)] = None
     api_base: Annotated[Optional[str], typer.Option("--api-base", metavar="URL", help="Base URL of the API, e.g. http://127.0.0.1:11434/v1.", rich_help_panel=MODEL)] = None
+    effort: Annotated[Optional[EffortLevel], typer.Option("--effort", metavar="LEVEL", help="How hard the model reasons: " + spelled_out(EFFORTS) + " (Anthropic: adaptive thinking at that effort).", rich_help_panel=MODEL, show_default=False)] = None
+    thinking_budget: Annotated[Optional[int], typer.Option("--thinking-budget", min=1024, metavar="N", help="Tokens the model may think before it answers (Anthropic extended thinking), 1024 or more.", rich_help_panel=MODEL)] = None
     workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", callback=directory_value, help="Root the tools work in (default: current directory).")] = None
     add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", callback=directories_value, help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)] = None
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="LLM calls per turn, 1 or more (default 100).", rich_help_panel=BUDGETS)] = None
@@ -175,6 +181,7 @@ class CommonOptions:
     system_prompt: Annotated[Optional[str], typer.Option("--system-prompt", metavar="TEXT", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)] = None
     append_system_prompt: Annotated[Optional[str], typer.Option("--append-system-prompt", metavar="TEXT", help="Extend the system prompt.", rich_help_panel=ADVANCED)] = None
     no_stream: Annotated[bool, typer.Option("--no-stream", help="Ask the provider for whole responses.", rich_help_panel=ADVANCED)] = False
+    wire: Annotated[Optional[Wire], typer.Option("--wire", metavar="WIRE", help="The openai provider's API: responses (OpenAI's Responses API) or chat (Chat Completions); default: responses for api.openai.com, chat for any other server.", rich_help_panel=MODEL, show_default=False)] = None
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)] = False
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)] = False
     script: Annotated[Optional[Path], typer.Option("--script", metavar="FILE", callback=script_value, help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)] = None

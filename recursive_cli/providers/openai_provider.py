@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from ..core.messages import Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
-from .http_base import HttpProvider, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
+from .http_base import HttpProvider, StreamAssembler, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
 from .local import printable
-from .retry import OPENAI_RULES, http_error, one_line
+from .retry import OPENAI_RULES, http_error, one_line, stream_error
 from .wire_cache import JoinedWires, WirePrefix
 
 WIRE_KEY = "openai"
@@ -36,7 +36,7 @@ PATH = "/chat/completions"
 # (environment variable, header), as the SDK client reads them.
 ENV_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
 # The SDK's words for a stream error without a message of its own.
-_STREAM_ERROR = "An error occurred during streaming"
+STREAM_ERROR = "An error occurred during streaming"
 
 # Every finish_reason the API defines; any other word (vLLM's "abort", DeepSeek's
 # "insufficient_system_resource", none at all) leaves the reply not known to be whole.
@@ -51,6 +51,7 @@ class OpenAIProvider(HttpProvider):
     path = PATH
     default_base_url = DEFAULT_BASE_URL
     rules = OPENAI_RULES
+    wire_key: ClassVar[str] = WIRE_KEY  # (the Responses wire, a subclass, has its own forms)
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -60,22 +61,27 @@ class OpenAIProvider(HttpProvider):
         super().__init__(model, stream, api_key, base_url, request_headers(api_key), timeout)
         self._head = b'{"model":' + dumps(model) + (b',"stream":true' if stream else b"") + b',"messages":['
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
-        self._prefix: WirePrefix[bytes] = WirePrefix(WIRE_KEY, encode_message)
+        self._encode, self._tool_form = self.forms()
+        self._prefix: WirePrefix[bytes] = WirePrefix(self.wire_key, self._encode)
         self._joined = JoinedWires()
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
         """The JSON request body; each message is serialised once and reused on later steps."""
         parts: list[bytes | bytearray] = [self._head, self._joined.extend(self._prefix, messages), self._tail]
         if tools:
-            parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
+            parts += [b',"tools":', self.encoded_tools(tools, self._tool_form)]
         parts.append(b"}")
         return b"".join(parts)
 
     def wire_size(self, message: Message) -> int:
         """Bytes `message` adds to a request body (with its comma), encoded once."""
-        return len(message.wire(WIRE_KEY, encode_message)) + 1
+        return len(message.wire(self.wire_key, self._encode)) + 1
 
-    def new_stream(self) -> _StreamState:
+    def forms(self) -> tuple[Callable[[Message], bytes], Callable[[ToolSpec], dict[str, Any]]]:
+        """How a message and a tool are written on this wire."""
+        return encode_message, tool_wire
+
+    def new_stream(self) -> StreamAssembler:
         return _StreamState(self._url)
 
     def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
@@ -84,22 +90,21 @@ class OpenAIProvider(HttpProvider):
         choices = as_list(body.get("choices"))
         choice = choices[0] if choices and isinstance(choices[0], dict) else None
         if choice is None:
-            said = _server_message(body, "") if "error" in body else ""
+            said = server_message(body, "") if "error" in body else ""
             raise malformed(self._url, "no choices in the response" + (f" (it says: {one_line(said)})" if said else ""))
         message = as_dict(choice.get("message"))
         text, refusal = as_text(message.get("content")), as_text(message.get("refusal"))
         for part in (text, refusal):
             if part:
                 hooks.on_text(part)
-        calls = tuple(_tool_call(raw.get("id"), as_dict(raw.get("function")))
+        calls = tuple(tool_call(raw.get("id"), as_dict(raw.get("function")))
                       for raw in as_list(message.get("tool_calls")) if isinstance(raw, dict))
         return _completion(text, calls, as_text(choice.get("finish_reason")) or None, _usage(body.get("usage")),
                            refusal)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
-        return http_error(err.status, self._url, _server_message(err.body, f"Error code: {err.status}"),
-                          err.headers, code=_error_code(err.body), rules=self.rules)
-
+        return http_error(err.status, self._url, server_message(err.body, f"Error code: {err.status}"),
+                          err.headers, code=error_code(err.body), rules=self.rules)
 
     async def served_models(self, within: float) -> list[str]:
         """The model ids the server lists (`GET …/models`, as OpenAI-compatible servers answer
@@ -110,6 +115,7 @@ class OpenAIProvider(HttpProvider):
             raise malformed(f"{self._url}/models", "no model list (data) in the answer")
         return [printable(item["id"]) for item in listed
                 if isinstance(item, dict) and isinstance(item.get("id"), str) and printable(item["id"])]
+
 
 def request_headers(api_key: str | None) -> dict[str, str]:
     """The headers of every request besides the common ones: the key, organization and project."""
@@ -141,8 +147,8 @@ class _StreamState:
         if isinstance(chunk, dict) and chunk.get("error"):
             error = chunk["error"]
             message = error.get("message") if isinstance(error, dict) else None
-            text = message if isinstance(message, str) and message else _STREAM_ERROR
-            raise ProviderError(f"error from {self.url} during the stream: {one_line(text)}", retryable=True)
+            raise stream_error(self.url, message if isinstance(message, str) and message else STREAM_ERROR,
+                               error_code(chunk))
         self._add_chunk(chunk, hooks)
         return True
 
@@ -186,7 +192,7 @@ class _StreamState:
         """
         if self.finish is None:
             raise malformed(self.url, "the stream ended without a finish_reason")
-        calls = tuple(_tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
+        calls = tuple(tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
                       for _, call in sorted(self.calls.items()))
         return _completion("".join(self.text), calls, self.finish, self.usage, "".join(self.refusal))
 
@@ -246,7 +252,7 @@ def _completion(text: str, calls: tuple[ToolCall, ...], finish: str | None, usag
                       reason="refusal" if refusal else finish or "no finish_reason")
 
 
-def _tool_call(call_id: object, function: dict[str, Any]) -> ToolCall:
+def tool_call(call_id: object, function: dict[str, Any]) -> ToolCall:
     """A call from its fields as the server sent them (anything not a string there is none;
     arguments sent as an object rather than its JSON text are taken as that text)."""
     arguments = function.get("arguments")
@@ -265,7 +271,7 @@ def _usage(raw: object) -> Usage:
                  cache_read_tokens=as_count(details.get("cached_tokens")))
 
 
-def _error_code(body: object) -> str | None:
+def error_code(body: object) -> str | None:
     """The `error.code` of an error body, as the SDK reads it, when it is a string."""
     if isinstance(body, dict):
         error = body.get("error", body)
@@ -274,7 +280,7 @@ def _error_code(body: object) -> str | None:
     return None
 
 
-def _server_message(body: object, fallback: str) -> str:
+def server_message(body: object, fallback: str) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and isinstance(error.get("message"), str):
