@@ -11,7 +11,8 @@ request building, SSE parsing, error mapping and retries are all exercised over 
 
 Each POST to `/v1/chat/completions`, `/v1/responses` or `/v1/messages` pops the next scripted reply and answers
 it in that endpoint's format, as server-sent events when the request body says
-`"stream": true`. Replies use the scripted provider's format::
+`"stream": true`. `GET /v1/models` lists `served` (by default the one model the replies
+name, `model`), as OpenAI-compatible servers list theirs; `served=None` answers it 404. Replies use the scripted provider's format::
 
     {"text": "answer"}
     {"text": "optional", "tool_calls": [{"name": "run_shell", "arguments": {...} | "raw json",
@@ -69,6 +70,7 @@ from typing import Any
 OPENAI_PATH = "/v1/chat/completions"
 RESPONSES_PATH = "/v1/responses"
 ANTHROPIC_PATH = "/v1/messages"
+MODELS_PATH = "/v1/models"
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}
 
 _OPENAI_FINISH = {"end": "stop", "tool_calls": "tool_calls", "length": "length",
@@ -97,10 +99,12 @@ class RecordedRequest:
 class FakeLLMServer:
     """A scripted LLM server on 127.0.0.1 in a daemon thread; use it as a context manager."""
 
-    def __init__(self, replies: Iterable[dict[str, Any]] = (), *, model: str = "fake-model") -> None:
+    def __init__(self, replies: Iterable[dict[str, Any]] = (), *, model: str = "fake-model",
+                 served: Iterable[str] | None = ()) -> None:
         self.replies: list[dict[str, Any]] = list(replies)
         self.requests: list[RecordedRequest] = []
         self.model = model
+        self.served: list[str] | None = None if served is None else list(served) or [model]
         self._lock = threading.Lock()
         self._ids = count(1)
         self._httpd: ThreadingHTTPServer | None = None
@@ -200,6 +204,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        self.fake.record(RecordedRequest(path=self.path, headers=headers, body=None))
+        if self.path != MODELS_PATH or self.fake.served is None:
+            self._send_error(404, f"fake server: no route for GET {self.path}", {})
+            return
+        listed = {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                                             for name in self.fake.served]}
+        payload = json.dumps(listed).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))

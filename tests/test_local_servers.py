@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import invoke, json_lines
+from clitools import CliResult, invoke, json_lines
 from fakeserver import FakeLLMServer
 
 import recursive_cli
@@ -43,6 +43,87 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+# -- --api-base without -m: the server's own model -----------------------------------------------
+
+
+def _posts(server: FakeLLMServer) -> list[Any]:
+    return [request for request in server.requests if request.body is not None]
+
+
+def _lists(server: FakeLLMServer) -> int:
+    return sum(request.path == "/v1/models" for request in server.requests)
+
+
+def test_a_server_that_serves_one_model_gets_it_and_says_so_once(workspace: Path) -> None:
+    with FakeLLMServer([{"text": "hi from qwen"}, {"text": "again"}], served=["qwen2.5-coder:7b"]) as server:
+        base = server.openai_base_url
+        proc = invoke("run", "hi", "-C", str(workspace), "--api-base", base, "-o", "json")
+        session = json.loads(proc.stdout)["session_id"]
+        resumed = invoke("resume", session, "go on", "-C", str(workspace))
+        posts, lists = _posts(server), _lists(server)
+    assert proc.returncode == 0, proc.stderr
+    assert [request.body["model"] for request in posts] == ["qwen2.5-coder:7b", "qwen2.5-coder:7b"]
+    said = [line for line in proc.stderr.splitlines() if "qwen2.5-coder:7b" in line]
+    assert said == [f"note: using qwen2.5-coder:7b, the one model {base} serves "
+                    "(-m MODEL for another)"]
+    assert json.loads(proc.stdout)["modelUsage"].keys() == {"qwen2.5-coder:7b"}
+    assert resumed.returncode == 0 and resumed.stdout == "again\n", resumed.stderr
+    assert lists == 1  # the session keeps its model: resume asks nothing
+
+
+def _run_without_a_model(workspace: Path, served: list[str] | None) -> tuple[str, CliResult, list[Any]]:
+    """`recursive run` on a server that serves `served` (None: no model list), no -m given:
+    its base URL, what the user saw, and the chat requests the server got."""
+    with FakeLLMServer([{"text": "never"}], served=served) as server:
+        base = server.openai_base_url
+        proc = invoke("run", "hi", "-C", str(workspace), "--api-base", base)
+        return base, proc, _posts(server)
+
+
+def test_a_server_that_serves_several_models_asks_which(workspace: Path) -> None:
+    base, proc, posts = _run_without_a_model(workspace, ["llama3.2", "qwen2.5-coder", "mistral"])
+    assert (proc.returncode, proc.stdout, posts) == (2, "", [])
+    assert proc.stderr == (f"error: {base} serves 3 models (llama3.2, qwen2.5-coder, mistral): "
+                           "pass -m MODEL to choose one\n")
+
+
+def test_a_server_that_cannot_list_its_models_says_so(workspace: Path) -> None:
+    base, proc, posts = _run_without_a_model(workspace, None)
+    assert (proc.returncode, proc.stdout, posts) == (1, "", [])
+    assert proc.stderr == (f"error: cannot list the models of {base} to pick one "
+                           "(no -m MODEL given): GET /models answered HTTP 404; pass -m MODEL\n")
+    port = closed_port()
+    started = time.monotonic()
+    refused = invoke("run", "hi", "-C", str(workspace), "--api-base", f"http://127.0.0.1:{port}/v1")
+    assert time.monotonic() - started < 5
+    assert refused.returncode == 1  # told as the run would tell it: -m would not help
+    assert refused.stderr == (f"error: connection to http://127.0.0.1:{port}/v1 refused: is the server running "
+                              f"at http://127.0.0.1:{port}?\n")
+
+
+def test_a_model_given_anywhere_is_used_without_asking(workspace: Path) -> None:
+    with FakeLLMServer([{"text": "a"}, {"text": "b"}, {"text": "c"}], served=["one", "two"]) as server:
+        base = server.openai_base_url
+        by_flag = invoke("run", "hi", "-C", str(workspace), "--api-base", base, "-m", "mine")
+        by_env = invoke("run", "hi", "-C", str(workspace), "--api-base", base, env={"RECURSIVE_MODEL": "env-model"})
+        (workspace / ".recursive").mkdir()
+        (workspace / ".recursive" / "config.toml").write_text('model = "config-model"\n')
+        by_config = invoke("run", "hi", "-C", str(workspace), "--api-base", base, "--trust-workspace")
+        posts, lists = _posts(server), _lists(server)
+    assert [proc.returncode for proc in (by_flag, by_env, by_config)] == [0, 0, 0], by_config.stderr
+    assert [request.body["model"] for request in posts] == ["mine", "env-model", "config-model"]
+    assert lists == 0 and "note: using" not in by_flag.stderr + by_env.stderr + by_config.stderr
+
+
+def test_config_show_says_the_server_picks_the_model() -> None:
+    local_base = invoke("config", "show", "--api-base", "http://127.0.0.1:11434/v1")
+    assert "model\t(the one the server serves, asked at start)\tdefault (the server's /v1/models)\n" in local_base.stdout
+    for args in (["--api-base", "https://api.openai.com/v1"], ["--api-base", "http://127.0.0.1:11434/v1", "-m", "x"],
+                 ["--provider", "anthropic", "--api-base", "http://127.0.0.1:8080"]):
+        proc = invoke("config", "show", *args)
+        assert proc.returncode == 0 and "asked at start" not in proc.stdout, args
 
 
 # -- a keyless local server ------------------------------------------------------------------------
@@ -229,7 +310,7 @@ def test_a_malformed_base_url_from_env_or_config_names_its_source(workspace: Pat
 def test_a_refused_local_connection_fails_within_seconds(host: str, workspace: Path) -> None:
     port = closed_port()
     started = time.monotonic()
-    proc = invoke("run", "hi", "-C", str(workspace), "--api-base", f"http://{host}:{port}/v1",
+    proc = invoke("run", "hi", "-C", str(workspace), "--api-base", f"http://{host}:{port}/v1", "-m", "qwen",
                   "-o", "stream-json", env={"RECURSIVE_API_KEY": "x", "RECURSIVE_RETRY_BASE_DELAY": "1"})
     elapsed = time.monotonic() - started  # (a base delay of 1 s is the real default)
     assert proc.returncode == 75  # unavailable (issue 31)
@@ -241,7 +322,9 @@ def test_a_refused_local_connection_fails_within_seconds(host: str, workspace: P
     assert elapsed < 10  # today: 26 s of backoff
 
 
-def test_a_name_that_does_not_resolve_fails_at_once(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("model", [["-m", "qwen"], []], ids=["the chat request", "the model list"])
+def test_a_name_that_does_not_resolve_fails_at_once(model: list[str], workspace: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     real = socket.getaddrinfo
 
     def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
@@ -251,12 +334,15 @@ def test_a_name_that_does_not_resolve_fails_at_once(workspace: Path, monkeypatch
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     started = time.monotonic()
-    proc = invoke("run", "hi", "-C", str(workspace), "--api-base", "http://llm.example.invalid/v1",
+    proc = invoke("run", "hi", "-C", str(workspace), "--api-base", "http://llm.example.invalid/v1", *model,
                   env={"RECURSIVE_API_KEY": "x", "RECURSIVE_RETRY_BASE_DELAY": "1"})
     assert time.monotonic() - started < 10
     assert proc.returncode == 1 and "retrying" not in proc.stderr
     [line] = error_lines(proc.stderr)
     assert "cannot resolve llm.example.invalid" in line and "check its spelling" in line
+    # said once: not "cannot resolve X, …: cannot resolve X: [Errno -2] Name or service not known"
+    assert line.count("cannot resolve") == 1 and line.count("Name or service not known") == 1
+    assert "[Errno" not in line and line.count("llm.example.invalid/v1") == 1
 
 
 def _answer_once_then_close(listener: socket.socket, body: bytes) -> None:
@@ -290,7 +376,7 @@ def test_a_server_that_answered_then_went_away_gets_the_full_backoff(workspace: 
                               daemon=True)
     server.start()
     proc = invoke("run", "hi", "-C", str(workspace), "--api-base", f"http://127.0.0.1:{port}/v1",
-                  "--no-stream", env={"RECURSIVE_API_KEY": "x"})
+                  "-m", "qwen", "--no-stream", env={"RECURSIVE_API_KEY": "x"})
     server.join(5)
     assert proc.returncode == 75  # unavailable after the retries (issue 31)
     assert "(attempt 5/5)" in proc.stderr  # a restarting server mid-run is waited for, as before

@@ -60,13 +60,15 @@ def list_on_a_terminal(workspace: Path, columns: int) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
 
 
-@pytest.mark.parametrize("columns", [80, 110])
-def test_sessions_list_never_cuts_an_id_but_the_title(workspace: Path, tmp_path: Path, columns: int) -> None:
+@pytest.mark.parametrize(("columns", "model"), [(80, "scripted"), (110, "scripted"), (60, "gpt-4.1-mini"),
+                                               (80, "gpt-4.1-mini"), (110, "gpt-4.1-mini")])
+def test_sessions_list_never_cuts_an_id_but_the_title(workspace: Path, tmp_path: Path, columns: int,
+                                                      model: str) -> None:
     title = "refactor the payment reconciliation module and " * 3
     for _ in range(2):
         script = write_script(tmp_path / "script.json", [{"text": "done"}])
         proc = invoke("run", title, "-C", str(workspace), "--provider", "scripted", "--script",
-                      str(script), "--no-checkpoints")
+                      str(script), "--no-checkpoints", "-m", model)
         assert proc.returncode == 0, proc.stderr
     ids = [line.split("\t")[0] for line in invoke("sessions", "list", cwd=workspace).stdout.splitlines()]
     assert len(ids) == 2 and all(len(i) > 20 for i in ids)
@@ -74,8 +76,9 @@ def test_sessions_list_never_cuts_an_id_but_the_title(workspace: Path, tmp_path:
     for session_id in ids:
         (line,) = [row for row in screen.splitlines() if row.strip().startswith(session_id + " ")]
         assert len(line.rstrip()) <= columns
-        if columns > 100:  # (at 80 the other columns leave the title no room)
-            assert "refactor" in line and "…" in line  # the title shown as far as it fits
+        assert "refactor" in line and "…" in line  # the title shown as far as it fits: whole columns give way
+    header = screen.splitlines()[0].split()
+    assert header[0] == "id" and ("model" in header) == (columns >= 110)
 
 
 def test_counts_of_one_read_in_the_singular(workspace: Path) -> None:

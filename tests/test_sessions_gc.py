@@ -75,7 +75,7 @@ def test_only_this_workspace_unless_all_workspaces(sessions: dict[str, Path], is
 def test_without_a_terminal_it_needs_yes(sessions: dict[str, Path], isolated_home: Path) -> None:
     proc = invoke("sessions", "gc", "--older-than", "30d", "--all-workspaces")
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "--yes" in proc.stderr and "2 session(s)" in proc.stderr
+    assert "--yes" in proc.stderr and "2 sessions of" in proc.stderr and "(s)" not in proc.stderr
     assert remaining(isolated_home) == ALL
     nothing = invoke("sessions", "gc", "--older-than", "3650d", "--all-workspaces")
     assert nothing.returncode == 0, nothing.stderr  # nothing to delete: nothing to confirm

@@ -1,8 +1,8 @@
 """What a new user reads when a command line goes wrong, and counts in the right number (issue 32).
 
 A missing argument says which and shows the usage line; a mistyped option or command gets the
-one name it is closest to (`--modle` → `--model`, `version` → `--version`); `recursive "PROMPT"`
-runs the prompt; a hook's block is told in the two lines every other denial takes.
+one name it is closest to (`--modle` → `--model`, `--verison` → `--version`); `version` alone
+prints the version; `recursive "PROMPT"` and `recursive -m MODEL "PROMPT"` (off a terminal) run it; a hook's block is told in the two lines every other denial takes.
 """
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def test_an_option_far_from_every_name_gets_no_guess() -> None:
 
 
 @pytest.mark.parametrize(("argv", "said"), [
-    (["version"], "error: no such command 'version' (did you mean --version?) (see `recursive --help`)"),
+    (["version", "of"], "error: no such command 'version' (did you mean --version?) (see `recursive --help`)"),
+    (["--verison"], "error: no such option: --verison (did you mean --version?) (see `recursive --help`)"),
+    (["--modle", "gpt-4.1", "hi"], "error: no such option: --modle (did you mean --model?) (see `recursive run --help`)"),
+    (["-p", "--modle", "gpt-4.1", "hi"], "error: unknown option --modle (did you mean --model?) (see `recursive -p --help`)"),
     (["sesions"], "error: no such command 'sesions' (did you mean sessions?) (see `recursive --help`)"),
     (["sessions", "lst"], "error: no such command 'lst' (did you mean list?) (see `recursive sessions --help`)"),
 ])
@@ -64,6 +67,24 @@ def test_a_mistyped_command_says_what_was_meant(argv: list[str], said: str) -> N
     proc = run_cli(*argv)  # through the console entry, which would take another word as a prompt
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.replace("python -m recursive_cli", "recursive").splitlines() == [said]
+
+
+def test_version_alone_prints_the_version_as_git_version_does() -> None:
+    from recursive_cli import __version__
+
+    proc = run_cli("version")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"recursive {__version__}\n", "")
+    assert run_cli("--version").stdout == proc.stdout
+    shown = run_cli("help")
+    assert shown.returncode == 0 and "Usage:" in shown.stdout and "sessions" in shown.stdout
+
+
+def test_options_before_a_prompt_run_it_off_a_terminal(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [{"text": "ran it"}])
+    proc = run_cli("--provider", "scripted", "--script", str(script), "-C", str(tmp_path), "-o", "json",
+                   "--no-session", "fix the tests")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"] == "ran it"
 
 
 def test_a_prompt_without_a_command_is_run(tmp_path: Path) -> None:

@@ -50,3 +50,13 @@ def plain(message: str) -> str:
     if text.startswith("Input should be "):
         text = "expected " + text.removeprefix("Input should be ")
     return text[:1].lower() + text[1:].rstrip(".")
+
+
+def closest(given: str, names: list[str]) -> list[str]:
+    """The names that `given` is most likely a typo of, best first, as click and git suggest
+    one: the closest, and a second only when it is as close (a tie is a real doubt)."""
+    import difflib  # (only for a command line that went wrong)
+
+    near = difflib.get_close_matches(given, names, n=2, cutoff=0.75)
+    best = difflib.SequenceMatcher(None, given, near[0]).ratio() if near else 0.0
+    return [name for name in near if difflib.SequenceMatcher(None, given, name).ratio() >= best - 0.02]

@@ -174,7 +174,7 @@ class CommonOptions:
     """The parsed common options; None / False / [] mean "not given on the command line".
     Each field's annotation is its typer option: `with_common_options` gives a command all of them."""
 
-    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's).", rich_help_panel=MODEL)] = None
+    model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's; with another server's --api-base, the one model it serves).", rich_help_panel=MODEL)] = None
     provider: Annotated[Optional[ProviderName], typer.Option("--provider", metavar="PROVIDER", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)] = None
     api_base: Annotated[Optional[str], typer.Option("--api-base", metavar="URL", help="Base URL of the API, e.g. http://127.0.0.1:11434/v1.", rich_help_panel=MODEL)] = None
     effort: Annotated[Optional[EffortLevel], typer.Option("--effort", metavar="LEVEL", help="How hard the model reasons: " + spelled_out(EFFORTS) + " (Anthropic: adaptive thinking at that effort).", rich_help_panel=MODEL, show_default=False)] = None

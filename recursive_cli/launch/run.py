@@ -27,6 +27,7 @@ from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
 from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from .prompt_input import empty_prompt_message
+from .served_model import with_served_model
 from .settings import command_settings
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def fresh_launch(common: CommonOptions, mode: str, title: str = "") -> Launch:
     problem = check_session_id(session_id)
     if problem:
         raise CliError(problem, EXIT_USAGE)
-    return Launch(loaded, mode, session_id, title=title)
+    return Launch(with_served_model(loaded), mode, session_id, title=title)
 
 
 def with_fallback(provider: ChatProvider, models: list[str], settings: Settings) -> ChatProvider:

@@ -91,7 +91,14 @@ class ApiClient:
 
     async def post_json(self, url: str, body: bytes) -> object:
         """The parsed JSON answer (or its text, when it says it is not JSON)."""
-        response = await self._http.post(url, body)
+        return await self._whole(await self._http.post(url, body))
+
+    async def get_json(self, url: str) -> object:
+        """The parsed JSON answer to a GET (or its text, when it says it is not JSON)."""
+        return await self._whole(await self._http.request("GET", url))
+
+    @staticmethod
+    async def _whole(response: Answer) -> object:
         try:
             await response.aread()
         finally:

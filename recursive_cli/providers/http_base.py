@@ -102,6 +102,23 @@ class HttpProvider:
         deadline = deadline_of(hooks)
         return await call_with_retries(lambda: self._attempt(body, hooks, deadline), hooks, deadline=deadline)
 
+    @property
+    def base_url(self) -> str:
+        """The base URL requests go under, without its trailing slash."""
+        return self._url
+
+    async def fetch(self, path: str, within: float) -> object:
+        """GET `path` under the base URL, parsed, in `within` seconds at most; a one-line
+        ProviderError when it cannot be had (no retries: whoever asks can say what to do)."""
+        try:
+            return await asyncio.wait_for(self._client.get_json(self._client.url(path)), within)
+        except asyncio.TimeoutError:
+            error = ProviderError(f"request to {self._url} timed out")
+        except (HttpStatusError, TransportError, ValueError) as err:
+            error = self._redacted(self._provider_error(err))
+            log_cause(error.reason, err, self._api_key)
+        raise error
+
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.aclose()
@@ -214,11 +231,13 @@ class HttpProvider:
         if isinstance(err, InvalidURL):
             return ProviderError(f"invalid base URL {self._url}: {detail}")
         parts = urlsplit(self._url)
-        if not self._reached and _in_chain(err, lambda e: isinstance(e, socket.gaierror)
-                                           and e.errno in _NO_SUCH_NAME):
-            return ProviderError(f"cannot resolve {parts.hostname}, the host of the base URL {self._url}: "
-                                 f"{detail}; check its spelling")
-        if not self._reached and _in_chain(err, lambda e: isinstance(e, ConnectionRefusedError)) \
+        unresolved = _in_chain(err, lambda e: isinstance(e, socket.gaierror) and e.errno in _NO_SUCH_NAME)
+        if not self._reached and isinstance(unresolved, OSError):
+            # the resolver's own reason once ("Name or service not known"), not the chain's repeats of it
+            reason = unresolved.strerror or "no such host"
+            return ProviderError(f"cannot resolve {parts.hostname}, the host of the base URL {self._url} "
+                                 f"({reason}); check its spelling")
+        if not self._reached and _in_chain(err, lambda e: isinstance(e, ConnectionRefusedError)) is not None \
                 and is_local_host(parts.hostname):
             return BriefRetryError(f"connection to {self._url} refused: is the server running at "
                                    f"{parts.scheme}://{parts.netloc}?")
@@ -275,16 +294,16 @@ async def _by(work: Coroutine[Any, Any, T], until: float | None) -> T:
         raise
 
 
-def _in_chain(err: BaseException, test: Callable[[BaseException], bool]) -> bool:
-    """Whether `err` or an exception it was raised from (its cause or context) passes `test`."""
+def _in_chain(err: BaseException, test: Callable[[BaseException], bool]) -> BaseException | None:
+    """The first of `err` and the exceptions it was raised from (cause or context) that passes `test`."""
     seen: set[int] = set()
     current: BaseException | None = err
     while current is not None and id(current) not in seen:
         if test(current):
-            return True
+            return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return False
+    return None
 
 
 def dumps(value: Any) -> bytes:

@@ -96,11 +96,11 @@ def probe(host: str, port: int, name: str, timeout: float = CONNECT_TIMEOUT) -> 
         return None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         return None  # something listens there, but not a model server
-    models = tuple(_printable(str(item["id"])) for item in data["data"] if isinstance(item, dict) and item.get("id"))
+    models = tuple(printable(str(item["id"])) for item in data["data"] if isinstance(item, dict) and item.get("id"))
     return LocalServer(name, base_url, models)
 
 
-def _printable(text: str, limit: int = 80) -> str:
+def printable(text: str, limit: int = 80) -> str:
     """A model name as the server sent it, minus anything a terminal would act on."""
     return "".join(char for char in text if char.isprintable())[:limit]
 

@@ -25,6 +25,7 @@ from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, 
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
 from .http_base import HttpProvider, StreamAssembler, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
+from .local import printable
 from .retry import OPENAI_RULES, http_error, one_line, stream_error
 from .wire_cache import JoinedWires, WirePrefix
 
@@ -104,6 +105,16 @@ class OpenAIProvider(HttpProvider):
     def status_error(self, err: HttpStatusError) -> ProviderError:
         return http_error(err.status, self._url, server_message(err.body, f"Error code: {err.status}"),
                           err.headers, code=error_code(err.body), rules=self.rules)
+
+    async def served_models(self, within: float) -> list[str]:
+        """The model ids the server lists (`GET …/models`, as OpenAI-compatible servers answer
+        it), in its order; ProviderError when they cannot be had or the answer is no such list."""
+        body = as_dict(await self.fetch("models", within))
+        listed = body.get("data")
+        if not isinstance(listed, list):
+            raise malformed(f"{self._url}/models", "no model list (data) in the answer")
+        return [printable(item["id"]) for item in listed
+                if isinstance(item, dict) and isinstance(item.get("id"), str) and printable(item["id"])]
 
 
 def request_headers(api_key: str | None) -> dict[str, str]:

@@ -76,8 +76,10 @@ def _tokens(usage: Usage) -> str:
 def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_known: bool = True) -> str:
     """`3 steps · 1,204 in / 96 out tokens · $0.0021 · 4.2 s`.
 
-    `steps_usage` is what this command's steps used; when the run's totals hold more (a
-    resumed session's earlier turns, a judge, a compaction summary) both are shown, labelled:
+    The tokens are this command's requests, its judge's and compaction's included, as the
+    result line's `usage` counts them (`model_usage`; without it, `steps_usage`, what this
+    command's steps used); when the session's totals hold more (a resumed session's earlier
+    turns) both are shown, labelled:
     `1 step · 300 in / 20 out tokens · session total 1,504 in / 116 out tokens, $0.0030 · 2.0 s`.
     A run that spent nothing on a model with no price has an unknown cost, not `$0.0000`.
     """
@@ -88,9 +90,10 @@ def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_kno
     steps = count(event.num_steps, "step")
     seconds = f"{event.duration_ms / 1000:.1f} s"
     branch = f" · branch {event.worktree.branch} in {event.worktree.path}" if event.worktree is not None else ""
-    if steps_usage is None or _same_tokens(steps_usage, event.usage):
+    command = sum(event.model_usage.values(), Usage()) if event.model_usage else steps_usage
+    if command is None or _same_tokens(command, event.usage):
         return f"{steps} · {_tokens(event.usage)} · {cost} · {seconds}{branch}"
-    return f"{steps} · {_tokens(steps_usage)} · session total {_tokens(event.usage)}, {cost} · {seconds}{branch}"
+    return f"{steps} · {_tokens(command)} · session total {_tokens(event.usage)}, {cost} · {seconds}{branch}"
 
 
 def _same_tokens(a: Usage, b: Usage) -> bool:

@@ -5,6 +5,7 @@ here as plain Python) resumes a session that only its bundle brought to a fresh 
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import subprocess
@@ -105,27 +106,81 @@ def test_status_summarises_a_results_folder(tmp_path: Path) -> None:
     assert table.returncode == 1
     assert "1/3 succeeded · 1 failed · 1 not run · $1.0000" in table.stdout
     assert "error_during_execution" in table.stdout and "no outcome yet" in table.stdout
-    (row,) = [line for line in table.stdout.splitlines() if "error_during_execution" in line]
-    assert "│ the same failing call" in row and row.rstrip().endswith("…")  # the reason gives way
+    assert "b: the same failing call to run_shell was repeated 3 times\n" in table.stdout  # below: no room
     wide = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "200"})
-    assert "the same failing call to run_shell was repeated 3 times" in wide.stdout
+    (row,) = [line for line in wide.stdout.splitlines() if "error_during_execution" in line]
+    assert row.rstrip().endswith("│ the same failing call to run_shell was repeated 3 times")  # its column
+
+
+def fleet_folder(tmp_path: Path, ids: list[str]) -> Path:
+    """tmp_path/out, a results folder of a fleet of these tasks (t.jsonl) with no results yet."""
+    tasks_file(tmp_path / "t.jsonl", [{"id": task_id, "prompt": "x"} for task_id in ids])
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "fleet.json").write_text(json.dumps({
+        "fleet_id": "f1", "tasks_file": str(tmp_path / "t.jsonl"), "workspace": str(tmp_path),
+        "defaults": {}, "options": {}}))
+    return out
+
+
+@pytest.mark.parametrize("columns", [40, 60, 80, 100, 140])
+def test_status_never_cuts_an_outcome_or_a_reason(tmp_path: Path, columns: int) -> None:
+    out = fleet_folder(tmp_path, ["parser-tests", "b"])
+    reason = "connection to http://localhost:8080/v1 refused: is the server running at http://localhost:8080?"
+    lines = [{"id": "parser-tests", "subtype": "error_during_execution", "is_error": True, "exit_code": 1,
+              "total_cost_usd": 0.25, "steps": 12, "attempts": 3, "duration_ms": 123400,
+              "session_id": "20261202-040236-7f3a9c1e", "errors": [reason + "\nTraceback (most recent call last):"]},
+             {"id": "b", "subtype": "success", "is_error": False, "exit_code": 0, "total_cost_usd": 0.25,
+              "steps": 3, "attempts": 1, "duration_ms": 3400, "session_id": "20261202-040237-aaaaaaaa"}]
+    (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    proc = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": str(columns)})
+    assert proc.returncode == 1
+    shown = proc.stdout.splitlines()
+    assert all(len(line.rstrip()) <= columns for line in shown), proc.stdout
+    assert "…" not in proc.stdout and "Traceback" not in proc.stdout
+    (row,) = [line for line in shown if line.startswith("parser-tests │")]
+    assert "│ error_during_execution" in row  # the outcome whole, at any width
+    assert reason in " ".join(" ".join(shown).split())  # the reason whole: in its column or below
+    headers = [cell.strip() for cell in shown[1].split("┃")]
+    if "session" in headers:  # a column is shown whole or not at all
+        assert "20261202-040236-7f3a9c1e" in row
+    if columns >= 80:
+        assert headers[:2] == ["task", "outcome"] and "session" in headers and "cost" in headers
+
+
+def test_a_failed_tasks_line_gives_its_outcome_and_reason() -> None:
+    from recursive_cli.surfaces.fleet.progress import PlainView, Tally
+    from recursive_cli.surfaces.fleet.results import ResultLine
+
+    out = io.StringIO()
+    view = PlainView(Tally(total=1), out)
+    failed = ResultLine.model_validate({
+        "id": "parser-tests", "subtype": "error_during_execution", "is_error": True, "exit_code": 1,
+        "total_cost_usd": 0.25, "steps": 12, "attempts": 3, "duration_ms": 123400,
+        "errors": ["connection to http://localhost:8080/v1 refused\nTraceback (most recent call last):"]})
+    view.finished(failed)
+    assert out.getvalue().startswith("fleet: parser-tests error_during_execution (connection to "
+                                     "http://localhost:8080/v1 refused) · 12 steps · $0.2500 · 123.4s   [")
+    view.finished(failed.model_copy(update={"total_cost_usd": None}))  # a model with no price
+    assert out.getvalue().splitlines()[-1].startswith("fleet: parser-tests error_during_execution (connection to "
+                                                      "http://localhost:8080/v1 refused) · 12 steps · cost unknown · ")
+
+
+def test_status_refuses_a_folder_with_no_fleet(tmp_path: Path) -> None:
     refused(invoke("fleet", "status", "nowhere", cwd=tmp_path),
             f"{tmp_path / 'nowhere'} holds no fleet (no fleet.json): start one with "
             "`recursive fleet run TASKS.jsonl --results DIR`")
 
 
 def test_status_never_shows_a_made_up_cost_for_unpriced_tasks(tmp_path: Path) -> None:
-    tasks_file(tmp_path / "t.jsonl", [{"id": "a", "prompt": "x"}, {"id": "b", "prompt": "y"}])
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "fleet.json").write_text(json.dumps({
-        "fleet_id": "f1", "tasks_file": str(tmp_path / "t.jsonl"), "workspace": str(tmp_path),
-        "defaults": {}, "options": {}}))
+    out = fleet_folder(tmp_path, ["a", "b"])
     unpriced = {"id": "a", "subtype": "success", "is_error": False, "exit_code": 0, "total_cost_usd": None,
                 "steps": 3, "attempts": 1}
     (out / "results.jsonl").write_text(json.dumps(unpriced) + "\n")
     table = invoke("fleet", "status", "out", cwd=tmp_path, env={"COLUMNS": "120"})
     assert "1/2 succeeded · 0 failed · 1 not run · cost unknown" in table.stdout, table.stdout
+    (row,) = [line for line in table.stdout.splitlines() if line.startswith("a ")]
+    assert "│ unknown │" in row and "$0.0000" not in table.stdout  # the task's cost, said as the headline says it
     priced = {**unpriced, "id": "b", "total_cost_usd": 0.25}
     with (out / "results.jsonl").open("a") as handle:
         handle.write(json.dumps(priced) + "\n")

@@ -166,6 +166,11 @@ def test_judge_calls_count_toward_tokens_and_cost(tmp_path: Path, workspace: Pat
                                "cache_creation_input_tokens": 0}
     expected = cost_usd("gpt-4.1-mini", Usage(**turn_usage)) + cost_usd("gpt-4.1-mini", Usage(**judge_usage))
     assert result["total_cost_usd"] == pytest.approx(expected)
+    # the stderr line counts what the JSON counts: the judge's tokens too, and no "session total"
+    # on a session this command started
+    text = goal(tmp_path, workspace, replies, "x", "--until", "x", "-m", "gpt-4.1-mini", script_name="again.json")
+    assert text.returncode == 0, text.stderr
+    assert text.stderr.splitlines()[-1].startswith(f"1 step · 5,100 in / 30 out tokens · ${expected:.4f} · ")
 
 
 def test_judge_spending_ends_the_run_at_max_cost(tmp_path: Path, workspace: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ... import __version__
+from ...core.config_keys import CONFIG_ONLY
 from ...launch.options import (
     CommonOptions,
     McpOptions,
@@ -32,7 +33,8 @@ _root = typer.Typer(
     cls=RecursiveGroup,  # one `error:` line for a bad command line; value names in --help
     name="recursive",
     help="A coding agent for the shell: runs an LLM through tool calls in your workspace.\n\n"
-         "`recursive \"PROMPT\"` is `recursive run \"PROMPT\"`; `recursive` alone on a terminal opens `chat`.",
+         "`recursive \"PROMPT\"` is `recursive run \"PROMPT\"`; `recursive` alone or with options first "
+         "(`recursive -m MODEL …`) opens `chat` on a terminal and is `run` off one.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
@@ -60,7 +62,8 @@ def _root_callback(
 ) -> None:
     """A coding agent for the shell: runs an LLM through tool calls in your workspace.
 
-    `recursive "PROMPT"` is `recursive run "PROMPT"`; `recursive` alone on a terminal opens `chat`.
+    `recursive "PROMPT"` is `recursive run "PROMPT"`; `recursive` alone or with options first
+    (`recursive -m MODEL …`) opens `chat` on a terminal and is `run` off one.
     """
 
 
@@ -257,7 +260,10 @@ _root.add_typer(config_app, name="config")
   recursive config show --mcp-config extra.json --json | jq '."mcp-servers".value'
 
   recursive config show --settings ci-hooks.json --json | jq .hooks.value
-""")
+
+[b]Keys without a flag[/b] (set in a config file; docs/configuration.md)
+
+""" + "\n\n".join(key.line().replace("[", "\\[") for key in CONFIG_ONLY) + "\n")
 @with_common_options
 @with_mcp_options
 def config_show(
@@ -436,10 +442,32 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _opens_chat(args: list[str]) -> bool:
-    """`recursive` alone, or with options and no command (`recursive -m MODEL`), as `claude`
-    and `codex` take them; `--help` and `--version` keep their meaning."""
-    return not args or (args[0].startswith("-") and args[0] not in ("-h", "--help", "--version"))
+_ROOT_OPTIONS = ("-h", "--help", "--version")
+
+
+def implied_command(args: list[str], terminal: bool) -> str | None:
+    """The command a command line without one means, as `claude` and `codex` take theirs:
+    `recursive` alone or with options (`recursive -m MODEL`) opens `chat` on a terminal;
+    `recursive "PROMPT"` and, off a terminal, `recursive -m MODEL "PROMPT"` are `run`.
+    None: the line names its command, or is the root's own (`--help`, `--version`, or a
+    near miss of one, `--verison`, left for the root to say what was meant)."""
+    if args and not args[0].startswith("-"):
+        return "run" if is_bare_prompt(args) else None
+    if args and (args[0] in _ROOT_OPTIONS or closest_root_option(args[0])):
+        return None
+    if terminal:
+        return "chat"
+    return "run" if args else None
+
+
+def closest_root_option(word: str) -> str | None:
+    """The root's own long option that `word` (a long option the root does not have) is a typo of."""
+    from ...core.wording import closest
+
+    if not word.startswith("--") or word in _ROOT_OPTIONS:
+        return None
+    near = closest(word.partition("=")[0], ["--help", "--version", "--print"])
+    return near[0] if near else None
 
 
 def is_bare_prompt(args: list[str]) -> bool:
@@ -454,6 +482,10 @@ def is_bare_prompt(args: list[str]) -> bool:
     return args[0] not in names and closest_command(args[0], names) is None
 
 
+# A word alone that a user types for a root option: `recursive version`, as `git version`.
+_WORDS_FOR_OPTIONS = {"version": "--version", "help": "--help"}
+
+
 def main() -> None:
     """Console-script entry point."""
     import sys
@@ -466,10 +498,10 @@ def main() -> None:
     if (code := maybe_headless()) is not None:
         exit_now(code)  # flushed and closed: skip the interpreter's teardown (returns if it cannot)
         raise SystemExit(code)
-    if _opens_chat(sys.argv[1:]) and sys.stdin.isatty() and sys.stdout.isatty():
-        sys.argv.insert(1, "chat")  # `recursive [OPTIONS]`, at a terminal: the interactive session
-    elif is_bare_prompt(sys.argv[1:]):
-        sys.argv.insert(1, "run")  # as `claude "…"` and `codex "…"` take a prompt
+    if len(sys.argv) == 2 and sys.argv[1] in _WORDS_FOR_OPTIONS:
+        sys.argv[1] = _WORDS_FOR_OPTIONS[sys.argv[1]]
+    if command := implied_command(sys.argv[1:], sys.stdin.isatty() and sys.stdout.isatty()):
+        sys.argv.insert(1, command)
     from . import lazy_markdown
     from .errors import run_app
 

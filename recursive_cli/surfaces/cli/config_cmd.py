@@ -30,8 +30,7 @@ def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
     """(key, value, source) for every setting; the API key masked; the MCP start-up timeout
     in force, whatever set it (`load_mcp_or_fail` has checked Claude's `MCP_TIMEOUT`)."""
     data = loaded.settings.model_dump(mode="json")
-    rows: list[tuple[str, str, str]] = [("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)")),
-                                        price_row(loaded)]
+    rows: list[tuple[str, str, str]] = [model_row(loaded), price_row(loaded)]
     for key in Settings.model_fields:
         if key in ("model", "api_key", "prices"):
             continue
@@ -45,6 +44,16 @@ def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
     api_key = loaded.settings.api_key
     rows.append(("api-key", mask(api_key) if api_key else "(not set)", loaded.sources.get("api_key", "-")))
     return rows
+
+
+def model_row(loaded: LoadedSettings) -> tuple[str, str, str]:
+    """The model and where it comes from; with a server's base URL and none given, the one
+    the server serves, asked when a command starts (launch/served_model.py)."""
+    from ...launch.served_model import asks_server
+
+    if asks_server(loaded):
+        return ("model", "(the one the server serves, asked at start)", "default (the server's /v1/models)")
+    return ("model", loaded.settings.effective_model, loaded.sources.get("model", "default (provider's)"))
 
 
 def sandbox_row(loaded: LoadedSettings) -> tuple[str, str, str]:
@@ -68,6 +77,10 @@ def sandbox_row(loaded: LoadedSettings) -> tuple[str, str, str]:
 def price_row(loaded: LoadedSettings) -> tuple[str, str, str]:
     """The price in force for the current model and where it comes from: a `[prices."MODEL"]`
     table in a config file, the bundled table, or nowhere (cost unknown, `--max-cost` refused)."""
+    from ...launch.served_model import asks_server
+
+    if asks_server(loaded):
+        return ("price", "(the served model's, once it is known)", "-")
     model, configured = loaded.settings.effective_model, loaded.settings.prices
     price = price_for(model, configured)
     if price is None:

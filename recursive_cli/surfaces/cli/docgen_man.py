@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...core.choices import PROVIDERS, spelled_out
+from ...core.config_keys import CONFIG_ONLY
 
 if TYPE_CHECKING:
     from .docgen_model import CommandDoc, OptionDoc
@@ -83,6 +84,9 @@ ENVIRONMENT = (
      "keys count for this run, as `--trust-workspace`."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),
 )
+
+# The config-file keys that no flag sets (every other key is a long option's name).
+CONFIGURATION_KEYS = tuple((key.key, key.line().split(": ", 1)[1]) for key in CONFIG_ONLY)
 
 FILES = (
     ("$RECURSIVE_HOME/config.toml", "User configuration; keys are the long option names."),
@@ -171,7 +175,8 @@ def render_man(root: CommandDoc, version: str) -> str:
         _header(root, version), _name(root), _synopsis(root),
         _section("DESCRIPTION", [line for text in DESCRIPTION for line in (".PP", inline(text))]),
         _commands(root, common, users), _common_options(root, common, users),
-        _definitions("ENVIRONMENT", ENVIRONMENT), _definitions("FILES", FILES),
+        _definitions("ENVIRONMENT", ENVIRONMENT), _definitions("CONFIGURATION KEYS", CONFIGURATION_KEYS),
+        _definitions("FILES", FILES),
         _exit_status(), _examples(root), _see_also(root),
     ]
     return "\n".join(line for part in parts for line in part) + "\n"

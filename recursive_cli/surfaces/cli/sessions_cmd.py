@@ -16,6 +16,7 @@ from ...features.sessions.store import SessionEntry, SessionStore
 from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 MODEL_WIDTH = 24  # a longer model name is cut in the table (never an id)
+MIN_TITLE = 12  # a title narrower than this says too little: a column gives way first
 
 
 def _store() -> SessionStore:
@@ -68,21 +69,28 @@ def _summary(entry: SessionEntry) -> dict[str, object]:
 
 def _table(rows: list[tuple[str, ...]]) -> None:
     """The sessions as a table as wide as the terminal. Ids are what people copy, so they are
-    never cut (nor the other short columns); the title is what gives way when space runs out."""
+    never cut (nor the other short columns); the title is what gives way when space runs out,
+    then whole columns, the least telling first (model, turns, time): never a cut id."""
     from rich.console import Console
     from rich.table import Column, Table
 
     console = Console()
-    names = ("id", "status", "updated (UTC)", "turns", "model")
+    names = ["id", "status", "updated (UTC)", "turns", "model"]
     # Fixed widths: left to itself, rich shrinks the short columns to nothing before the title.
-    widths = [max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(names)]
-    widths[-1] = min(widths[-1], MODEL_WIDTH)
-    room = max(console.width - sum(w + 2 for w in widths) - 2, 1)  # 2: each column's padding
-    columns = [Column(name, no_wrap=True, width=w, overflow="ellipsis") for name, w in zip(names, widths)]
+    widths = {name: max(len(name), *(len(row[i]) for row in rows)) for i, name in enumerate(names)}
+    widths["model"] = min(widths["model"], MODEL_WIDTH)
+    shown = list(names)
+    for name in ("model", "turns", "updated (UTC)"):
+        if console.width - sum(widths[n] + 2 for n in shown) - 2 >= MIN_TITLE:
+            break
+        shown.remove(name)
+    room = max(console.width - sum(widths[n] + 2 for n in shown) - 2, 1)  # 2: each column's padding
+    columns = [Column(name, no_wrap=True, width=widths[name], overflow="ellipsis") for name in shown]
     title = Column("title", no_wrap=True, overflow="ellipsis", max_width=room)
     table = Table(*columns, title, box=None)
+    kept = [names.index(name) for name in shown]
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(row[index] for index in kept), row[-1])
     console.print(table)
 
 
@@ -253,13 +261,14 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
     if dry_run:
         for meta in stale:
             sys.stdout.write(f"would remove {meta.id}\t{meta.updated[:19]}\t{meta.title}\n")
-        sys.stderr.write(f"would remove {len(stale)} session(s) of {where} "
+        sys.stderr.write(f"would remove {counted(len(stale), 'session')} of {where} "
                          f"not updated for {older_than}\n")
         return 0
     if stale and not yes:
         if not sys.stdin.isatty():
-            raise CliError(f"{len(stale)} session(s) of {where} are not updated for {older_than}; pass "
-                        "--yes to delete them without asking, or --dry-run to list them", EXIT_USAGE)
+            verb, them = ("is", "it") if len(stale) == 1 else ("are", "them")
+            raise CliError(f"{counted(len(stale), 'session')} of {where} {verb} not updated for {older_than}; pass "
+                           f"--yes to delete {them} without asking, or --dry-run to list {them}", EXIT_USAGE)
         answer = _confirm(stale, where, older_than)
         if answer is not True:
             sys.stderr.write("nothing removed\n")
@@ -274,7 +283,7 @@ def gc_command(older_than: str, dry_run: bool, yes: bool, all_workspaces: bool,
         removed += 1
         sys.stderr.write(f"removed {meta.id}\n")
     _prune_checkpoints(store)
-    sys.stderr.write(f"removed {removed} session(s) of {where} not updated for {older_than}\n")
+    sys.stderr.write(f"removed {counted(removed, 'session')} of {where} not updated for {older_than}\n")
     return 0
 
 
@@ -302,7 +311,8 @@ def _confirm(stale: list[SessionMeta], where: str, older_than: str) -> bool | No
     for meta in stale:
         sys.stderr.write(f"  {meta.id}\t{meta.updated[:19].replace('T', ' ')}\t{meta.title}\n")
     try:
-        return typer.confirm(f"Delete these {len(stale)} session(s) of {where}, not updated for "
+        these = "these " if len(stale) > 1 else ""
+        return typer.confirm(f"Delete {these}{counted(len(stale), 'session')} of {where}, not updated for "
                              f"{older_than}?", default=False, err=True)
     except typer.Abort as exc:  # click's for Ctrl-C and for the end of input alike
         return None if isinstance(exc.__context__, KeyboardInterrupt) else False

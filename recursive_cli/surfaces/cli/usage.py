@@ -13,7 +13,6 @@ parameter below it the small subclasses here, which only change what is displaye
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -143,7 +142,7 @@ def closest_command(word: str, names: list[str], root: bool = True) -> str | Non
     """The command name (or, at the root, the option) that `word` is most likely a typo of."""
     if root and word.lower().lstrip("-") in _OPTION_WORDS:
         return _OPTION_WORDS[word.lower().lstrip("-")]
-    near = difflib.get_close_matches(word, names, n=1, cutoff=0.75)
+    near = wording.closest(word, names)
     return near[0] if near else None
 
 
@@ -270,10 +269,7 @@ def closest_options(given: str, ctx: Any) -> list[str]:
         return []
     names = {opt for param in command.get_params(ctx) for opt in getattr(param, "opts", ())
              if opt.startswith("--")}
-    near = difflib.get_close_matches(given, sorted(names), n=2, cutoff=0.75)
-    best = difflib.SequenceMatcher(None, given, near[0]).ratio() if near else 0.0
-    # a second name only when it is as close as the first: a tie is a real doubt
-    return [name for name in near if difflib.SequenceMatcher(None, given, name).ratio() >= best - 0.02]
+    return wording.closest(given, sorted(names))
 
 
 def bad_value_message(exc: Any, param: Any, words: list[str]) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
 from ...core.wording import counted
-from .results import ResultLine, cost_text
+from .results import ResultLine, cost_text, failure_reason
 
 _ACTION_WIDTH = 70
 
@@ -55,6 +55,16 @@ def describe(event: dict[str, Any]) -> str | None:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _ACTION_WIDTH else text[: _ACTION_WIDTH - 1] + "…"
+
+
+def finished_text(line: ResultLine) -> str:
+    """`error_during_execution (connection … refused) · 12 steps · $0.2500 · 123.4s`: the
+    outcome whole and, for a failure, its reason."""
+    reason = failure_reason(line)
+    cost = f" · ${line.total_cost_usd:.4f}" if line.total_cost_usd is not None else \
+        " · cost unknown" if line.steps else ""  # (a model with no price, as the headline says it)
+    return (f"{line.subtype}{f' ({reason})' if reason else ''} · {counted(line.steps, 'step')}{cost} · "
+            f"{line.duration_ms / 1000:.1f}s")
 
 
 @dataclass
@@ -112,9 +122,7 @@ class PlainView:
         self._say(f"fleet: {task_id} failed ({reason}); retrying, attempt {attempt}")
 
     def finished(self, line: ResultLine) -> None:
-        cost = "" if line.total_cost_usd is None else f" · ${line.total_cost_usd:.4f}"
-        self._say(f"fleet: {line.id} {line.subtype} · {counted(line.steps, 'step')}{cost} · "
-                  f"{line.duration_ms / 1000:.1f}s   [{self.tally.headline().removeprefix('fleet: ')}]")
+        self._say(f"fleet: {line.id} {finished_text(line)}   [{self.tally.headline().removeprefix('fleet: ')}]")
 
     def close(self, summary: dict[str, Any]) -> None:
         pass
@@ -169,10 +177,10 @@ class LiveView:
         self.console.print(f"[yellow]↻[/yellow] {task_id}: {escape(reason)}; retrying (attempt {attempt})")
 
     def finished(self, line: ResultLine) -> None:
+        from rich.markup import escape
+
         mark = "[green]✓[/green]" if line.subtype == "success" else "[red]✗[/red]"
-        cost = "" if line.total_cost_usd is None else f" · ${line.total_cost_usd:.4f}"
-        self.console.print(f"{mark} {line.id}: {line.subtype} · {counted(line.steps, 'step')}{cost} · "
-                           f"{line.duration_ms / 1000:.1f}s")
+        self.console.print(f"{mark} {escape(line.id)}: {escape(finished_text(line))}")
 
     def close(self, summary: dict[str, Any]) -> None:
         self.live.stop()

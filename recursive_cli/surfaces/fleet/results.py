@@ -122,46 +122,63 @@ def summary(task_ids: list[str], latest: dict[str, ResultLine]) -> dict[str, Any
                         for i in task_ids]}
 
 
-_REASON_ROOM = 20  # narrower than this, a reason column would say too little: it goes below
 _COLUMNS = (("task", "left"), ("outcome", "left"), ("exit", "right"), ("steps", "right"),
             ("cost", "right"), ("time", "right"), ("tries", "right"), ("session", "left"))
+# The columns a narrow terminal does without, first given up first (task and outcome never are).
+_GIVEN_UP = ("tries", "time", "steps", "exit", "cost", "session")
+_SEPARATOR = 3  # a column separator with its padding
 
 
 def table(task_ids: list[str], latest: dict[str, ResultLine], title: str = "", width: int = 0) -> Any:
     """A rich table of the tasks' outcomes, one row per task: ids and outcomes whole, and
-    what went wrong last, cut to fit `width` columns (whole when 0; under the table, whole,
-    when too little of it would fit)."""
+    what went wrong last (the error's first line) whole too, in a last column when every
+    reason fits in `width` (0: any width), else under the table. A table too wide for
+    `width` leaves out whole columns, the least telling first, and never cuts one."""
+    from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
 
     rows = [_row(task_id, latest.get(task_id)) for task_id in task_ids]
-    widths = [max([len(name)] + [len(row[index]) for row in rows]) for index, (name, _) in enumerate(_COLUMNS)]
-    grid = Table(title=title or None, title_justify="left", show_edge=False, pad_edge=False)
-    for (name, justify), widest in zip(_COLUMNS, widths):
-        grid.add_column(name, justify=justify, no_wrap=True, min_width=widest)  # type: ignore[arg-type]
-    room = width - sum(widths) - 3 * len(widths) if width else 0  # (3: a column separator with its padding)
-    with_reason = any(row[-1] for row in rows) and (not width or room >= _REASON_ROOM)
+    widths = {name: max([len(name)] + [len(row[index]) for row in rows]) for index, (name, _) in enumerate(_COLUMNS)}
+    shown = [name for name, _ in _COLUMNS]
+    for name in _GIVEN_UP:
+        if not width or _width(shown, widths) <= width:
+            break
+        shown.remove(name)
+    grid = Table(show_edge=False, pad_edge=False)
+    for name, justify in _COLUMNS:
+        if name in shown:
+            grid.add_column(name, justify=justify, no_wrap=True, min_width=widths[name])  # type: ignore[arg-type]
+    reasons = [row[-1] for row in rows if row[-1]]
+    room = width - _width(shown, widths) - _SEPARATOR
+    with_reason = bool(reasons) and (not width or max(map(len, reasons)) <= room)
     if with_reason:
         grid.add_column("reason", no_wrap=True)
-    elif any(row[-1] for row in rows):
-        grid.caption = "\n".join(f"{row[0]}: {row[-1]}" for row in rows if row[-1])
-        grid.caption_justify = "left"
+    kept = [index for index, (name, _) in enumerate(_COLUMNS) if name in shown]
     for row in rows:
-        grid.add_row(*row[:-1], *([_cut(row[-1], room)] if with_reason else []))
-    return grid
+        grid.add_row(*(row[index] for index in kept), *([row[-1]] if with_reason else []))
+    below = [] if with_reason else [Text(f"{row[0]}: {row[-1]}") for row in rows if row[-1]]
+    return Group(*([Text(title)] if title else []), grid, *below)  # (the lines the terminal's width, not the table's)
 
 
-def _cut(text: str, room: int) -> str:
-    return text if not room or len(text) <= room else text[:max(room, 2) - 1] + "…"
+def _width(shown: list[str], widths: dict[str, int]) -> int:
+    """The columns' width on a terminal, their separators included."""
+    return sum(widths[name] for name in shown) + _SEPARATOR * (len(shown) - 1)
 
 
 def _row(task_id: str, line: ResultLine | None) -> list[str]:
     if line is None:
         return [task_id, "no outcome yet", "", "", "", "", "", "", ""]
-    cost = "" if line.total_cost_usd is None else f"${line.total_cost_usd:.4f}"
-    reason = line.errors[0].splitlines()[0] if line.errors and line.errors[0] else ""
+    cost = f"${line.total_cost_usd:.4f}" if line.total_cost_usd is not None else "unknown" if line.steps else ""
     return [task_id, line.subtype, "" if line.exit_code is None else str(line.exit_code),
             str(line.steps), cost, f"{line.duration_ms / 1000:.1f}s", str(line.attempts),
-            line.session_id or "", reason]
+            line.session_id or "", failure_reason(line)]
+
+
+def failure_reason(line: ResultLine) -> str:
+    """What went wrong last: the first line of the task's first error ("" for none)."""
+    first = line.errors[0].strip() if line.errors else ""
+    return first.splitlines()[0] if first else ""
 
 
 def as_json(line: ResultLine) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...core import wording
 from ...core.choices import SANDBOX_MODES
 from ...core.errors import UsageError  # noqa: F401 (re-exported)
 
@@ -214,7 +215,9 @@ def parse_flags(argv: list[str]) -> HeadlessOptions:
         name, has_value, inline = token.partition("=")
         flag = _FLAGS.get(name)
         if flag is None:
-            raise UsageError(f"unknown option {name} (see `recursive -p --help`)")
+            near = wording.closest(name, [known for known in _FLAGS if known.startswith("--")])
+            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+            raise UsageError(f"unknown option {name}{hint} (see `recursive -p --help`)")
         if flag.kind in ("bool", "ignored-bool"):
             if has_value:
                 raise UsageError(f"{name} takes no value")
