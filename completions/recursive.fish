@@ -54,15 +54,15 @@ end
 function __recursive_value_options --description 'Print the options of PATH that take a value'
     switch $argv[1]
         case run resume
-            printf '%s\n' -- --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- -i --image --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
         case tools "mcp list" "mcp get"
             printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
         case loop
-            printf '%s\n' -- --max-iterations --max-context-tokens --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --max-iterations --max-context-tokens -i --image --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
         case goal
-            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
-        case chat "config show"
-            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout -i --image --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+        case chat
+            printf '%s\n' -- -i --image --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
         case trust
             printf '%s\n' -- --revoke
         case "sessions list" "sessions import" "config path"
@@ -71,6 +71,8 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- -f --format --bundle
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
+        case "config show"
+            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
         case "checkpoints restore"
             printf '%s\n' -- --turn
         case "hooks list"
@@ -129,6 +131,7 @@ complete -c recursive -n '__recursive_at ""' -s p -l print -d 'Claude Code\'s he
 complete -c recursive -n '__recursive_at "" run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
+complete -c recursive -n '__recursive_at run resume loop goal chat' -s i -l image -r -F -d 'An image for the model with the first prompt: PNG, JPEG, GIF or WebP (repeatable).'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-last-message -r -F -d 'Also write the final answer to FILE (empty when there is none).'
 complete -c recursive -n '__recursive_at run resume loop goal' -l output-schema -r -F -d 'JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l mcp-config -x -d 'MCP servers in .mcp.json\'s format, a file or JSON text (repeatable); added to the workspace\'s .mcp.json and the user\'s.'

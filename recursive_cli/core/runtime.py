@@ -26,7 +26,7 @@ from .events import (
 from .guards import ContextKeeper, PromptBlocked, PromptFilter, StopGuard, ToolGuard
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
-from .messages import Message, ToolCall, Usage
+from .messages import Image, Message, ToolCall, Usage
 from .pricing import Price
 from .provider import ChatProvider, ContextLengthError, ProviderError, RetryNotice
 from .state import SessionState
@@ -88,6 +88,7 @@ class RuntimeCore:
         self.stop_guards: list[StopGuard] = []  # asked when a reply would end a turn (Stop hooks)
         self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
         self.total_steps = 0
+        self.next_images: tuple[Image, ...] = ()  # go with the next prompt (`-i`, `@file.png`, stream-json)
 
     async def run(self, text: str) -> TurnOutcome:
         """One turn on `text`, then one more per queued message; returns the last turn's outcome."""
@@ -127,7 +128,8 @@ class RuntimeCore:
             if text is not None:
                 for prompt_filter in self.prompt_filters:  # (UserPromptSubmit hooks)
                     text = await prompt_filter.filter_prompt(text)
-                prompt = Message.user(text)
+                prompt = Message.user(text, self.next_images)
+                self.next_images = ()
                 self._transcript.append(prompt)
                 self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
             if self._names_stale:

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.messages import Message, ToolCall, Usage
+from ..core.messages import Image, Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
@@ -247,19 +247,29 @@ def encode_message(message: Message) -> Wire:
 
 def message_blocks(message: Message) -> list[dict[str, Any]]:
     """A message's content blocks in the Messages API shape."""
+    images = [image_block(image) for image in message.images or ()]
     if message.role == "tool":
+        content: str | list[dict[str, Any]] = message.content
+        if images:
+            content = [{"type": "text", "text": message.content or EMPTY_TEXT}, *images]
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                                 "content": message.content}
+                                 "content": content}
         if message.is_error:
             block["is_error"] = True
         return [block]
     blocks: list[dict[str, Any]] = []
     if message.content.strip():
         blocks.append({"type": "text", "text": message.content})
+    blocks += images
     if message.role == "assistant":
         blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)}
                    for call in message.tool_calls]
     return blocks or [{"type": "text", "text": EMPTY_TEXT}]
+
+
+def image_block(image: Image) -> dict[str, Any]:
+    """An image content block, the image inline in base64."""
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
 def tool_input(call: ToolCall) -> dict[str, Any]:

@@ -4,7 +4,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from ...launch.options import HOOKS, INPUT, CommonOptions, McpOptions, RunOptions, with_common_options, with_mcp_options
+from ...launch.options import (
+    HOOKS,
+    INPUT,
+    CommonOptions,
+    ImageFlag,
+    McpOptions,
+    RunOptions,
+    with_common_options,
+    with_mcp_options,
+)
 
 EPILOG = """[b]Examples[/b]
 
@@ -28,6 +37,7 @@ def register(app: typer.Typer) -> None:
 def chat(
     prompt: Annotated[Optional[list[str]], typer.Argument(metavar="PROMPT", help="The first message (optional).", show_default=False)] = None,
     continue_session: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's latest session, with its conversation and settings.", rich_help_panel=INPUT)] = False,
+    image: ImageFlag = None,
     settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None,
     *,
     mcp_options: McpOptions,
@@ -40,5 +50,6 @@ def chat(
     from ..chat.start import chat_command
 
     options = RunOptions(continue_session=continue_session, mcp_config=mcp_options.mcp_config,
-                         strict_mcp_config=mcp_options.strict_mcp_config, settings=settings)
+                         strict_mcp_config=mcp_options.strict_mcp_config, settings=settings,
+                         image=image)
     raise typer.Exit(chat_command(common, prompt or [], options))
