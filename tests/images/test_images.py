@@ -5,24 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
 from clitools import invoke
 from fakeserver import FakeLLMServer
+from imagekit import png_bytes
 
 API_KEY = "sk-test-images"
-
-
-def png_bytes(width: int = 2, height: int = 1) -> bytes:
-    """A real (tiny) PNG file."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
 def provider_args(server: FakeLLMServer, provider: str, model: str = "fake-model") -> list[str]:
