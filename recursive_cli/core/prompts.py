@@ -43,10 +43,15 @@ def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
         note,
     ])
     parts = [base, project_instructions(workspace) if instructions else "", append or ""]
+    if replace is None:  # last: the only part that changes by itself (see _environment)
+        parts.append(f"Date: {datetime.date.today().isoformat()}")
     return "\n\n".join(part for part in parts if part)
 
 
 def _environment(workspace: Path, tools: list[str]) -> str:
+    """Where the agent is. Nothing here changes from step to step, or from one session to the
+    next in the same workspace: the request's prefix stays byte-stable, so a provider's prompt
+    cache keeps it (bench/prompt_cache.py). The date, which does change, is the prompt's last line."""
     shell = os.environ.get("SHELL", "/bin/sh")
     return (f"Workspace: {workspace}\nOS: {platform.system()} {platform.release()}\nShell: {shell}\n"
-            f"Date: {datetime.date.today().isoformat()}\nTools: {', '.join(tools)}")
+            f"Tools: {', '.join(tools)}")
