@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from ..core.images import image_bytes_over
 from ..core.messages import Image, Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
@@ -111,7 +112,8 @@ class AnthropicProvider(HttpProvider):
         """Bytes `message` adds to a request body, encoded once: its blocks and their commas, and
         the message around them (which a run of tool results shares, so this counts it high)."""
         role, blocks = message.wire(WIRE_KEY, encode_message)
-        return sum(len(block) + 1 for block in blocks) + _ENVELOPE + len(role)
+        size = sum(len(block) + 1 for block in blocks) + _ENVELOPE + len(role)
+        return size - image_bytes_over(message) if message.images else size  # (an image: its token cost)
 
     def new_stream(self) -> _StreamState:
         return _StreamState(self._url)

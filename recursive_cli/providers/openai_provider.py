@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.images import image_note, takes_images
+from ..core.images import image_bytes_over, image_note, takes_images
 from ..core.messages import Image, Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
@@ -75,8 +75,10 @@ class OpenAIProvider(HttpProvider):
         return b"".join(parts)
 
     def wire_size(self, message: Message) -> int:
-        """Bytes `message` adds to a request body (with its comma), encoded once."""
-        return len(message.wire(self._wire_key, self._encode)) + 1
+        """Bytes `message` adds to a request body (with its comma), encoded once; an image counts
+        as the tokens it costs, not its base64 text."""
+        size = len(message.wire(self._wire_key, self._encode)) + 1
+        return size - image_bytes_over(message) if message.images and self._wire_key == WIRE_KEY else size
 
     def new_stream(self) -> _StreamState:
         return _StreamState(self._url)

@@ -115,3 +115,22 @@ def test_a_model_that_takes_no_images_is_told_in_text(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "image_url" not in json.dumps(messages)
     assert "does not take images" in messages[3]["content"]
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_big_image_counts_as_its_tokens_not_its_bytes(tmp_path: Path, provider: str) -> None:
+    # 1.2 MB of base64 would be ~300k tokens by its bytes: over the model's context window (8k
+    # for gpt-4, 200k for Claude), a compaction before the next step. As an image it is about
+    # 1,600 tokens: no compaction.
+    (tmp_path / "photo.png").write_bytes(png_bytes(500, 600, noise=True))
+    (tmp_path / "notes.txt").write_text("notes\n")
+    reads = [{"tool_calls": [{"name": "read_file", "arguments": {"path": name}}]}
+             for name in ("notes.txt", "notes.txt", "photo.png")]
+    replies = [*reads, {"text": "a photo"}, {"text": "summary"}, {"text": "a photo"}]
+    with FakeLLMServer(replies) as server:
+        model = "gpt-4" if provider == "openai" else "claude-sonnet-4-5"
+        proc = invoke("run", "look at photo.png", "-C", str(tmp_path), *provider_args(server, provider, model),
+                      "--no-session", env={"RECURSIVE_API_KEY": API_KEY})
+        bodies = [r.body for r in server.requests]
+    assert proc.returncode == 0, proc.stderr
+    assert len(bodies) == 4 and "Summarise" not in json.dumps(bodies)
