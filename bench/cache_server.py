@@ -1,7 +1,7 @@
 """A model server that bills prompt caching as the providers do, for `bench/prompt_cache.py`.
 
 It answers a scripted session (each step a call of the agent's file-reading tool on the next
-file of the workspace, then a final text) and, for every request, counts the prompt's tokens
+file of the workspace, or on the next `parallel` files at once, then a final text) and, for every request, counts the prompt's tokens
 and which of them a real provider would have billed as cache reads, cache writes or plain
 input, reporting them in the usage fields the provider uses:
 
@@ -105,8 +105,10 @@ def anthropic_parts(body: dict[str, Any]) -> list[tuple[bytes, bool]]:
     for message in body.get("messages") or []:
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
-        parts.append((message.get("role", "").encode(), False))
-        parts += [(render(block), "cache_control" in block) for block in blocks]
+        rendered = [(render(block), "cache_control" in block) for block in blocks]
+        if rendered:  # (the role is read with the message's first block: no block boundary of its own)
+            rendered[0] = (message.get("role", "").encode() + rendered[0][0], rendered[0][1])
+        parts += rendered
     return parts
 
 
@@ -162,19 +164,24 @@ def openai_bill(body: dict[str, Any], cache: PromptCache, now: float) -> Bill:
 
 
 class Script:
-    """The session every agent is given: read file 1, 2, … N-1 of the workspace, then answer."""
+    """The session every agent is given: read file 1, 2, … N-1 of the workspace, then answer;
+    with `parallel`, each step reads that many files at once (calls in one reply)."""
 
-    def __init__(self, steps: int, workspace: str) -> None:
+    def __init__(self, steps: int, workspace: str, parallel: int = 1) -> None:
         self.steps = steps
         self.workspace = workspace
+        self.parallel = parallel
 
-    def reply(self, step: int, tool_names: list[str]) -> tuple[str, dict[str, Any]] | None:
-        """The tool call of step `step` (1-based), or None for the final answer."""
+    def reply(self, step: int, tool_names: list[str]) -> list[tuple[str, dict[str, Any]]] | None:
+        """The tool calls of step `step` (1-based), or None for the final answer."""
         if step >= self.steps:
             return None
         name = next(n for n in tool_names if n in READ_TOOLS)
-        path = f"{self.workspace}/file_{step:03d}.py" if name == "Read" else f"file_{step:03d}.py"
-        return name, {READ_TOOLS[name]: path}
+        calls = []
+        for number in range((step - 1) * self.parallel + 1, step * self.parallel + 1):
+            path = f"{self.workspace}/file_{number:03d}.py" if name == "Read" else f"file_{number:03d}.py"
+            calls.append((name, {READ_TOOLS[name]: path}))
+        return calls
 
 
 class CacheServer:
@@ -238,9 +245,9 @@ class _Handler(BaseHTTPRequestHandler):
             if step_request:
                 bench.bodies.append(body)
             step = len(bench.steps)
-        call = bench.script.reply(step, names) if step_request else None
+        calls = bench.script.reply(step, names) if step_request else None
         answer = _anthropic_answer if anthropic else _openai_answer
-        answer(self, body, bill, call, f"{step:04d}")
+        answer(self, body, bill, calls, f"{step:04d}")
 
     def _json(self, status: int, data: Any) -> None:
         payload = json.dumps(data).encode()
@@ -260,16 +267,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _anthropic_answer(handler: _Handler, body: dict[str, Any], bill: Bill,
-                      call: tuple[str, dict[str, Any]] | None, tag: str) -> None:
+                      calls: list[tuple[str, dict[str, Any]]] | None, tag: str) -> None:
     usage = {"input_tokens": bill.input, "cache_read_input_tokens": bill.cache_read,
              "cache_creation_input_tokens": bill.cache_write, "output_tokens": 20}
-    if call is None:
-        block: dict[str, Any] = {"type": "text", "text": "done"}
-    else:
-        block = {"type": "tool_use", "id": f"toolu_{tag}", "name": call[0], "input": call[1]}
-    stop = "end_turn" if call is None else "tool_use"
+    blocks: list[dict[str, Any]] = (
+        [{"type": "text", "text": "done"}] if calls is None else
+        [{"type": "tool_use", "id": f"toolu_{tag}_{i}", "name": name, "input": arguments}
+         for i, (name, arguments) in enumerate(calls)])
+    stop = "end_turn" if calls is None else "tool_use"
     message = {"id": f"msg_{tag}", "type": "message", "role": "assistant", "model": body.get("model"),
-               "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage}
+               "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
     if not body.get("stream"):
         handler._json(200, message)
         return
@@ -278,28 +285,31 @@ def _anthropic_answer(handler: _Handler, body: dict[str, Any], bill: Bill,
         return f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n"
 
     start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-    opened = {"type": "text", "text": ""} if call is None else {**block, "input": {}}
-    delta = ({"type": "text_delta", "text": "done"} if call is None
-             else {"type": "input_json_delta", "partial_json": json.dumps(call[1])})
-    handler._events([event("message_start", {"message": start}),
-                     event("content_block_start", {"index": 0, "content_block": opened}),
-                     event("content_block_delta", {"index": 0, "delta": delta}),
-                     event("content_block_stop", {"index": 0}),
-                     event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
-                                             "usage": {"output_tokens": 20}}),
+    events = [event("message_start", {"message": start})]
+    for index, block in enumerate(blocks):
+        text = block["type"] == "text"
+        opened = {"type": "text", "text": ""} if text else {**block, "input": {}}
+        delta = ({"type": "text_delta", "text": block["text"]} if text
+                 else {"type": "input_json_delta", "partial_json": json.dumps(block["input"])})
+        events += [event("content_block_start", {"index": index, "content_block": opened}),
+                   event("content_block_delta", {"index": index, "delta": delta}),
+                   event("content_block_stop", {"index": index})]
+    handler._events([*events, event("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
+                                                      "usage": {"output_tokens": 20}}),
                      event("message_stop", {})])
 
 
 def _openai_answer(handler: _Handler, body: dict[str, Any], bill: Bill,
-                   call: tuple[str, dict[str, Any]] | None, tag: str) -> None:
+                   calls: list[tuple[str, dict[str, Any]]] | None, tag: str) -> None:
     usage = {"prompt_tokens": bill.total, "completion_tokens": 20, "total_tokens": bill.total + 20,
              "prompt_tokens_details": {"cached_tokens": bill.cache_read}}
-    calls = None if call is None else [{"id": f"call_{tag}", "type": "function",
-                                        "function": {"name": call[0], "arguments": json.dumps(call[1])}}]
-    finish = "stop" if call is None else "tool_calls"
+    wire = None if calls is None else [{"id": f"call_{tag}_{i}", "type": "function",
+                                        "function": {"name": name, "arguments": json.dumps(arguments)}}
+                                       for i, (name, arguments) in enumerate(calls)]
+    finish = "stop" if calls is None else "tool_calls"
     base = {"id": f"chatcmpl-{tag}", "created": 0, "model": body.get("model")}
     if not body.get("stream"):
-        message = {"role": "assistant", "content": "done" if call is None else None, "tool_calls": calls}
+        message = {"role": "assistant", "content": "done" if calls is None else None, "tool_calls": wire}
         handler._json(200, {**base, "object": "chat.completion", "usage": usage,
                             "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
         return
@@ -309,6 +319,6 @@ def _openai_answer(handler: _Handler, body: dict[str, Any], bill: Bill,
         return "data: " + json.dumps({**base, "object": "chat.completion.chunk", "choices": choices,
                                       "usage": chunk_usage}) + "\n\n"
 
-    delta: dict[str, Any] = ({"role": "assistant", "content": "done"} if call is None
-                             else {"role": "assistant", "tool_calls": [{"index": 0, **(calls or [{}])[0]}]})
+    delta: dict[str, Any] = ({"role": "assistant", "content": "done"} if wire is None
+                             else {"role": "assistant", "tool_calls": [{"index": i, **c} for i, c in enumerate(wire)]})
     handler._events([chunk(delta, None), chunk({}, finish), chunk({}, None, usage), "data: [DONE]\n\n"])

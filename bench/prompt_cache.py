@@ -18,7 +18,7 @@ tokens (reads at the model's cache-read price, writes at its cache-write price: 
 and that input's cost, and whether each step's prompt began with the whole of the previous
 one (a byte-stable prefix).
 
-    python bench/prompt_cache.py [--steps 50] [--only PREFIXES] [--json FILE]
+    python bench/prompt_cache.py [--steps 50] [--parallel 1] [--only PREFIXES] [--json FILE]
 """
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ class Agent:
     base: str  # how the server's root URL is given: "openai" (…/v1) or "anthropic"
 
 
-def make_workspace(steps: int) -> Path:
+def make_workspace(files: int) -> Path:
     """`file_001.py` … : each some 1.5 kB of distinct code."""
     folder = Path(scratch_dir("cache-workspace"))
-    for number in range(1, steps + 1):
+    for number in range(1, files + 1):
         lines = [f"def function_{number}_{i}(value):\n    return value * {i} + {number}\n" for i in range(30)]
         (folder / f"file_{number:03d}.py").write_text("".join(lines), encoding="utf-8")
     return folder
@@ -90,8 +90,8 @@ def agents(workspace: Path, steps: int) -> list[Agent]:
     return found
 
 
-def run_agent(agent: Agent, workspace: Path, steps: int) -> dict[str, Any]:
-    server = CacheServer(Script(steps, str(workspace))).start()
+def run_agent(agent: Agent, workspace: Path, steps: int, parallel: int = 1) -> dict[str, Any]:
+    server = CacheServer(Script(steps, str(workspace), parallel)).start()
     env = dict(agent.env)
     argv = list(agent.argv)
     if agent.base == "claude":
@@ -139,12 +139,13 @@ def prefix_breaks(wire: str, bodies: list[dict[str, Any]]) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--parallel", type=int, default=1, help="files read per step, in one reply (default 1)")
     parser.add_argument("--only", help="comma-separated label prefixes to run")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    workspace = make_workspace(args.steps)
+    workspace = make_workspace(args.steps * args.parallel)
     wanted = [p.strip() for p in args.only.split(",")] if args.only else None
-    rows = [run_agent(agent, workspace, args.steps) for agent in agents(workspace, args.steps)
+    rows = [run_agent(agent, workspace, args.steps, args.parallel) for agent in agents(workspace, args.steps)
             if wanted is None or any(agent.label.startswith(p) for p in wanted)]
     head = ("agent", "steps", "prompt tok", "cache read", "cache write", "uncached", "hit ratio",
             "billed in", "input $", "no-cache $", "prefix breaks")

@@ -56,15 +56,23 @@ def breakpoints(body: dict[str, Any]) -> list[str]:
     return found
 
 
-def test_anthropic_breakpoints_are_the_system_prompt_and_the_last_block(tmp_path: Path) -> None:
+def test_anthropic_breakpoints_are_the_system_prompt_the_last_block_and_where_the_request_before_ended(
+        tmp_path: Path) -> None:
     bodies = session_bodies(tmp_path, "anthropic")
     assert len(bodies) == STEPS
-    for body in bodies:
-        last = len(body["messages"]) - 1
-        assert breakpoints(body) == [f"system[{len(body['system']) - 1}]",
-                                     f"messages[{last}][{len(body['messages'][last]['content']) - 1}]"]
-        assert all(mark == {"type": "ephemeral"} for mark in
-                   (body["system"][-1]["cache_control"], body["messages"][-1]["content"][-1]["cache_control"]))
+    for step, body in enumerate(bodies):
+        messages = body["messages"]
+        last = len(messages) - 1
+        expected = [f"system[{len(body['system']) - 1}]"]
+        if step:  # the previous request's last message: user, before this request's last reply
+            before = bodies[step - 1]["messages"]
+            assert messages[last - 2]["role"] == "user" and len(before) == last - 1
+            expected.append(f"messages[{last - 2}][{len(messages[last - 2]['content']) - 1}]")
+        expected.append(f"messages[{last}][{len(messages[last]['content']) - 1}]")
+        assert breakpoints(body) == expected
+        assert len(expected) <= 4  # the API's limit
+        marked = [body["system"][-1], messages[-1]["content"][-1]] + ([messages[last - 2]["content"][-1]] if step else [])
+        assert all(block["cache_control"] == {"type": "ephemeral"} for block in marked)
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
