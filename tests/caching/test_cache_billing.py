@@ -46,3 +46,28 @@ def test_cache_reads_and_writes_are_counted_and_priced(tmp_path: Path, provider:
     expected = price.cost(Usage(input_tokens=sum(b.total for b in bills), output_tokens=20 * STEPS,
                                 cache_read_tokens=read, cache_write_tokens=write))
     assert result["total_cost_usd"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_every_step_reads_the_whole_prompt_before_it_from_the_cache(tmp_path: Path, provider: str) -> None:
+    # Twelve calls a step: each step adds 24 blocks, past Anthropic's 20-block look-back
+    # from the last breakpoint; the breakpoint where the request before
+    # ended still finds that whole request in the cache.
+    steps, parallel = 4, 12
+    for number in range(1, steps * parallel + 1):
+        (tmp_path / f"file_{number:03d}.py").write_text(f"y_{number} = {number}\n" * 30)
+    server = CacheServer(Script(steps, str(tmp_path), parallel)).start()
+    try:
+        base = server.root_url + ("/v1" if provider == "openai" else "")
+        proc = invoke("run", "read them", "-C", str(tmp_path), "--provider", provider, "--api-base", base,
+                      "-m", MODELS[provider], "--no-checkpoints", "--no-session", env={"RECURSIVE_API_KEY": "sk-test"})
+    finally:
+        server.stop()
+    assert proc.returncode == 0, proc.stderr
+    bills = server.steps
+    assert len(bills) == steps
+    for before, after in zip(bills, bills[1:]):
+        if provider == "anthropic":
+            assert after.cache_read == before.total
+        else:  # in 128-token steps
+            assert before.total - 128 < after.cache_read <= before.total
