@@ -134,3 +134,31 @@ def test_a_big_image_counts_as_its_tokens_not_its_bytes(tmp_path: Path, provider
         bodies = [r.body for r in server.requests]
     assert proc.returncode == 0, proc.stderr
     assert len(bodies) == 4 and "Summarise" not in json.dumps(bodies)
+
+
+@pytest.mark.parametrize("command", [["loop", "describe it", "--max-iterations", "1"],
+                                     ["goal", "describe it", "--check", "true", "--max-turns", "1"]])
+def test_loop_and_goal_take_i_too(tmp_path: Path, command: list[str]) -> None:
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(png_bytes())
+    with FakeLLMServer([{"text": "a red pixel"}] * 3) as server:
+        proc = invoke(*command, "-i", str(shot), "-C", str(tmp_path), *provider_args(server, "openai"),
+                      "--no-session", env={"RECURSIVE_API_KEY": API_KEY})
+        first = server.requests[0].body
+    assert proc.returncode == 0, proc.stderr
+    users = [m for m in first["messages"] if m["role"] == "user"]
+    assert openai_images(users[0]) == ["data:image/png;base64," + base64.b64encode(png_bytes()).decode()]
+
+
+def test_resume_takes_i_for_its_prompt(tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    shot.write_bytes(png_bytes(5, 5))
+    env = {"RECURSIVE_API_KEY": API_KEY}
+    with FakeLLMServer([{"text": "hi"}, {"text": "a square"}]) as server:
+        args = ["-C", str(tmp_path), *provider_args(server, "openai")]
+        assert invoke("run", "hello", *args, "--session-id", "img-2", env=env).returncode == 0
+        again = invoke("resume", "img-2", "and this?", "-i", str(shot), *args, env=env)
+        messages = server.requests[1].body["messages"]
+    assert again.returncode == 0, again.stderr
+    assert messages[1]["content"] == "hello"
+    assert openai_images(messages[-1]) == ["data:image/png;base64," + base64.b64encode(png_bytes(5, 5)).decode()]
