@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"
+        case run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"
             return 0
     end
     return 1
@@ -53,30 +53,32 @@ end
 
 function __recursive_value_options --description 'Print the options of PATH that take a value'
     switch $argv[1]
-        case run resume
-            printf '%s\n' -- -i --image --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+        case run
+            printf '%s\n' -- -i --image --output-last-message --output-schema --mcp-config --settings -w --worktree --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
+        case resume
+            printf '%s\n' -- -i --image --output-last-message --output-schema --mcp-config --settings --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case tools "mcp list" "mcp get"
-            printf '%s\n' -- --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case loop
-            printf '%s\n' -- --max-iterations --max-context-tokens -i --image --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --max-iterations --max-context-tokens -i --image --output-last-message --output-schema --mcp-config --settings -w --worktree --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case goal
-            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout -i --image --output-last-message --output-schema --mcp-config --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --until --check --judge-model --max-turns --check-timeout -i --image --output-last-message --output-schema --mcp-config --settings -w --worktree --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case chat
-            printf '%s\n' -- -i --image --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- -i --image --settings -w --worktree --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case trust
             printf '%s\n' -- --revoke
-        case "sessions list" "sessions import" "config path"
+        case "sessions list" "sessions import" "config path" "worktree list" "worktree rm"
             printf '%s\n' -- -C --workspace
         case "sessions export"
             printf '%s\n' -- -f --format --bundle
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
         case "config show"
-            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --settings --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case "checkpoints restore"
             printf '%s\n' -- --turn
         case "hooks list"
-            printf '%s\n' -- --settings -m --model --provider --api-base -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --script --sandbox --sandbox-allow-port
+            printf '%s\n' -- --settings -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case "fleet run"
             printf '%s\n' -- --results --address --concurrency --retries --max-cost --memory --num-cpus -C --workspace --until --check --max-turns --judge-model --check-timeout -m --model --provider --api-base --max-steps --max-duration --permission-mode --allow --deny --sandbox --system-prompt --append-system-prompt --add-dir --script -o --output-format
         case "fleet resume"
@@ -98,6 +100,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'mcp' -d 'The MCP servers the agent gets tools from: check them, see their tools.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'hooks' -d 'The command hooks in force (Claude Code\'s settings format).'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'fleet' -d 'Many goal or run tasks at once on Ray: a local Ray started in-process, or a cluster.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'worktree' -d 'The git worktrees that -w/--worktree made, and their sessions.'
 complete -c recursive -n '__recursive_arg resume 0 0' -x -a '(__recursive_session_ids)'
 complete -c recursive -n '__recursive_arg trust 0 0' -r -F
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
@@ -126,9 +129,11 @@ complete -c recursive -n '__recursive_arg fleet 0 0' -a 'resume' -d 'Run again t
 complete -c recursive -n '__recursive_arg "fleet run" 0 0' -r -F
 complete -c recursive -n '__recursive_arg "fleet status" 0 0' -r -F
 complete -c recursive -n '__recursive_arg "fleet resume" 0 0' -r -F
+complete -c recursive -n '__recursive_arg worktree 0 0' -a 'list' -d 'List this repository\'s worktrees made by recursive: name, branch, uncommitted files, session.'
+complete -c recursive -n '__recursive_arg worktree 0 0' -a 'rm' -d 'Remove a worktree and its branch; one with uncommitted changes, or with commits HEAD lacks, only with --force (exit 1 otherwise).'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
 complete -c recursive -n '__recursive_at ""' -s p -l print -d 'Claude Code\'s headless mode, as `claude -p PROMPT`: run PROMPT with Claude\'s flags (--max-turns, --allowedTools, --output-format…) and print the result; Claude\'s Agent SDKs start `recursive` this way.'
-complete -c recursive -n '__recursive_at "" run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal chat' -s i -l image -r -F -d 'An image for the model with the first prompt: PNG, JPEG, GIF or WebP (repeatable).'
@@ -138,9 +143,13 @@ complete -c recursive -n '__recursive_at run resume tools loop goal chat "config
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get"' -l strict-mcp-config -d 'Use only the servers of --mcp-config.'
 complete -c recursive -n '__recursive_at run resume loop goal chat' -l settings -x -d 'Settings in Claude Code\'s format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l include-hook-events -d 'Stream-json: a hook_started and a hook_finished line for every hook run.'
+complete -c recursive -n '__recursive_at run loop goal chat' -s w -l worktree -x -d 'Work in a new git worktree, .recursive/worktrees/NAME at the repository\'s root, on a new branch recursive/NAME from HEAD (NAME: the session id when not given), so parallel sessions never touch each other\'s files; see `recursive worktree`.'
+complete -c recursive -n '__recursive_at run resume loop goal' -l fallback-model -x -d 'When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result\'s modelUsage.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -s m -l model -x -d 'Model name (default: the provider\'s).'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l effort -x -a 'low medium high max' -d 'How hard the model reasons: low, medium, high or max (Anthropic: adaptive thinking at that effort).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l thinking-budget -x -d 'Tokens the model may think before it answers (Anthropic extended thinking), 1024 or more.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
@@ -156,6 +165,7 @@ complete -c recursive -n '__recursive_at run resume tools loop goal chat "config
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l system-prompt -x -d 'Replace the built-in system prompt.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l append-system-prompt -x -d 'Extend the system prompt.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l wire -x -a 'responses chat' -d 'The openai provider\'s API: responses (OpenAI\'s Responses API) or chat (Chat Completions); default: responses for api.openai.com, chat for any other server.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
@@ -166,7 +176,7 @@ complete -c recursive -n '__recursive_at run resume tools loop goal chat "config
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l bare -d 'A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.'
 complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l strict-config -d 'Fail on an unknown key in a config file.'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
-complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list"' -l json -d 'Machine-readable list.'
+complete -c recursive -n '__recursive_at tools "sessions list" "checkpoints list" "mcp list" "hooks list" "worktree list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at loop' -l max-iterations -x -d 'Turns for the whole loop, 1 or more.'
 complete -c recursive -n '__recursive_at loop' -l max-context-tokens -x -d 'Compact the conversation as it nears this many tokens, 1000 or more (default: the model\'s context window).'
 complete -c recursive -n '__recursive_at goal' -l until -x -d 'Condition a judge model must agree holds after a turn.'
@@ -217,3 +227,5 @@ complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s o -l out
 complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s q -l quiet -d 'No progress and no summary table on stderr.'
 complete -c recursive -n '__recursive_at "fleet status"' -l json -d 'Machine-readable summary.'
 complete -c recursive -n '__recursive_at "fleet resume"' -l retries -x -d 'Retries of a task whose process or worker died (default: the fleet\'s).'
+complete -c recursive -n '__recursive_at "worktree list" "worktree rm"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'A folder of the repository (default: the current one).'
+complete -c recursive -n '__recursive_at "worktree rm"' -l force -d 'Delete it even with uncommitted changes or commits no other branch has.'

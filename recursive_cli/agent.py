@@ -266,7 +266,7 @@ class AgentRuntimeBuilder:
     def _make_provider(self) -> ChatProvider:
         from .providers import make_provider
 
-        return make_provider(self._settings)
+        return make_provider(self._settings, session_id=self._session_id)
 
 
 def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:

@@ -1,4 +1,5 @@
-"""A loopback HTTP server that speaks the OpenAI Chat Completions and Anthropic Messages wire formats.
+"""A loopback HTTP server that speaks the OpenAI Chat Completions and Responses and the Anthropic
+Messages wire formats.
 
 Provider tests drive our providers (our own HTTP client, as a run uses it) against it, so
 request building, SSE parsing, error mapping and retries are all exercised over real HTTP::
@@ -8,7 +9,7 @@ request building, SSE parsing, error mapping and retries are all exercised over 
         ...
         assert srv.requests[0].body["messages"][0]["role"] == "system"
 
-Each POST to `/v1/chat/completions` or `/v1/messages` pops the next scripted reply and answers
+Each POST to `/v1/chat/completions`, `/v1/responses` or `/v1/messages` pops the next scripted reply and answers
 it in that endpoint's format, as server-sent events when the request body says
 `"stream": true`. Replies use the scripted provider's format::
 
@@ -34,9 +35,17 @@ it in that endpoint's format, as server-sent events when the request body says
     "no_finish": true     no finish reason at all: a stream ends cleanly after its last delta (no
                           finish chunk, usage chunk or `[DONE]`; no `message_delta` or
                           `message_stop`); a whole body says `null`
-    "usage": {"input_tokens": n, "output_tokens": n, "cache_read_tokens": n},
+    "usage": {"input_tokens": n, "output_tokens": n, "cache_read_tokens": n, "reasoning_tokens": n},
+    "reasoning": {"summary": "...", "encrypted": "..."}  (Responses) a `reasoning` item first
+    "thinking": [{"thinking": "text", "signature": "sig"} | {"redacted": "data"}, ...]
+                          Anthropic only: thinking (or redacted_thinking) blocks before the
+                          text, streamed as thinking_delta and signature_delta events
     "delay": seconds before answering,
     "hold": a threading.Event: answer once the test sets it (at most 60 s), not before
+
+On the Responses wire a cut reply is `incomplete` for `max_output_tokens`, a refusal a
+`refusal` content part, and "no_finish" a stream with no `response.completed` (a whole body
+`in_progress`).
 
 `usage.input_tokens` counts the whole prompt, cached tokens included (as OpenAI reports it);
 for Anthropic the server reports the uncached part in `input_tokens` and the rest in
@@ -58,6 +67,7 @@ from itertools import count
 from typing import Any
 
 OPENAI_PATH = "/v1/chat/completions"
+RESPONSES_PATH = "/v1/responses"
 ANTHROPIC_PATH = "/v1/messages"
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5}
 
@@ -75,11 +85,13 @@ _OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the server received: its path, lower-cased headers and JSON body."""
+    """One request the server received: its path, lower-cased headers and JSON body (and
+    the bytes it came as)."""
 
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""
 
 
 class FakeLLMServer:
@@ -196,8 +208,8 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         headers = {key.lower(): value for key, value in self.headers.items()}
-        self.fake.record(RecordedRequest(path=self.path, headers=headers, body=body))
-        if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+        self.fake.record(RecordedRequest(path=self.path, headers=headers, body=body, raw=raw))
+        if self.path not in (OPENAI_PATH, RESPONSES_PATH, ANTHROPIC_PATH):
             self._send_error(404, f"fake server: no route for {self.path}", {})
             return
         reply = self.fake.next_reply()
@@ -214,7 +226,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     @property
     def _is_openai(self) -> bool:
-        return self.path == OPENAI_PATH
+        """Either OpenAI wire (their errors and broken events look alike)."""
+        return self.path in (OPENAI_PATH, RESPONSES_PATH)
+
+    @property
+    def _renderers(self) -> tuple[Any, Any]:
+        """(whole body, events) for this endpoint."""
+        if self.path == RESPONSES_PATH:
+            return _responses_body, _responses_events
+        return (_openai_body, _openai_events) if self._is_openai else (_anthropic_body, _anthropic_events)
 
     def _answer(self, reply: dict[str, Any], streaming: bool) -> None:
         if reply.get("drop") is True:
@@ -234,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.get("malformed"):
             payload = b'{"id": "broken", "choices": [{"index": 0, "mess'
         else:
-            render = _openai_body if self._is_openai else _anthropic_body
+            render = self._renderers[0]
             payload = json.dumps(render(reply, self.fake)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -247,7 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def _send_stream(self, reply: dict[str, Any]) -> None:
-        render = _openai_events if self._is_openai else _anthropic_events
+        render = self._renderers[1]
         events = render(reply, self.fake)
         if reply.get("malformed") == "utf8":
             events = [*events[:1], _not_utf8_event(self._is_openai)]
@@ -429,6 +449,120 @@ def _openai_error(status: int, message: str, code: str | None = None) -> dict[st
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+# -- OpenAI Responses ------------------------------------------------------------------------------
+
+
+def _responses_usage(reply: dict[str, Any]) -> dict[str, Any]:
+    usage = _usage(reply)
+    return {"input_tokens": usage["input_tokens"],
+            "input_tokens_details": {"cached_tokens": usage.get("cache_read_tokens", 0)},
+            "output_tokens": usage["output_tokens"],
+            "output_tokens_details": {"reasoning_tokens": usage.get("reasoning_tokens", 0)},
+            "total_tokens": usage["input_tokens"] + usage["output_tokens"]}
+
+
+def _responses_items(reply: dict[str, Any], fake: FakeLLMServer) -> list[dict[str, Any]]:
+    """The output items: reasoning, the message (text or refusal), the function calls."""
+    items: list[dict[str, Any]] = []
+    if reply.get("reasoning"):
+        reasoning = reply["reasoning"]
+        summary = [{"type": "summary_text", "text": reasoning["summary"]}] if reasoning.get("summary") else []
+        items.append({"id": fake.new_id("rs_"), "type": "reasoning", "summary": summary,
+                      "encrypted_content": reasoning.get("encrypted")})
+    parts: list[dict[str, Any]] = []
+    if reply.get("text"):
+        parts.append({"type": "output_text", "text": reply["text"], "annotations": [], "logprobs": []})
+    if reply.get("refusal"):
+        parts.append({"type": "refusal", "refusal": reply["refusal"]})
+    if parts:
+        items.append({"id": fake.new_id("msg_"), "type": "message", "role": "assistant",
+                      "status": "completed", "content": parts})
+    for call in _calls(reply):
+        call_id = call.get("id") or fake.new_id("call_")
+        items.append({"id": "fc_" + call_id, "type": "function_call", "status": "completed",
+                      "call_id": call_id, "name": call["name"], "arguments": _arguments_text(call)})
+    return items
+
+
+def _responses_status(reply: dict[str, Any]) -> tuple[str, dict[str, str] | None]:
+    stop = _stop(reply)
+    if stop is None:
+        return "in_progress", None
+    if stop == "length":
+        return "incomplete", {"reason": "max_output_tokens"}
+    if stop == "content_filter":
+        return "incomplete", {"reason": "content_filter"}
+    return "completed", None
+
+
+def _response(fake: FakeLLMServer, response_id: str, status: str, output: list[dict[str, Any]],
+              usage: dict[str, Any] | None, incomplete: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"id": response_id, "object": "response", "created_at": int(time.time()), "model": fake.model,
+            "status": status, "error": None, "incomplete_details": incomplete, "output": output,
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "usage": usage}
+
+
+def _responses_body(reply: dict[str, Any], fake: FakeLLMServer) -> dict[str, Any]:
+    status, incomplete = _responses_status(reply)
+    return _response(fake, fake.new_id("resp_"), status, _responses_items(reply, fake),
+                     _responses_usage(reply), incomplete)
+
+
+def _responses_events(reply: dict[str, Any], fake: FakeLLMServer) -> list[str]:
+    """The event stream the API sends: created, each item added / its deltas / done, the end."""
+    response_id = fake.new_id("resp_")
+    numbers = count()
+    events: list[str] = []
+
+    def event(kind: str, **fields: Any) -> None:
+        events.append(_sse({"type": kind, "sequence_number": next(numbers), **fields}, kind))
+
+    event("response.created", response=_response(fake, response_id, "in_progress", [], None))
+    items = _responses_items(reply, fake)
+    status, incomplete = _responses_status(reply)
+    for index, item in enumerate(items):
+        cut = status == "incomplete" and index == len(items) - 1 and item["type"] == "function_call"
+        _responses_item_events(event, index, item, cut)
+    if status == "in_progress":
+        return events  # the stream just ends
+    event(f"response.{status}", response=_response(fake, response_id, status, items, _responses_usage(reply),
+                                                   incomplete))
+    return events
+
+
+def _responses_item_events(event: Any, index: int, item: dict[str, Any], cut: bool) -> None:
+    """One item's events; a call cut by the output limit gets no `done` events, as the API sends."""
+    ids = {"item_id": item["id"], "output_index": index}
+    if item["type"] == "message":
+        event("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
+        for position, part in enumerate(item["content"]):
+            kind = "output_text" if part["type"] == "output_text" else "refusal"
+            empty = {"type": kind, "text": "", "annotations": []} if kind == "output_text" else {"type": kind, "refusal": ""}
+            event("response.content_part.added", **ids, content_index=position, part=empty)
+            for piece in _pieces(part.get("text") or part.get("refusal") or ""):
+                event(f"response.{'output_text' if kind == 'output_text' else 'refusal'}.delta", **ids,
+                      content_index=position, delta=piece)
+            event("response.content_part.done", **ids, content_index=position, part=part)
+    elif item["type"] == "function_call":
+        event("response.output_item.added", output_index=index,
+              item={**item, "status": "in_progress", "arguments": ""})
+        for piece in _pieces(item["arguments"]):
+            event("response.function_call_arguments.delta", **ids, delta=piece)
+        if cut:
+            return
+        event("response.function_call_arguments.done", **ids, arguments=item["arguments"])
+    else:  # reasoning
+        event("response.output_item.added", output_index=index,
+              item={**item, "summary": [], "encrypted_content": None})
+        for position, part in enumerate(item["summary"]):
+            event("response.reasoning_summary_part.added", **ids, summary_index=position,
+                  part={"type": "summary_text", "text": ""})
+            for piece in _pieces(part["text"]):
+                event("response.reasoning_summary_text.delta", **ids, summary_index=position, delta=piece)
+            event("response.reasoning_summary_text.done", **ids, summary_index=position, text=part["text"])
+    event("response.output_item.done", output_index=index, item=item)
+
+
 # -- Anthropic Messages ----------------------------------------------------------------------------
 
 
@@ -445,7 +579,10 @@ def _anthropic_usage(reply: dict[str, Any]) -> dict[str, int]:
 
 
 def _anthropic_blocks(reply: dict[str, Any], fake: FakeLLMServer) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [
+        {"type": "redacted_thinking", "data": item["redacted"]} if "redacted" in item
+        else {"type": "thinking", "thinking": item["thinking"], "signature": item["signature"]}
+        for item in reply.get("thinking", [])]
     text = (reply.get("text") or "") + (reply.get("refusal") or "")
     if text:
         blocks.append({"type": "text", "text": text})
@@ -492,6 +629,12 @@ def _anthropic_block_events(index: int, block: dict[str, Any]) -> list[str]:
     if block["type"] == "text":
         start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": piece} for piece in _pieces(block["text"])]
+    elif block["type"] == "thinking":
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in _pieces(block["thinking"])]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif block["type"] == "redacted_thinking":
+        start, deltas = block, []
     else:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in _pieces(block["_raw"])]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clitools import wait_until, write_script
+from clitools import require, wait_until, write_script
 
 _ESCAPE = re.compile(r"\x1b\[([?0-9;]*)([A-Za-z])")
 
@@ -287,6 +287,31 @@ def test_ctrl_c_while_asking_ends_the_run_at_once(tmp_path: Path, workspace: Pat
     assert sent and seen.returncode == 130, seen.raw
     assert time.monotonic() - started < 15  # not waiting for an Enter that never comes
     assert not (workspace / "utils.py").exists()
+
+
+def test_ctrl_c_typed_while_the_spinner_turns_leaves_no_spinner_line(tmp_path: Path, workspace: Path) -> None:
+    """The terminal echoes `^C` where the cursor is, at the end of the spinner's line; on a
+    full-width line that wrapped, and the erase missed the spinner, which stayed for good.
+    (pexpect: the pty must be the controlling terminal for the key to send SIGINT.)"""
+    pexpect = require("pexpect")
+    script = write_script(tmp_path / "s.json", [{"text": "never", "delay": 30}])
+    child = pexpect.spawn(sys.executable, ["-m", "recursive_cli", *run_args(workspace, script)], cwd=str(workspace),
+                          encoding="utf-8", timeout=20, dimensions=(40, 100), env={**os.environ, "TERM": "xterm-256color"})
+    try:
+        child.expect_exact("thinking (step 1) · 1 s")
+        raw = str(child.before) + str(child.after)
+        child.sendintr()  # Ctrl-C typed on the terminal
+        child.expect(pexpect.EOF)
+        raw += str(child.before)
+        child.close()
+    finally:
+        if child.isalive():
+            child.kill(9)
+    assert child.exitstatus == 130, raw
+    assert "^C" in raw  # the terminal echoed it
+    lines = screen(raw, 100)
+    assert not any("thinking" in line for line in lines), lines
+    assert "error: interrupted" in lines
 
 
 # ── tools, summary ─────────────────────────────────────────────────────────────────────

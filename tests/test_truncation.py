@@ -20,7 +20,8 @@ from recursive_cli.features.sessions.reader import load_session
 from recursive_cli.features.sessions.records import TurnEndRecord
 
 API_KEY = "sk-test-truncation-0123456789"
-PROVIDERS = ["openai", "anthropic"]
+# "responses" is the openai provider over its Responses wire (`--wire responses`).
+PROVIDERS = ["openai", "responses", "anthropic"]
 MODES = [pytest.param(provider, stream, id=f"{provider}-{'stream' if stream else 'whole'}")
          for provider in PROVIDERS for stream in (True, False)]
 FIRST = {"command": "touch HALF_EXECUTED"}
@@ -38,8 +39,9 @@ def cut_reply(cut: int | None = None) -> dict[str, Any]:
 
 def agent(server: FakeLLMServer, provider: str, workspace: Path, *extra: str,
           stream: bool = True) -> CliResult:
-    base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-    return invoke("run", "create the files", "-C", str(workspace), "--provider", provider,
+    base = server.anthropic_base_url if provider == "anthropic" else server.openai_base_url
+    wire = ["--provider", "openai", "--wire", "responses"] if provider == "responses" else ["--provider", provider]
+    return invoke("run", "create the files", "-C", str(workspace), *wire,
                   "--api-base", base, "-m", "fake-model", *([] if stream else ["--no-stream"]),
                   *extra, env={"RECURSIVE_API_KEY": API_KEY})
 
@@ -53,6 +55,10 @@ def calls_and_answers(body: dict[str, Any], provider: str) -> tuple[list[str], l
     """The tool-call ids a request body holds, and the ids its tool results answer."""
     calls: list[str] = []
     answers: list[str] = []
+    if provider == "responses":
+        items = body["input"]
+        return ([i["call_id"] for i in items if i.get("type") == "function_call"],
+                [i["call_id"] for i in items if i.get("type") == "function_call_output"])
     for message in body["messages"]:
         if provider == "openai":
             calls += [call["id"] for call in message.get("tool_calls") or ()]
@@ -64,7 +70,7 @@ def calls_and_answers(body: dict[str, Any], provider: str) -> tuple[list[str], l
 
 
 def texts(body: dict[str, Any]) -> str:
-    return json.dumps(body["messages"])
+    return json.dumps(body.get("messages", body.get("input")))
 
 
 # -- 1. a reply cut off at the output limit ------------------------------------------------------
@@ -87,7 +93,7 @@ def test_a_cut_off_reply_runs_none_of_its_calls(provider: str, stream: bool, cut
     records = json_lines(run.stdout)
     assert records[-1]["subtype"] == "success" and records[-1]["num_turns"] == 3
     (notice,) = [r for r in records if r.get("subtype") == "tool_calls_not_run"]
-    assert notice["stop_reason"] == ("length" if provider == "openai" else "max_tokens")
+    assert notice["stop_reason"] == {"openai": "length", "responses": "max_output_tokens"}.get(provider, "max_tokens")
     assert [call["name"] for call in notice["tool_calls"]] == ["run_shell", "run_shell"]
     assert json.loads(notice["tool_calls"][0]["arguments"]) == FIRST  # kept in the record
     assert ("warning: the model's reply was cut off at the output limit; its 2 tool calls "

@@ -13,11 +13,15 @@ ProviderName = Literal["openai", "anthropic", "scripted"]
 OutputFormat = Literal["text", "json", "stream-json"]
 PermissionMode = Literal["auto", "accept-edits", "read-only", "ask"]
 SandboxMode = Literal["read-only", "workspace-write", "off"]
+Wire = Literal["responses", "chat"]
+Effort = Literal["low", "medium", "high", "max"]  # how hard a reasoning model thinks (issue 30)
 
 PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = get_args(OutputFormat)
 PERMISSION_MODES: tuple[PermissionMode, ...] = get_args(PermissionMode)
 SANDBOX_MODES: tuple[SandboxMode, ...] = get_args(SandboxMode)
+WIRES: tuple[Wire, ...] = get_args(Wire)
+EFFORTS: tuple[Effort, ...] = get_args(Effort)
 
 
 def spelled_out(values: tuple[str, ...], quote: str = "") -> str:

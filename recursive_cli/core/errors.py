@@ -62,6 +62,7 @@ coordinator checks the names as they merge):
      ├── TaskFileError              a fleet tasks file that cannot be used (also a ValueError)
      ├── ImageError                 a file given as an image is missing, not an image or too big (also a ValueError)
      ├── WorkspaceError             a fleet task's workspace cannot be had on this worker
+     ├── WorktreeError              a git worktree cannot be made or removed (`code`: the exit code)
      └── RayMissingError            `fleet` on a cluster without Ray installed
 
     Interrupted                     control flow: the interrupt token fired
@@ -110,15 +111,19 @@ class ScriptError(RecursiveError):
 
 
 class ProviderError(RecursiveError):
-    """A request failed; `reason` is one line a user can act on."""
+    """A request failed; `reason` is one line a user can act on. `unavailable`: the server
+    could not answer now (a status worth retrying, a timeout, no connection), so the same run
+    may well work later (exit 75); by default whether it is `retryable`, but an answer that
+    is not the API's (malformed) is retried and still no outage."""
 
     def __init__(self, reason: str, *, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, unavailable: bool | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        self.unavailable = retryable if unavailable is None else unavailable
 
 
 class ContextLengthError(ProviderError):
@@ -427,3 +432,12 @@ class WorkspaceError(RecursiveError):
 
 class RayMissingError(RecursiveError):
     """Ray is not installed (a fleet on a cluster needs it); the message says how to get it."""
+
+
+class WorktreeError(RecursiveError):
+    """A git worktree for `-w` cannot be made, or one cannot be removed; `code` is the exit code
+    (2: the command line cannot work here, e.g. not a git repository; 1: otherwise)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code

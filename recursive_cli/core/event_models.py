@@ -79,6 +79,16 @@ class Evaluation(BaseModel):
         return self.model_copy(update={"checks": checks})
 
 
+class WorktreeInfo(BaseModel):
+    """The `worktree` object of the result line of a session that works in a git worktree of
+    its own (`-w`): where it is and its branch."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    path: str
+    branch: str
+
+
 class GoalSummary(BaseModel):
     """The `goal` object of a goal run's result line; its verdicts leave out the output tails."""
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .event_models import CheckResult, GoalSummary, JudgeVerdict
+from .event_models import CheckResult, GoalSummary, JudgeVerdict, WorktreeInfo
 from .messages import Message, ToolCall, Usage
 
 
@@ -32,6 +32,9 @@ class FinishReason(str, enum.Enum):
     INTERRUPTED = "interrupted"
     PERMISSION_DENIED = "permission_denied"
     PROVIDER_ERROR = "provider_error"
+    # The model's server stayed unavailable through every retry (429, 5xx, timeouts, refused
+    # connections): worth running again later, unlike a PROVIDER_ERROR (400/401/404…).
+    PROVIDER_UNAVAILABLE = "provider_unavailable"
     INTERNAL_ERROR = "internal_error"  # a bug, or state of our own that cannot be read
     IO_ERROR = "io_error"  # the run's own record (the session) could not be written
     GOAL_NOT_MET = "goal_not_met"
@@ -82,6 +85,13 @@ class ModelRequest(EventModel):
 
 class TextDelta(EventModel):
     type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(EventModel):
+    """A piece of the model's thinking as it streams (the whole of it is the reply's `reasoning`)."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
     text: str
 
 
@@ -384,12 +394,13 @@ class RunFinished(EventModel):
     # This command's requests per model (judge and compaction included): the result line's
     # `usage` is their sum, its `modelUsage` is this.
     model_usage: dict[str, Usage] = {}  # (copied per event, as `default_factory=dict` but cheaper to build)
+    worktree: WorktreeInfo | None = None  # the session's own git worktree (-w), the result line's `worktree`
 
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
              | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished)
-AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ToolStarted
+AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 
 

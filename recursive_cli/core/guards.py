@@ -15,8 +15,7 @@ user message and the same turn goes on, within the same budgets.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .errors import HaltTurn, PromptBlocked  # noqa: F401 (re-exported)
 
@@ -26,8 +25,7 @@ if TYPE_CHECKING:
     from .tool import ToolResult
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """A guard's answer for one call; `reason` is what the model is told when it is denied."""
 
     allowed: bool

@@ -18,6 +18,7 @@ from .events import (
     ModelRequest,
     PermissionDenied,
     TextDelta,
+    ThinkingDelta,
     ToolCallsNotRun,
     ToolFinished,
     ToolStarted,
@@ -31,7 +32,7 @@ from .tool import Tool, ToolContext, ToolRegistry, ToolResult
 
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
 OUT_OF_TIME_RESULT = "stopped: the run's --max-duration ran out during this call; effects unknown"
-HALTED_RESULT = "not run: a hook ended the turn before this call"
+HALTED_RESULT = "not run: the turn ended before this call (a hook, or the user, stopped it)"
 # Told to the model after a reply cut off at the output limit while it was calling tools.
 CUT_OFF_NOTE = ("Your last reply was cut off at the output limit, so none of its tool calls ({names}) "
                 "were run and nothing changed. Send the calls you need again, each one complete; if "
@@ -104,6 +105,10 @@ class _Hooks:
     def on_text(self, delta: str) -> None:
         self._ctx.sink.emit(TextDelta(text=delta))
 
+    def on_thinking(self, delta: str) -> None:
+        """A piece of the model's thinking (the optional hook `thinking_hook` looks for)."""
+        self._ctx.sink.emit(ThinkingDelta(text=delta))
+
     def on_retry(self, notice: RetryNotice) -> None:
         self._ctx.retry(notice)
 
@@ -146,13 +151,13 @@ class AgentKernel:
             if ctx.tools.version != version:  # (a tool added or taken away: an MCP server's changed list)
                 specs, version = ctx.tools.specs(), ctx.tools.version
             provider = self._provider(ctx)
-            model = provider.model
             ctx.sink.emit(ModelRequest(step=outcome.steps + 1))
             reply = await self._ask(ctx, provider, specs, hooks)
             if not isinstance(reply, Completion):
                 outcome.finish_reason, outcome.detail = reply
                 return outcome
-            self._account(ctx, outcome, reply, model)
+            # (read after the call: a provider that fell back to another model answered on it)
+            self._account(ctx, outcome, reply, provider.model)
             message = self._keep(ctx, reply)
             if reply.stop == "length" and reply.message.tool_calls and not cut_off:
                 names = ", ".join(call.name or "?" for call in reply.message.tool_calls)

@@ -14,9 +14,9 @@ Exceptions::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from .errors import ContextLengthError, DeadlineError, ProviderError  # noqa: F401 (re-exported)
 from .messages import Message, Usage
@@ -26,8 +26,7 @@ from .messages import Message, Usage
 StopKind = Literal["end", "tool_calls", "length", "content_filter", "refusal", "other"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(NamedTuple):
     """What the model is told about one tool: name, description and JSON schema of its arguments."""
 
     name: str
@@ -54,8 +53,7 @@ class Completion:
         return self.stop in ("end", "tool_calls")
 
 
-@dataclass(frozen=True, slots=True)
-class RetryNotice:
+class RetryNotice(NamedTuple):
     """Told to the hooks before each retry of a failed request."""
 
     attempt: int
@@ -73,6 +71,14 @@ class ProviderHooks(Protocol):
 
     def on_retry(self, notice: RetryNotice) -> None:
         """A request failed and will be retried after `notice.delay_seconds`."""
+
+
+def thinking_hook(hooks: ProviderHooks) -> Callable[[str], None] | None:
+    """The hooks' `on_thinking(delta)`, for the model's thinking (or reasoning summary) as it
+    streams; None when they take none: an optional hook, as the kernel's hooks have it and
+    hooks that only want the answer (a judge's, compaction's) have not."""
+    hook = getattr(hooks, "on_thinking", None)
+    return hook if callable(hook) else None
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from .event_models import GoalSummary
+from .event_models import GoalSummary, WorktreeInfo
 from .events import FinishReason, RunFinished
 from .messages import Usage
 
@@ -17,6 +17,7 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.COMPLETED: (0, "success"),
     FinishReason.PROVIDER_STOP: (1, "error_during_execution"),
     FinishReason.PROVIDER_ERROR: (1, "error_during_execution"),
+    FinishReason.PROVIDER_UNAVAILABLE: (75, "error_provider_unavailable"),  # EX_TEMPFAIL: try again later
     FinishReason.INTERNAL_ERROR: (1, "error_during_execution"),
     FinishReason.IO_ERROR: (1, "error_during_execution"),
     FinishReason.MAX_STEPS: (3, "error_max_turns"),  # --max-steps, Claude's --max-turns
@@ -35,6 +36,12 @@ _TABLE: dict[FinishReason, tuple[int, str]] = {
 # one: it stays out of stdout (the JSON result and the session still have it). These are the
 # kernel's words for those stops (`core/kernel.py`, `_stop_detail`).
 _CUT_OFF = ("the model stopped: length", "the model stopped: content_filter")
+
+
+def provider_failure(unavailable: bool) -> FinishReason:
+    """The ending of a run whose model request failed for good: an outage that outlived its
+    retries (ProviderError.unavailable) is PROVIDER_UNAVAILABLE, any other PROVIDER_ERROR."""
+    return FinishReason.PROVIDER_UNAVAILABLE if unavailable else FinishReason.PROVIDER_ERROR
 
 
 def exit_code_for(reason: FinishReason, signum: int | None = None) -> tuple[int, str]:
@@ -71,7 +78,8 @@ def errors(code: int, detail: str, reason: FinishReason) -> list[str]:
 def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str, num_turns: int,
                 num_steps: int, duration_ms: int, usage: Usage, cost: float | None,
                 signum: int | None = None, goal: GoalSummary | None = None,
-                structured_output: Any = None, model_usage: dict[str, Usage] | None = None) -> RunFinished:
+                structured_output: Any = None, model_usage: dict[str, Usage] | None = None,
+                worktree: WorktreeInfo | None = None) -> RunFinished:
     """The final result record for a run that ended with `reason` (and a goal run's `goal`)."""
     code, subtype = exit_code_for(reason, signum)
     return RunFinished(subtype=subtype, is_error=code != 0, exit_code=code,
@@ -80,5 +88,5 @@ def make_result(*, reason: FinishReason, text: str, detail: str, session_id: str
                        usage=usage, total_cost_usd=cost, finish_reason=reason.value,
                        error=detail if code != 0 else "", goal=goal,
                        answer=final_answer(reason, text, detail), structured_output=structured_output,
-                       model_usage=dict(model_usage or {}))
+                       model_usage=dict(model_usage or {}), worktree=worktree)
 

@@ -29,6 +29,7 @@ from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
 from .messages import Image, Message, ToolCall, Usage
 from .pricing import Price
 from .provider import ChatProvider, ContextLengthError, ProviderError, RetryNotice
+from .results import provider_failure
 from .state import SessionState
 from .tool import TodoItem, Tool, ToolContext, ToolRegistry
 
@@ -142,7 +143,7 @@ class RuntimeCore:
         except PromptBlocked as exc:  # the prompt never joined the conversation
             outcome = TurnOutcome(FinishReason.PERMISSION_DENIED, detail=str(exc))
         except ProviderError as exc:  # keeps the steps and usage of the steps that ran
-            outcome = ended_by(exc, FinishReason.PROVIDER_ERROR, exc.reason)
+            outcome = ended_by(exc, provider_failure(exc.unavailable), exc.reason)
         except SessionWriteError as exc:  # the session sink stopped the turn before an unrecorded action
             outcome = ended_by(exc, FinishReason.IO_ERROR, str(exc))
         self.total_steps += outcome.steps

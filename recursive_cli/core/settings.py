@@ -21,14 +21,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 # validates against them and re-exports them.
 from . import wording
 from .choices import (  # noqa: F401 (re-exported)
+    EFFORTS,
     OUTPUT_FORMATS,
     PERMISSION_MODES,
     PROVIDERS,
     SANDBOX_MODES,
+    Effort,
     OutputFormat,
     PermissionMode,
     ProviderName,
     SandboxMode,
+    Wire,
     spelled_out,
 )
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
@@ -60,6 +63,9 @@ ENV_VARS = {
     "mcp_timeout": "RECURSIVE_MCP_TIMEOUT",
     "sandbox": "RECURSIVE_SANDBOX",
     "trust_workspace": "RECURSIVE_TRUST_WORKSPACE",
+    "wire": "RECURSIVE_WIRE",
+    "effort": "RECURSIVE_EFFORT",
+    "thinking_budget": "RECURSIVE_THINKING_BUDGET",
 }
 
 
@@ -101,9 +107,9 @@ class Settings(BaseModel):
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     no_stream: bool = False
-    effort: Literal["low", "medium", "high", "max"] | None = None  # reasoning effort (issue 30)
+    effort: Effort | None = None  # reasoning effort (issue 30)
     thinking_budget: int | None = Field(default=None, ge=1024)  # Anthropic thinking tokens (issue 30)
-    wire: Literal["responses", "chat"] | None = None  # openai wire; None: by the base URL (issue 30)
+    wire: Wire | None = None  # openai wire; None: by the base URL (issue 30)
     quiet: bool = False
     verbose: bool = False
     script: Path | None = None

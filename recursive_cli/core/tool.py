@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -23,8 +23,7 @@ ToolKind = Literal["read", "edit", "shell", "other"]
 A = TypeVar("A", bound=BaseModel)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(NamedTuple):
     """What a tool returns to the model (`content`) and shows the user (`summary`, one short phrase)."""
 
     content: str

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # The workspace's own files that can run commands or loosen limits, as `recursive trust`
 # fingerprints them (relative to the workspace).
@@ -57,8 +56,7 @@ def users_file(path: Path, home: Path) -> bool:
     return False
 
 
-@dataclass(frozen=True, slots=True)
-class TrustVerdict:
+class TrustVerdict(NamedTuple):
     """Whether `workspace`'s own configuration counts (`trusted`), and why or why not
     (`reason`: `--trust-workspace`, `trusted 2026-…`, `.mcp.json changed since you trusted
     it`…); `files`: its own config files that exist (`WORKSPACE_FILES`); `quiet`: skip them
@@ -79,8 +77,7 @@ class TrustVerdict:
 TrustCheck = Callable[[Path, Path], TrustVerdict]  # (workspace, home) → verdict
 
 
-@dataclass(frozen=True, slots=True)
-class HeldKey:
+class HeldKey(NamedTuple):
     """A key of the workspace's config left out until the workspace is trusted."""
 
     key: str  # as a config file spells it: `permission-mode`, `prices."MODEL"`

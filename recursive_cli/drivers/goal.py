@@ -20,6 +20,7 @@ from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, Message, unfinished
 from ..core.provider import ChatProvider, ProviderError, RetryNotice
+from ..core.results import provider_failure
 from ..core.state import count_side_replies
 from ..core.wording import counted
 from .checks import CheckResult, run_checks
@@ -133,7 +134,7 @@ class GoalDriver:
             except Interrupted:
                 return TurnOutcome(FinishReason.INTERRUPTED, detail="interrupted")
             except ProviderError as exc:
-                return TurnOutcome(FinishReason.PROVIDER_ERROR, detail=f"goal judge: {exc.reason}")
+                return TurnOutcome(provider_failure(exc.unavailable), detail=f"goal judge: {exc.reason}")
         achieved = all(check.passed for check in checks) and (judge is None or judge.achieved)
         evaluation = Evaluation(turn=self.state.turns, achieved=achieved, checks=checks, judge=judge)
         self._record(evaluation)

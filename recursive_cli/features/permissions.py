@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ..core.choices import PermissionMode
 from ..core.errors import ConfigError
@@ -26,8 +25,7 @@ READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff"
                               "schedule_wakeup", "stop_loop"})
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """`tool` or `tool(pattern)`."""
 
     tool: str
@@ -55,6 +53,7 @@ class PermissionPolicy:
         self.allow = [Rule.parse(text) for text in allow]
         self.deny = [Rule.parse(text) for text in deny]
         self.ask = ask
+        self.halt_on_no = False  # a "no" at the question ends the turn (the person says what to do instead)
         self._always: set[str] = set()
 
     def verdict(self, tool: str, kind: str, subject: str) -> tuple[Verdict, str]:
@@ -92,7 +91,7 @@ class PermissionPolicy:
         if self.ask is None:
             return Decision(False, "ask mode with no terminal to ask on (headless): denied")
         answer = await self.ask(tool, subject)
-        return Decision(True) if answer else Decision(False, "the user said no")
+        return Decision(True) if answer else Decision(False, "the user said no", halt=self.halt_on_no)
 
     def remember(self, tool: str) -> None:
         """Allow every later call of `tool` ("always" at the prompt)."""

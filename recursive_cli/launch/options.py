@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional, TypeAlias, cast
 import typer
 
 from ..core import wording
-from ..core.choices import OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, spelled_out
+from ..core.choices import EFFORTS, OUTPUT_FORMATS, PERMISSION_MODES, PROVIDERS, SANDBOX_MODES, WIRES, spelled_out
 from ..core.errors import FlagValueError
 
 
@@ -61,11 +61,15 @@ if TYPE_CHECKING:  # (an enum made at run time is no type to a checker: any enum
     OutputFormat: TypeAlias = enum.Enum
     PermissionMode: TypeAlias = enum.Enum
     SandboxMode: TypeAlias = enum.Enum
+    Wire: TypeAlias = enum.Enum
+    EffortLevel: TypeAlias = enum.Enum
 else:
     ProviderName = _choice_enum("ProviderName", PROVIDERS)
     OutputFormat = _choice_enum("OutputFormat", OUTPUT_FORMATS)
     PermissionMode = _choice_enum("PermissionMode", PERMISSION_MODES)
     SandboxMode = _choice_enum("SandboxMode", SANDBOX_MODES)
+    Wire = _choice_enum("Wire", WIRES)
+    EffortLevel = _choice_enum("EffortLevel", EFFORTS)
 _PROVIDERS_HELP = spelled_out(tuple(p + " (any compatible server)" if p == "openai" else p for p in PROVIDERS))
 
 
@@ -140,6 +144,19 @@ def script_value(value: Path | None) -> Path | None:
 
 
 @flag_check
+def model_list(value: str | None) -> str | None:
+    """`--fallback-model M[,M2]`: model names separated by commas, none empty."""
+    if value is not None and not all(part.strip() for part in value.split(",")):
+        raise FlagValueError("expected model names separated by commas, e.g. gpt-4.1-mini,gpt-4o-mini")
+    return value
+
+
+def model_names(value: str | None) -> list[str]:
+    """The models of `--fallback-model`, in order."""
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+@flag_check
 def permission_rules(values: list[str] | None) -> list[str] | None:
     """`--allow`, `--deny`: each a rule, `tool` or `tool(glob)`."""
     if not values:
@@ -180,6 +197,8 @@ class CommonOptions:
     model: Annotated[Optional[str], typer.Option("--model", "-m", metavar="MODEL", help="Model name (default: the provider's).", rich_help_panel=MODEL)] = None
     provider: Annotated[Optional[ProviderName], typer.Option("--provider", metavar="PROVIDER", help=_PROVIDERS_HELP + ".", rich_help_panel=MODEL, show_default=False)] = None
     api_base: Annotated[Optional[str], typer.Option("--api-base", metavar="URL", help="Base URL of the API, e.g. http://127.0.0.1:11434/v1.", rich_help_panel=MODEL)] = None
+    effort: Annotated[Optional[EffortLevel], typer.Option("--effort", metavar="LEVEL", help="How hard the model reasons: " + spelled_out(EFFORTS) + " (Anthropic: adaptive thinking at that effort).", rich_help_panel=MODEL, show_default=False)] = None
+    thinking_budget: Annotated[Optional[int], typer.Option("--thinking-budget", min=1024, metavar="N", help="Tokens the model may think before it answers (Anthropic extended thinking), 1024 or more.", rich_help_panel=MODEL)] = None
     workspace: Annotated[Optional[Path], typer.Option("--workspace", "-C", metavar="DIR", callback=directory_value, help="Root the tools work in (default: current directory).")] = None
     add_dir: Annotated[Optional[list[Path]], typer.Option("--add-dir", metavar="DIR", callback=directories_value, help="Another root the file tools may use (repeatable).", rich_help_panel=ADVANCED)] = None
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", min=1, metavar="N", help="LLM calls per turn, 1 or more (default 100).", rich_help_panel=BUDGETS)] = None
@@ -195,6 +214,7 @@ class CommonOptions:
     system_prompt: Annotated[Optional[str], typer.Option("--system-prompt", metavar="TEXT", help="Replace the built-in system prompt.", rich_help_panel=ADVANCED)] = None
     append_system_prompt: Annotated[Optional[str], typer.Option("--append-system-prompt", metavar="TEXT", help="Extend the system prompt.", rich_help_panel=ADVANCED)] = None
     no_stream: Annotated[bool, typer.Option("--no-stream", help="Ask the provider for whole responses.", rich_help_panel=ADVANCED)] = False
+    wire: Annotated[Optional[Wire], typer.Option("--wire", metavar="WIRE", help="The openai provider's API: responses (OpenAI's Responses API) or chat (Chat Completions); default: responses for api.openai.com, chat for any other server.", rich_help_panel=MODEL, show_default=False)] = None
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)] = False
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)] = False
     script: Annotated[Optional[Path], typer.Option("--script", metavar="FILE", callback=script_value, help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)] = None
@@ -217,6 +237,12 @@ McpConfigFlag = Annotated[Optional[list[str]], typer.Option("--mcp-config", meta
 StrictMcpConfigFlag = Annotated[bool, typer.Option("--strict-mcp-config", help="Use only the servers of --mcp-config.", rich_help_panel=MCP)]
 
 
+# `-w` alone (or before another option, or before a word that is no name) names no worktree:
+# the command line gets "" for it (usage.py, `optional_values`), and the session id is its name.
+WorktreeFlag = Annotated[Optional[str], typer.Option("--worktree", "-w", metavar="[NAME]", help="Work in a new git worktree, .recursive/worktrees/NAME at the repository's root, on a new branch recursive/NAME from HEAD (NAME: the session id when not given), so parallel sessions never touch each other's files; see `recursive worktree`.", rich_help_panel=INPUT, show_default=False)]
+OPTIONAL_VALUE_FLAGS = ("-w", "--worktree")
+
+
 @dataclass(slots=True)
 class RunOptions:
     """The options of the commands that run the agent on a prompt (run, loop, goal, resume);
@@ -231,6 +257,8 @@ class RunOptions:
     strict_mcp_config: StrictMcpConfigFlag = False
     settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None
     include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
+    worktree: WorktreeFlag = None
+    fallback_model: Annotated[Optional[str], typer.Option("--fallback-model", metavar="MODEL[,MODEL]", callback=model_list, help="When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result's modelUsage.", rich_help_panel=MODEL)] = None
 
 
 @dataclass(slots=True)
@@ -252,9 +280,9 @@ def with_mcp_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def with_run_options(continue_flag: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give `command` the run options (`-c/--continue` only with `continue_flag`); it receives
-    them as one `run_options: RunOptions`."""
-    left_out = () if continue_flag else ("continue_session",)
+    """Give `command` the run options (`-c/--continue` and `-w/--worktree`, which start or pick a
+    session, only with `continue_flag`); it receives them as one `run_options: RunOptions`."""
+    left_out = () if continue_flag else ("continue_session", "worktree")
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         return _with_options(command, "run_options", RunOptions, left_out)

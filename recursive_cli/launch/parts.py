@@ -112,6 +112,8 @@ def bind_session(loaded: LoadedSettings, session_id: str, mode: str, title: str,
     if resumed is not None and lock is not None:
         if resumed.meta.mode != mode:  # `loop -c` on a run's session: a loop from now on
             resumed.meta.mode = mode  # type: ignore[assignment]
+        # (the thinking asked for now, the session's unless a flag changed it: the next resume's too)
+        resumed.meta.effort, resumed.meta.thinking_budget = loaded.settings.effort, loaded.settings.thinking_budget
         return reopen_session(resumed, lock, runtime)
     folder = SessionStore(loaded.home).folder(session_id)
     return create_session(folder, session_meta(runtime, loaded.settings, mode, title), runtime)

@@ -16,6 +16,7 @@ from ..core.errors import BadValueError, CliError, ConfigError, ImageError, Sand
 from ..core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ..core.kernel import TurnOutcome
 from ..core.messages import Image
+from ..core.provider import ChatProvider
 from ..core.results import make_result
 from ..core.settings import LoadedSettings, Settings
 from ..features.sessions.binding import SessionBinding
@@ -24,15 +25,17 @@ from ..features.sessions.lock import SessionLock
 from ..features.sessions.records import SessionError, SessionWriteError
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
-from .options import CommonOptions, RunOptions
+from .options import CommonOptions, RunOptions, model_names
 from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from .prompt_input import empty_prompt_message
 from .settings import command_settings
 
 if TYPE_CHECKING:
+    from ..core.event_models import WorktreeInfo
     from ..features.mcp import McpState
     from ..features.sessions.reader import LoadedSession
     from ..features.sessions.writer import JsonlSessionWriter
+    from ..features.worktrees import WorktreeState
 
 Work = Callable[[AgentRuntime], Awaitable[TurnOutcome]]
 
@@ -55,6 +58,8 @@ class Launch:
     images: tuple[Image, ...] = ()  # -i: with the first prompt
     # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
+    worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
+    fallback_models: list[str] = field(default_factory=list)  # --fallback-model, in order
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch:
@@ -62,7 +67,19 @@ def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: 
     workspace's latest one; CliError for one that cannot be had. The title (and the first
     prompt kept for a crash before turn 1) carries the --output-schema instruction."""
     output = output_request(options.output_last_message, options.output_schema)  # (OutputOptionError: exit 2)
-    if options.continue_session:
+    if options.worktree is not None:
+        if not prompt:
+            raise CliError(empty_prompt_message(not options.no_stdin), EXIT_USAGE)
+        from .worktree import discard, enter_worktree
+
+        common, worktree = enter_worktree(common, options.worktree, options.continue_session)
+        try:
+            spec = new_launch(common, mode, prompt, read_stdin=not options.no_stdin)
+        except BaseException:
+            discard(worktree)
+            raise
+        spec.worktree = worktree
+    elif options.continue_session:
         from .sessions import continue_launch
 
         spec = continue_launch(common, mode, prompt)
@@ -84,6 +101,7 @@ def with_run_options(spec: Launch, options: RunOptions) -> Launch:
             spec.images = tuple(load_image(path.expanduser()) for path in options.image)
         except ImageError as exc:  # (changed since the flag's check)
             raise CliError(f"-i: {exc}", EXIT_USAGE) from None
+    spec.fallback_models = model_names(options.fallback_model)
     return spec
 
 
@@ -105,6 +123,28 @@ def fresh_launch(common: CommonOptions, mode: str, title: str = "") -> Launch:
     if problem:
         raise CliError(problem, EXIT_USAGE)
     return Launch(loaded, mode, session_id, title=title)
+
+
+def with_fallback(provider: ChatProvider, models: list[str], settings: Settings) -> ChatProvider:
+    """`provider`, handing over to `models` in turn when it is unavailable (--fallback-model)."""
+    from ..providers import make_provider
+    from ..providers.fallback import FallbackProvider
+
+    def make(model: str) -> ChatProvider:
+        if provider.name == "scripted":  # its replies go on where they are
+            provider.model = model
+            return provider
+        try:
+            return make_provider(settings.model_copy(update={"model": model}))
+        except ConfigError as exc:
+            from ..core.errors import ProviderError
+
+            raise ProviderError(f"--fallback-model {model}: {exc}") from None
+
+    def note(text: str) -> None:
+        sys.stderr.write(f"note: {text}\n")
+
+    return FallbackProvider(provider, models, make, note)
 
 
 def output_sinks(settings: Settings, session_id: str) -> list[EventSink]:
@@ -139,6 +179,10 @@ def launch(spec: Launch, work: Work) -> int:
     except BaseException:
         if spec.lock is not None:
             spec.lock.release()
+        if spec.resumed is None:
+            from .worktree import discard
+
+            discard(spec.worktree)
         raise
     return _run(spec, runtime, binding, work)
 
@@ -168,6 +212,8 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
 
             builder.tools(ToolRegistry(run_tools(settings)))
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
+        if spec.fallback_models:
+            runtime.provider = with_fallback(runtime.provider, spec.fallback_models, settings)
         binding = None
         if not settings.no_session:
             binding = bind_session(spec.loaded, spec.session_id, spec.mode, spec.title, spec.resumed, spec.lock,
@@ -177,6 +223,10 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
         runtime.next_images = spec.images
+        if spec.worktree is not None and spec.resumed is None:
+            from ..features.worktrees import WorktreeState
+
+            runtime.state.put(WorktreeState, spec.worktree)  # (resume finds it in meta.json)
     except (ConfigError, SessionError) as exc:
         raise CliError(str(exc), EXIT_USAGE if isinstance(exc, (BadValueError, SandboxUnavailableError))
                        else EXIT_ERROR) from None
@@ -252,12 +302,26 @@ async def drive(runtime: AgentRuntime, work: Work, settings: Settings, *,
         duration_ms=int(runtime.budget.elapsed() * 1000), usage=runtime.usage,
         cost=runtime.budget.total_cost, signum=runtime.interrupt_token.signal,
         goal=runtime.goal_summary, structured_output=structured() if structured is not None else None,
-        model_usage=runtime.budget.by_model)
+        model_usage=runtime.budget.by_model, worktree=worktree_info(runtime))
 
     runtime.emit(result)
     for signum in (signal.SIGINT, signal.SIGTERM):  # (kept till now: a second Ctrl-C exits at once)
         loop.remove_signal_handler(signum)
     return result
+
+
+def worktree_info(runtime: AgentRuntime) -> WorktreeInfo | None:
+    """The result line's `worktree`: the git worktree the session works in (-w), if it has one."""
+    if "worktree" not in runtime.state:
+        return None
+    from ..core.event_models import WorktreeInfo
+    from ..features.worktrees import WorktreeState
+
+    try:
+        part = runtime.state.get(WorktreeState)
+    except SessionStateError:
+        return None
+    return WorktreeInfo(path=part.path, branch=part.branch) if part is not None else None
 
 
 async def start_mcp(runtime: AgentRuntime) -> list[dict[str, str]]:

@@ -21,14 +21,13 @@ from __future__ import annotations
 import base64
 import ipaddress
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from ..core.errors import InvalidURL
 
 
-@dataclass(frozen=True, slots=True)
-class Proxy:
+class Proxy(NamedTuple):
     """One proxy: where it listens and the credentials it wants (a ready header value)."""
 
     scheme: str
@@ -43,8 +42,7 @@ class Proxy:
         return f"{self.scheme}://{name}:{self.port}"
 
 
-@dataclass(frozen=True, slots=True)
-class _Bypass:
+class _Bypass(NamedTuple):
     """One NO_PROXY entry."""
 
     host: str  # a name (lower case, no leading dot) or "" for a network
@@ -62,8 +60,7 @@ class _Bypass:
         return host == self.host or host.endswith("." + self.host)
 
 
-@dataclass(frozen=True, slots=True)
-class Proxies:
+class Proxies(NamedTuple):
     """The proxies of an environment: one per scheme (or none), and the hosts that bypass them."""
 
     http: Proxy | None = None

@@ -13,11 +13,12 @@ if TYPE_CHECKING:
 __all__ = ["ChatProvider", "ContextLengthError", "ProviderError", "make_provider"]
 
 
-def make_provider(settings: Settings) -> ChatProvider:
+def make_provider(settings: Settings, session_id: str | None = None) -> ChatProvider:
     """Build the provider the settings name; raises ConfigError for missing keys or scripts.
 
     A key is optional with a base URL (a local server); with neither, the error says how to go
     on, naming the local servers that answer on this machine (it never picks one itself).
+    `session_id` keys the provider's prompt cache where it has one (the Responses wire).
     """
     from ..core.settings import ConfigError
 
@@ -43,7 +44,24 @@ def make_provider(settings: Settings) -> ChatProvider:
         from .anthropic_provider import AnthropicProvider
 
         return AnthropicProvider(model, settings.api_key, settings.api_base, stream=stream,
-                                 timeout=timeout)
+                                 timeout=timeout, thinking_budget=settings.thinking_budget,
+                                 effort=settings.effort)
+    if openai_wire(settings) == "responses":
+        from .openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(model, settings.api_key, settings.api_base, stream=stream,
+                                       effort=settings.effort, session_id=session_id, timeout=timeout)
     from .openai_provider import OpenAIProvider
 
     return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream, timeout=timeout)
+
+
+def openai_wire(settings: Settings) -> str:
+    """The openai provider's wire: `--wire`'s, else `responses` for OpenAI's own API (no base
+    URL, or one on api.openai.com) and `chat` for any other server."""
+    if settings.wire:
+        return settings.wire
+    from urllib.parse import urlsplit
+
+    host = urlsplit(settings.api_base).hostname if settings.api_base else "api.openai.com"
+    return "responses" if host == "api.openai.com" else "chat"

@@ -13,6 +13,11 @@ same-role messages is joined once, when it is no longer one of the last three (`
 step joins only those three runs and copies the bytes kept so far. The body's keys are in the
 order the SDK's `messages.create` writes them, so the two send the same bytes.
 
+Thinking (issue 30; `anthropic_thinking.py`): the `thinking` and `output_config` a request
+asks for come from `--thinking-budget` and `--effort`; every `thinking` and `redacted_thinking`
+block of a reply is kept (`Message.reasoning`, signature included) and sent back first in its
+message, as it came. No temperature is ever sent (the API refuses one with thinking).
+
 Stream: as the SDK's stream reads it, an event without an `event:` name, a `ping` and an
 event without data are skipped; an `error` event ends the stream with the error it carries
 (retried when it is a transient one: overloaded, rate limited, an API error, a timeout).
@@ -22,15 +27,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.images import image_bytes_over
-from ..core.messages import Image, Message, ToolCall, Usage
-from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from ..core.messages import Image, Message, Reasoning, ToolCall, Usage
+from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec, thinking_hook
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
+from .anthropic_thinking import read_block, reasoning_block, thinking_request
 from .http_base import HttpProvider, as_count, as_dict, as_key, as_text, dumps, malformed
 from .retry import ANTHROPIC_RULES, http_error, one_line
 from .wire_cache import WirePrefix
@@ -58,6 +65,7 @@ _STOP: dict[str, StopKind] = {"end_turn": "end", "stop_sequence": "end", "tool_u
 # Error events inside a 200 stream carry only a type; these are the transient ones.
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
                         "timeout_error": 504}
+_THINKING_WORDS = re.compile(r"thinking|effort|budget_tokens|output_config", re.IGNORECASE)
 
 Blocks = tuple[bytes, ...]
 Wire = tuple[str, Blocks]
@@ -81,16 +89,26 @@ class AnthropicProvider(HttpProvider):
     rules = ANTHROPIC_RULES
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
-                 max_tokens: int | None = DEFAULT_MAX_TOKENS, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+                 max_tokens: int | None = DEFAULT_MAX_TOKENS, *, timeout: float = DEFAULT_TIMEOUT,
+                 thinking_budget: int | None = None, effort: str | None = None) -> None:
         """Without `api_key`, `base_url` must name the (keyless) server. No key, token or
-        credentials file is read from anywhere else."""
+        credentials file is read from anywhere else. `thinking_budget` and `effort`: see
+        `thinking_request`."""
         if not api_key and not base_url:
             raise ProviderError("no API key for the anthropic provider: "
                                 "set RECURSIVE_API_KEY or ANTHROPIC_API_KEY")
-        super().__init__(model, stream, api_key, without_v1(base_url), request_headers(api_key), timeout)
-        tokens = str(int(max_tokens or DEFAULT_MAX_TOKENS)).encode()
+        thinking = thinking_request(model, thinking_budget, effort)
+        # What asked for thinking, named in a refusal of it (a model that takes no such thinking).
+        self._asked_by = " and ".join(f"--{flag} {value}" for flag, value in
+                                      (("thinking-budget", thinking_budget), ("effort", effort)) if value)
+        super().__init__(model, stream, api_key, without_v1(base_url),
+                         request_headers(api_key, thinking.betas), timeout)
+        tokens = str(max(int(max_tokens or DEFAULT_MAX_TOKENS), thinking.min_max_tokens)).encode()
         self._head = b'{"max_tokens":' + tokens + b',"messages":'
-        self._model = b',"model":' + dumps(model) + (b',"stream":true' if stream else b"")
+        # (the SDK's order: output_config after model, thinking after system)
+        config = b',"output_config":' + dumps({"effort": thinking.effort}) if thinking.effort else b""
+        self._model = b',"model":' + dumps(model) + config + (b',"stream":true' if stream else b"")
+        self._thinking = b',"thinking":' + dumps(thinking.thinking) if thinking.thinking else b""
         self._prefix: WirePrefix[Wire] = WirePrefix(WIRE_KEY, encode_message)
         self._turns = _Turns(0)
 
@@ -104,6 +122,8 @@ class AnthropicProvider(HttpProvider):
         parts: list[bytes | bytearray] = [self._head, *turns.messages(), self._model]
         if turns.system:
             parts += [b',"system":', _block_list(turns.system, cache=True)]
+        if self._thinking:
+            parts.append(self._thinking)
         if tools:
             parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
         parts.append(b"}")
@@ -126,24 +146,38 @@ class AnthropicProvider(HttpProvider):
             _, said = _error_fields(body) if "error" in body else (None, None)
             raise malformed(self._url, "no content in the response" + (f" (it says: {one_line(said)})" if said else ""))
         content = [block for block in body["content"] if isinstance(block, dict)]
+        reasoning = tuple(r for r in map(read_block, content) if r is not None)
+        on_thinking = thinking_hook(hooks)
+        for item in reasoning:
+            if item.text and on_thinking is not None:
+                on_thinking(item.text)
         text = "".join(as_text(b.get("text")) for b in content if b.get("type") == "text")
         if text:
             hooks.on_text(text)
         calls = tuple(_tool_call(b.get("id"), b.get("name"), _input_json(b.get("input")))
                       for b in content if b.get("type") == "tool_use")
-        return _completion(text, calls, as_text(body.get("stop_reason")) or None, _usage(body.get("usage"), {}))
+        return _completion(text, calls, as_text(body.get("stop_reason")) or None, _usage(body.get("usage"), {}),
+                           reasoning)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
+        """The error; a 400 about thinking or effort says which of our flags asked for it."""
         _, message = _error_fields(err.body)
-        return http_error(err.status, self._url, message or _sdk_message(err), err.headers, rules=self.rules)
+        error = http_error(err.status, self._url, message or _sdk_message(err), err.headers, rules=self.rules)
+        if err.status == 400 and self._asked_by and _THINKING_WORDS.search(message or ""):
+            error = ProviderError(f"{error.reason}; {self._asked_by} asked for it: this model may take "
+                                  "another kind of thinking, or none", status=400)
+        return error
 
 
-def request_headers(api_key: str | None) -> dict[str, str]:
+def request_headers(api_key: str | None, betas: Sequence[str] = ()) -> dict[str, str]:
     """The headers of every request besides the common ones: the API version, the key (as the
-    SDK sends it, a bearer token) and any from ANTHROPIC_CUSTOM_HEADERS, which win."""
+    SDK sends it, a bearer token), the betas asked for (as the SDK's `betas=` sends them) and
+    any from ANTHROPIC_CUSTOM_HEADERS, which win."""
     headers = {"anthropic-version": API_VERSION}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
     for line in (os.environ.get(CUSTOM_HEADERS_ENV) or "").split("\n"):
         name, colon, value = line.partition(":")
         if colon:
@@ -167,6 +201,8 @@ class _StreamState:
         self.stop: str | None = None
         self.start_usage: dict[str, Any] = {}
         self.end_usage: dict[str, Any] = {}
+        self.on_thinking: Callable[[str], None] | None = None
+        self.hooked = False
 
     def add(self, sse: Event, hooks: ProviderHooks) -> bool:
         """Fold one server-sent event in, passing text deltas to `hooks.on_text`."""
@@ -175,6 +211,8 @@ class _StreamState:
             return True
         if name == "error":
             raise self._stream_error(data)
+        if not self.hooked:
+            self.on_thinking, self.hooked = thinking_hook(hooks), True
         if data:
             self._add_event(parse_json(data), hooks)
         return True
@@ -216,16 +254,29 @@ class _StreamState:
         elif block.get("type") == "tool_use":
             self.blocks[index] = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
                                   "parts": []}
+        elif block.get("type") == "thinking":
+            text = as_text(block.get("thinking"))
+            self.blocks[index] = {"type": "thinking", "parts": [text], "signature": [as_text(block.get("signature"))]}
+            if text and self.on_thinking is not None:
+                self.on_thinking(text)
+        elif block.get("type") == "redacted_thinking":
+            self.blocks[index] = {"type": "redacted_thinking", "parts": [], "data": as_text(block.get("data"))}
 
-    @staticmethod
-    def _add_delta(block: dict[str, Any] | None, delta: dict[str, Any], hooks: ProviderHooks) -> None:
+    def _add_delta(self, block: dict[str, Any] | None, delta: dict[str, Any], hooks: ProviderHooks) -> None:
         if block is None:
-            return  # a block type we do not keep, such as thinking
-        if delta.get("type") == "text_delta" and (text := as_text(delta.get("text"))):
+            return  # a block type we do not keep
+        kind = delta.get("type")
+        if kind == "text_delta" and (text := as_text(delta.get("text"))):
             block["parts"].append(text)
             hooks.on_text(text)
-        elif delta.get("type") == "input_json_delta":
+        elif kind == "input_json_delta":
             block["parts"].append(as_text(delta.get("partial_json")))
+        elif kind == "thinking_delta" and block["type"] == "thinking" and (text := as_text(delta.get("thinking"))):
+            block["parts"].append(text)
+            if self.on_thinking is not None:
+                self.on_thinking(text)
+        elif kind == "signature_delta" and block["type"] == "thinking":
+            block["signature"].append(as_text(delta.get("signature")))
 
     def completion(self) -> Completion:
         """The finished message; raises a retryable error if the stream stopped early (no
@@ -236,7 +287,11 @@ class _StreamState:
         text = "".join("".join(b["parts"]) for b in blocks if b["type"] == "text")
         calls = tuple(_tool_call(b["id"], b["name"], "".join(b["parts"]) or "{}")
                       for b in blocks if b["type"] == "tool_use")
-        return _completion(text, calls, self.stop, _usage(self.start_usage, self.end_usage))
+        reasoning = tuple(read_block({"type": b["type"], "thinking": "".join(b["parts"]), "data": b.get("data"),
+                                      "signature": "".join(b.get("signature", ()))})
+                          for b in blocks if b["type"] in ("thinking", "redacted_thinking"))
+        return _completion(text, calls, self.stop, _usage(self.start_usage, self.end_usage),
+                           tuple(r for r in reasoning if r is not None))
 
 
 # -- wire forms -----------------------------------------------------------------------------------
@@ -267,7 +322,9 @@ def message_blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "assistant":
         blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)}
                    for call in message.tool_calls]
-    return blocks or [{"type": "text", "text": EMPTY_TEXT}]
+    # (the thinking first, as it came; a reply of thinking alone still says something after it)
+    thinking = [block for block in map(reasoning_block, message.reasoning or ()) if block]
+    return thinking + (blocks or [{"type": "text", "text": EMPTY_TEXT}])
 
 
 def image_block(image: Image) -> dict[str, Any]:
@@ -358,11 +415,12 @@ def _block_list(blocks: Sequence[bytes], cache: bool) -> bytes:
 # -- answers --------------------------------------------------------------------------------------
 
 
-def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None, usage: Usage) -> Completion:
+def _completion(text: str, calls: tuple[ToolCall, ...], stop_reason: str | None, usage: Usage,
+                reasoning: tuple[Reasoning, ...] = ()) -> Completion:
     stop = _STOP.get(stop_reason or "", "other")
     if calls and stop == "end":
         stop = "tool_calls"
-    message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
+    message = Message(role="assistant", content=text, tool_calls=calls, usage=usage, reasoning=reasoning or None)
     return Completion(message=message, stop=stop, usage=usage, reason=stop_reason or "no stop_reason")
 
 
@@ -389,9 +447,11 @@ def _usage(start: object, end: object) -> Usage:
     uncached = as_count(merged.get("input_tokens"))
     cache_read = as_count(merged.get("cache_read_input_tokens"))
     cache_write = as_count(merged.get("cache_creation_input_tokens"))
+    thinking = as_dict(merged.get("output_tokens_details")).get("thinking_tokens")
     return Usage(input_tokens=uncached + cache_read + cache_write,
                  output_tokens=as_count(merged.get("output_tokens")),
-                 cache_read_tokens=cache_read, cache_write_tokens=cache_write)
+                 cache_read_tokens=cache_read, cache_write_tokens=cache_write,
+                 reasoning_tokens=None if thinking is None else as_count(thinking))
 
 
 def _error_fields(body: object) -> tuple[str | None, str | None]:

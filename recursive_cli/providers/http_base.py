@@ -187,7 +187,7 @@ class HttpProvider:
         if isinstance(err, RequestTimeout):
             return ProviderError(f"request to {self._url} timed out", retryable=True)
         if isinstance(err, TooLarge):  # (not retried: the same server would send the same again)
-            return ProviderError(f"malformed response from {self._url}: {err}")
+            return ProviderError(f"malformed response from {self._url}: {err}", unavailable=False)
         if isinstance(err, RedirectRefused):
             return ProviderError(one_line(str(err)))
         if isinstance(err, HttpProtocolError) and not isinstance(err, CutShort):
@@ -229,7 +229,7 @@ class HttpProvider:
         if reason == err.reason:
             return err
         redacted = type(err)(reason, status=err.status, retry_after=err.retry_after)
-        redacted.retryable = err.retryable
+        redacted.retryable, redacted.unavailable = err.retryable, err.unavailable
         return redacted
 
 
@@ -321,4 +321,4 @@ def as_key(value: object, default: int) -> int:
 
 def malformed(url: str, detail: str) -> ProviderError:
     """A response we cannot read; retried, since a second try usually reads fine."""
-    return ProviderError(f"malformed response from {url}: {detail}", retryable=True)
+    return ProviderError(f"malformed response from {url}: {detail}", retryable=True, unavailable=False)

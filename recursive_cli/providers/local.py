@@ -17,7 +17,7 @@ import json
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 HOST = "127.0.0.1"
 # (port, server): the ports these servers listen on unless told otherwise.
@@ -28,8 +28,7 @@ BUDGET_SECONDS = 0.6  # for all the ports together (they are asked in parallel)
 MAX_MODELS_SHOWN = 3
 
 
-@dataclass(frozen=True, slots=True)
-class LocalServer:
+class LocalServer(NamedTuple):
     """An OpenAI-compatible server that answered `GET /v1/models` on this machine."""
 
     name: str

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from ..core.images import image_bytes_over, image_note, takes_images
 from ..core.messages import Image, Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
-from .http_base import HttpProvider, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
-from .retry import OPENAI_RULES, http_error, one_line
+from .http_base import HttpProvider, StreamAssembler, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
+from .retry import OPENAI_RULES, http_error, one_line, stream_error
 from .wire_cache import JoinedWires, WirePrefix
 
 WIRE_KEY = "openai"
@@ -37,7 +37,7 @@ PATH = "/chat/completions"
 # (environment variable, header), as the SDK client reads them.
 ENV_HEADERS = (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project"))
 # The SDK's words for a stream error without a message of its own.
-_STREAM_ERROR = "An error occurred during streaming"
+STREAM_ERROR = "An error occurred during streaming"
 
 # Every finish_reason the API defines; any other word (vLLM's "abort", DeepSeek's
 # "insufficient_system_resource", none at all) leaves the reply not known to be whole.
@@ -52,6 +52,7 @@ class OpenAIProvider(HttpProvider):
     path = PATH
     default_base_url = DEFAULT_BASE_URL
     rules = OPENAI_RULES
+    wire_key: ClassVar[str] = WIRE_KEY  # (the Responses wire, a subclass, has its own forms)
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
                  max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -61,8 +62,10 @@ class OpenAIProvider(HttpProvider):
         super().__init__(model, stream, api_key, base_url, request_headers(api_key), timeout)
         self._head = b'{"model":' + dumps(model) + (b',"stream":true' if stream else b"") + b',"messages":['
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
-        self._wire_key, self._encode = ((WIRE_KEY, encode_message) if takes_images(model)
-                                        else (TEXT_WIRE_KEY, encode_text_only))
+        self._encode, self._tool_form = self.forms()
+        self._wire_key = self.wire_key
+        if self._encode is encode_message and not takes_images(model):  # (the chat wire, a text-only model)
+            self._wire_key, self._encode = TEXT_WIRE_KEY, encode_text_only
         self._prefix: WirePrefix[bytes] = WirePrefix(self._wire_key, self._encode)
         self._joined = JoinedWires()
 
@@ -70,7 +73,7 @@ class OpenAIProvider(HttpProvider):
         """The JSON request body; each message is serialised once and reused on later steps."""
         parts: list[bytes | bytearray] = [self._head, self._joined.extend(self._prefix, messages), self._tail]
         if tools:
-            parts += [b',"tools":', self.encoded_tools(tools, tool_wire)]
+            parts += [b',"tools":', self.encoded_tools(tools, self._tool_form)]
         parts.append(b"}")
         return b"".join(parts)
 
@@ -78,9 +81,13 @@ class OpenAIProvider(HttpProvider):
         """Bytes `message` adds to a request body (with its comma), encoded once; an image counts
         as the tokens it costs, not its base64 text."""
         size = len(message.wire(self._wire_key, self._encode)) + 1
-        return size - image_bytes_over(message) if message.images and self._wire_key == WIRE_KEY else size
+        return size - image_bytes_over(message) if message.images and self._wire_key != TEXT_WIRE_KEY else size
 
-    def new_stream(self) -> _StreamState:
+    def forms(self) -> tuple[Callable[[Message], bytes], Callable[[ToolSpec], dict[str, Any]]]:
+        """How a message and a tool are written on this wire."""
+        return encode_message, tool_wire
+
+    def new_stream(self) -> StreamAssembler:
         return _StreamState(self._url)
 
     def parse_whole(self, data: object, hooks: ProviderHooks) -> Completion:
@@ -89,21 +96,21 @@ class OpenAIProvider(HttpProvider):
         choices = as_list(body.get("choices"))
         choice = choices[0] if choices and isinstance(choices[0], dict) else None
         if choice is None:
-            said = _server_message(body, "") if "error" in body else ""
+            said = server_message(body, "") if "error" in body else ""
             raise malformed(self._url, "no choices in the response" + (f" (it says: {one_line(said)})" if said else ""))
         message = as_dict(choice.get("message"))
         text, refusal = as_text(message.get("content")), as_text(message.get("refusal"))
         for part in (text, refusal):
             if part:
                 hooks.on_text(part)
-        calls = tuple(_tool_call(raw.get("id"), as_dict(raw.get("function")))
+        calls = tuple(tool_call(raw.get("id"), as_dict(raw.get("function")))
                       for raw in as_list(message.get("tool_calls")) if isinstance(raw, dict))
         return _completion(text, calls, as_text(choice.get("finish_reason")) or None, _usage(body.get("usage")),
                            refusal)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
-        return http_error(err.status, self._url, _server_message(err.body, f"Error code: {err.status}"),
-                          err.headers, code=_error_code(err.body), rules=self.rules)
+        return http_error(err.status, self._url, server_message(err.body, f"Error code: {err.status}"),
+                          err.headers, code=error_code(err.body), rules=self.rules)
 
 
 def request_headers(api_key: str | None) -> dict[str, str]:
@@ -136,8 +143,8 @@ class _StreamState:
         if isinstance(chunk, dict) and chunk.get("error"):
             error = chunk["error"]
             message = error.get("message") if isinstance(error, dict) else None
-            text = message if isinstance(message, str) and message else _STREAM_ERROR
-            raise ProviderError(f"error from {self.url} during the stream: {one_line(text)}", retryable=True)
+            raise stream_error(self.url, message if isinstance(message, str) and message else STREAM_ERROR,
+                               error_code(chunk))
         self._add_chunk(chunk, hooks)
         return True
 
@@ -181,7 +188,7 @@ class _StreamState:
         """
         if self.finish is None:
             raise malformed(self.url, "the stream ended without a finish_reason")
-        calls = tuple(_tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
+        calls = tuple(tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
                       for _, call in sorted(self.calls.items()))
         return _completion("".join(self.text), calls, self.finish, self.usage, "".join(self.refusal))
 
@@ -265,7 +272,7 @@ def _completion(text: str, calls: tuple[ToolCall, ...], finish: str | None, usag
                       reason="refusal" if refusal else finish or "no finish_reason")
 
 
-def _tool_call(call_id: object, function: dict[str, Any]) -> ToolCall:
+def tool_call(call_id: object, function: dict[str, Any]) -> ToolCall:
     """A call from its fields as the server sent them (anything not a string there is none;
     arguments sent as an object rather than its JSON text are taken as that text)."""
     arguments = function.get("arguments")
@@ -284,7 +291,7 @@ def _usage(raw: object) -> Usage:
                  cache_read_tokens=as_count(details.get("cached_tokens")))
 
 
-def _error_code(body: object) -> str | None:
+def error_code(body: object) -> str | None:
     """The `error.code` of an error body, as the SDK reads it, when it is a string."""
     if isinstance(body, dict):
         error = body.get("error", body)
@@ -293,7 +300,7 @@ def _error_code(body: object) -> str | None:
     return None
 
 
-def _server_message(body: object, fallback: str) -> str:
+def server_message(body: object, fallback: str) -> str:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict) and isinstance(error.get("message"), str):

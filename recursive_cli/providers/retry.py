@@ -32,8 +32,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from ..core.errors import BriefRetryError
 from ..core.provider import ContextLengthError, DeadlineError, ProviderError, ProviderHooks, RetryNotice
@@ -82,8 +81,7 @@ BRIEF_RETRIES = 2
 BRIEF_MAX_DELAY = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class RetryRules:
+class RetryRules(NamedTuple):
     """How one SDK client reads the wait a failed answer asks for.
 
     `longest_wait`: the longest `retry-after` honoured. Beyond it, with `refuse_longer`, the
@@ -288,6 +286,17 @@ def http_error(status: int, url: str, server_message: str | None,
         reason += f" ({message})"
     return ProviderError(reason, status=status, retryable=should_retry(status, headers, rules),
                          retry_after=server_wait(headers, rules))
+
+
+def stream_error(url: str, message: str, code: str | None = None) -> ProviderError:
+    """A ProviderError for an error the server sent inside a stream (after its 200): retried,
+    as the SDKs retry nothing then but a second try usually reads fine, unless it says the
+    conversation does not fit the model's context window."""
+    message = one_line(message)
+    if _CONTEXT_OVERFLOW.search(f"{code or ''} {message}"):
+        return ContextLengthError(f"error from {url} during the stream: the conversation is too long "
+                                  f"for the model's context window ({message or code})")
+    return ProviderError(f"error from {url} during the stream: {message}", retryable=True)
 
 
 def retry_after_seconds(headers: Mapping[str, str], rules: RetryRules = OPENAI_RULES) -> float | None:

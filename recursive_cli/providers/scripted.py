@@ -6,7 +6,7 @@ A script is a JSON list of replies (or `{"replies": [...]}`), each one of::
     {"text": "optional", "tool_calls": [{"name": "run_shell", "arguments": {"command": "ls"}}]}
     {"error": {"status": 429, "message": "slow down"}}       # raised as a ProviderError
     optional on any reply: "stop": "length" | "content_filter" | "refusal" | …, "usage": {...},
-    "delay": seconds
+    "delay": seconds, "thinking": "what the model thought" (kept as a signed thinking block)
 
 The same reply format drives the tests' loopback HTTP server.
 """
@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ScriptError
-from ..core.messages import Message, ToolCall, Usage
-from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
+from ..core.messages import Message, Reasoning, ToolCall, Usage
+from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec, thinking_hook
 from .retry import call_with_retries
 
 
@@ -74,13 +74,18 @@ class ScriptedProvider:
 
     def _completion(self, reply: dict[str, Any], hooks: ProviderHooks) -> Completion:
         self._calls += 1
+        thought = str(reply.get("thinking", ""))
+        on_thinking = thinking_hook(hooks)
+        if thought and on_thinking is not None:
+            on_thinking(thought)
+        reasoning = (Reasoning(kind="thinking", text=thought, signature=f"scripted-{self._calls}"),) if thought else None
         text = str(reply.get("text", ""))
         if text:
             hooks.on_text(text)
         calls = tuple(_tool_call(raw, self._calls, i) for i, raw in enumerate(reply.get("tool_calls", [])))
         usage = Usage(**reply.get("usage", {"input_tokens": 10, "output_tokens": 5}))
         stop: StopKind = reply.get("stop") or ("tool_calls" if calls else "end")
-        message = Message(role="assistant", content=text, tool_calls=calls, usage=usage)
+        message = Message(role="assistant", content=text, tool_calls=calls, usage=usage, reasoning=reasoning)
         return Completion(message=message, stop=stop, usage=usage, reason=stop)
 
     async def aclose(self) -> None:

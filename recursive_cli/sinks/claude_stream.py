@@ -40,11 +40,12 @@ from ..core.events import (
     RunFinished,
     RunStarted,
     TextDelta,
+    ThinkingDelta,
     ToolStarted,
     TurnStarted,
     notice_fields,
 )
-from ..core.messages import Message, ToolCall, Usage
+from ..core.messages import Message, Reasoning, ToolCall, Usage
 from ..core.results import errors, stop_reason
 
 SCHEMA_VERSION = 2
@@ -88,11 +89,24 @@ def _ascii_only(out: TextIO) -> bool:
     return encoding not in ("utf-8", "utf8", "utf-16", "utf-32")
 
 
-def claude_usage(usage: Usage) -> dict[str, int]:
-    """Our usage in Claude's words: `input_tokens` leaves out the cached part of the prompt."""
+def claude_usage(usage: Usage) -> dict[str, Any]:
+    """Our usage in Claude's words: `input_tokens` leaves out the cached part of the prompt;
+    the output's thinking tokens, when the provider counted them, in Anthropic's
+    `output_tokens_details`."""
     uncached = max(usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens, 0)
-    return {"input_tokens": uncached, "cache_creation_input_tokens": usage.cache_write_tokens,
-            "cache_read_input_tokens": usage.cache_read_tokens, "output_tokens": usage.output_tokens}
+    words: dict[str, Any] = {"input_tokens": uncached, "cache_creation_input_tokens": usage.cache_write_tokens,
+                             "cache_read_input_tokens": usage.cache_read_tokens, "output_tokens": usage.output_tokens}
+    if usage.reasoning_tokens is not None:
+        words["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    return words
+
+
+def thinking_block(item: Reasoning) -> dict[str, Any]:
+    """A kept thinking block as the Agent SDKs read it (`ThinkingBlock(thinking, signature)`),
+    or a redacted one as Anthropic sends it."""
+    if item.kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": item.signature or ""}
+    return {"type": "thinking", "thinking": item.text, "signature": item.signature or ""}
 
 
 @dataclass(frozen=True)
@@ -134,6 +148,8 @@ def run_result(event: RunFinished) -> TurnResult:
     a goal's judge included), the session's total cost (what `--max-cost` is checked against)."""
     reason = FinishReason(event.finish_reason)
     extra: dict[str, Any] = {"goal": event.goal.model_dump(mode="json")} if event.goal is not None else {}
+    if event.worktree is not None:  # (a field of our own: Claude's result has no worktree)
+        extra["worktree"] = event.worktree.model_dump(mode="json")
     usage = sum(event.model_usage.values(), Usage())
     return TurnResult(subtype=event.subtype, is_error=event.is_error, result=event.result,
                       finish_reason=event.finish_reason, num_turns=event.num_steps,
@@ -153,7 +169,8 @@ class _Turn:
     denials: list[dict[str, Any]] = field(default_factory=list)
     inputs: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     message_id: str = ""
-    text_open: bool = False
+    open_block: str | None = None  # the kind of streamed block open now: `text` or `thinking`
+    blocks: int = 0  # streamed blocks of this reply so far (the next one's index)
 
 
 _HOOK_EVENTS = frozenset({"hook_started", "hook_finished"})
@@ -261,7 +278,9 @@ class ClaudeStreamSink:
         elif isinstance(event, ModelRequest):
             self._on_request()
         elif isinstance(event, TextDelta):
-            self._on_text(event.text)
+            self._on_delta("text", event.text)
+        elif isinstance(event, ThinkingDelta):
+            self._on_delta("thinking", event.text)
         elif isinstance(event, MessageAdded):
             self._on_message(event.message)
         elif isinstance(event, ToolStarted):
@@ -283,22 +302,33 @@ class ClaudeStreamSink:
         turn = self._turn
         turn.request_started = time.monotonic()
         turn.message_id = f"msg_{uuid.uuid4().hex[:24]}"
-        turn.text_open = False
+        turn.open_block, turn.blocks = None, 0
         if self._partial:
             self._event({"type": "message_start", "message": {
                 "id": turn.message_id, "type": "message", "role": "assistant", "model": self._model(),
                 "content": [], "stop_reason": None, "stop_sequence": None,
                 "usage": claude_usage(Usage())}})
 
-    def _on_text(self, text: str) -> None:
+    def _on_delta(self, kind: str, text: str) -> None:
+        """A streamed piece of text or thinking, as Anthropic streams it: a block of its kind
+        opened first (the one before it closed), then the piece as its delta."""
         if not self._partial:
             return
-        if not self._turn.text_open:
-            self._turn.text_open = True
-            self._event({"type": "content_block_start", "index": 0,
-                         "content_block": {"type": "text", "text": ""}})
-        self._event({"type": "content_block_delta", "index": 0,
-                     "delta": {"type": "text_delta", "text": text}})
+        turn = self._turn
+        if turn.open_block != kind:
+            self._close_block()
+            turn.open_block, turn.blocks = kind, turn.blocks + 1
+            start = {"type": "text", "text": ""} if kind == "text" else {"type": "thinking", "thinking": "",
+                                                                           "signature": ""}
+            self._event({"type": "content_block_start", "index": turn.blocks - 1, "content_block": start})
+        delta = {"type": "text_delta", "text": text} if kind == "text" else {"type": "thinking_delta",
+                                                                             "thinking": text}
+        self._event({"type": "content_block_delta", "index": turn.blocks - 1, "delta": delta})
+
+    def _close_block(self) -> None:
+        if self._turn.open_block is not None:
+            self._event({"type": "content_block_stop", "index": self._turn.blocks - 1})
+            self._turn.open_block = None
 
     def _on_message(self, message: Message) -> None:
         if message.role == "assistant":
@@ -318,7 +348,8 @@ class ClaudeStreamSink:
         model = self._model()
         usage = message.usage or Usage()
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
-        content: list[dict[str, Any]] = []
+        content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
+                                         if item.kind in ("thinking", "redacted_thinking")]
         if message.content:
             content.append({"type": "text", "text": message.content})
         for call in message.tool_calls:
@@ -333,12 +364,10 @@ class ClaudeStreamSink:
             "parent_tool_use_id": None})
 
     def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
-        """The rest of the reply's stream events: the text block's end, the tool calls (which
-        our providers do not stream, so each comes whole), the stop and the usage."""
-        index = 0
-        if self._turn.text_open:
-            self._event({"type": "content_block_stop", "index": 0})
-            index = 1
+        """The rest of the reply's stream events: the open text or thinking block's end, the
+        tool calls (which our providers do not stream, so each comes whole), the stop and the usage."""
+        self._close_block()
+        index = self._turn.blocks
         for block in content:
             if block["type"] != "tool_use":
                 continue

@@ -24,8 +24,9 @@ class StreamTail:
     """Text streaming in (already printable), as much of its end as fits on the screen: a live
     region can only erase what is still on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, style: str = "dim") -> None:
         self.text = ""
+        self.style = style
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.text import Text
@@ -33,8 +34,22 @@ class StreamTail:
         room = max(1, (options.height or console.height) - 1)
         width = max(1, options.max_width)
         tail = "\n".join(self.text.rsplit("\n", room)[-room:])[-room * width:]  # wrap no more than fits
-        lines = Text(tail, style="dim").wrap(console, width)
+        lines = Text(tail, style=self.style).wrap(console, width)
         yield Text("\n").join(list(lines)[-room:])
+
+
+class _Inset:
+    """A region's renderable two columns narrower than the terminal. Ctrl-C makes the terminal
+    echo `^C` at the cursor, the end of the region's last line: on a full-width line it wraps
+    onto a new line, and the region's erase, which goes back only over its own lines, would
+    leave the line above (a spinner) on the screen for good. With room to spare, the `^C`
+    stays on the region's line and goes with it."""
+
+    def __init__(self, body: Any) -> None:
+        self.body = body
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from console.render(self.body, options.update(width=max(1, options.max_width - 2)))
 
 
 class LiveRegion:
@@ -59,11 +74,11 @@ class LiveRegion:
         if self._live is None:
             from rich.live import Live
 
-            self._live = Live(renderable, console=self._console, transient=True,
+            self._live = Live(_Inset(renderable), console=self._console, transient=True,
                               refresh_per_second=12.5, redirect_stdout=False)
             self._live.start(refresh=True)
         else:
-            self._live.update(renderable, refresh=True)
+            self._live.update(_Inset(renderable), refresh=True)
 
     def clear(self) -> None:
         """Erase the region; it shows nothing until the next `show`."""

@@ -30,6 +30,7 @@ from ..core.events import (
     RunFinished,
     RunStarted,
     TextDelta,
+    ThinkingDelta,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 # path, a command or its text, and the terminal must show them, not obey them.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 VERBOSE_LINES = 20  # of a tool's output, shown with --verbose
+THOUGHT_STYLE = "dim italic"  # the model's thinking, on a terminal
 
 
 def printable(text: str) -> str:
@@ -67,7 +69,8 @@ def cost_text(cost: float | None) -> str:
 
 
 def _tokens(usage: Usage) -> str:
-    return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens"
+    thinking = f" ({usage.reasoning_tokens:,} thinking)" if usage.reasoning_tokens else ""
+    return f"{usage.input_tokens:,} in / {usage.output_tokens:,} out tokens{thinking}"
 
 
 def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_known: bool = True) -> str:
@@ -84,9 +87,10 @@ def summary_line(event: RunFinished, steps_usage: Usage | None = None, price_kno
     cost = cost_text(total)
     steps = count(event.num_steps, "step")
     seconds = f"{event.duration_ms / 1000:.1f} s"
+    branch = f" · branch {event.worktree.branch} in {event.worktree.path}" if event.worktree is not None else ""
     if steps_usage is None or _same_tokens(steps_usage, event.usage):
-        return f"{steps} · {_tokens(event.usage)} · {cost} · {seconds}"
-    return f"{steps} · {_tokens(steps_usage)} · session total {_tokens(event.usage)}, {cost} · {seconds}"
+        return f"{steps} · {_tokens(event.usage)} · {cost} · {seconds}{branch}"
+    return f"{steps} · {_tokens(steps_usage)} · session total {_tokens(event.usage)}, {cost} · {seconds}{branch}"
 
 
 def _same_tokens(a: Usage, b: Usage) -> bool:
@@ -173,9 +177,11 @@ class PlainTerminalSink:
         its tool calls (the answer itself is on stdout) and each tool's output, under its line."""
         if message.role == "tool":
             self._output = message.content
-        elif message.role == "assistant" and message.tool_calls and message.content.strip():
-            return message.content.strip()
-        return None
+            return None
+        shown = [f"thinking: {item.text.strip()}" for item in message.reasoning or () if item.text.strip()]
+        if message.role == "assistant" and message.tool_calls and message.content.strip():
+            shown.append(message.content.strip())
+        return "\n".join(shown) or None
 
 
 def indented(output: str, lines: int = VERBOSE_LINES) -> str:
@@ -239,11 +245,14 @@ class RichTerminalSink(PlainTerminalSink):
         self._final = False  # the streamed message had no tool calls: maybe the run's answer
         self._held: list[str] = []  # lines that came after it, while it may still be wiped
         self._tokens = 0
+        self._thought: StreamTail | None = None  # the model's thinking, streaming
 
     def emit(self, event: AgentEvent) -> None:
         self._tally.see(event)
         if self._quiet and not isinstance(event, RunFinished):
             return
+        if self._thought is not None and not isinstance(event, ThinkingDelta):
+            self._end_thinking()
         if isinstance(event, MessageAdded) and event.message.usage is not None:
             self._tokens += event.message.usage.input_tokens + event.message.usage.output_tokens
         if isinstance(event, ModelRequest):
@@ -251,6 +260,8 @@ class RichTerminalSink(PlainTerminalSink):
             self._spin(f"thinking (step {event.step})")
         elif isinstance(event, TextDelta):
             self._stream_text(event.text)
+        elif isinstance(event, ThinkingDelta):
+            self._think(event.text)
         elif isinstance(event, MessageAdded) and event.message.role == "assistant":
             self._final = not event.message.tool_calls
             if self._stream is None:
@@ -299,6 +310,22 @@ class RichTerminalSink(PlainTerminalSink):
         self._stream.text += printable(delta)  # (the region redraws it a dozen times a second)
         if not self._answer_here:  # the answer goes elsewhere (a pipe, a file): this is its one copy on this screen
             self._console.print(_text(delta, "dim"), end="", soft_wrap=True)
+
+    def _think(self, delta: str) -> None:
+        """The model's thinking as it streams, dimmed and in italics (the streamed answer is
+        dimmed too), in the live region (in place of the spinner) until it ends."""
+        if self._thought is None:
+            self._end_stream()
+            self._thought = StreamTail(THOUGHT_STYLE)
+            self.region.show(self._thought)
+        self._thought.text += printable(delta)  # (the region redraws it a dozen times a second)
+
+    def _end_thinking(self) -> None:
+        """The thinking is over: it stays on screen, above what comes next; never in the answer."""
+        thought, self._thought = self._thought, None
+        self.region.clear()
+        if thought is not None and thought.text.strip():
+            self._console.print(_text(thought.text.strip("\n"), THOUGHT_STYLE))
 
     def _end_stream(self, keep: bool = True) -> None:
         """Finish the streamed text: leave it on screen (`keep`), or wipe it."""

@@ -26,6 +26,11 @@ CTRL_D = "\x04"
 ALT_ENTER = "\x1b\r"
 
 
+def plain(text: str) -> str:
+    """Terminal output without its colour and cursor sequences and carriage returns."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "")
+
+
 def call(name: str, **arguments: object) -> dict[str, Any]:
     """A tool call in a scripted reply."""
     return {"name": name, "arguments": arguments}
@@ -74,6 +79,13 @@ class Chat:
         """Type `text` and Enter."""
         self.child.send(text + "\r")
 
+    def exchange(self, text: str, shown: str) -> str:
+        """Type `text` and Enter, wait for `shown` and then the input line; what came before `shown`."""
+        self.say(text)
+        before = self.expect(shown)
+        self.prompt()
+        return before
+
     def send(self, keys: str) -> None:
         self.child.send(keys)
 
@@ -108,3 +120,9 @@ def server_args(server: Any, model: str = "gpt-4o-mini") -> list[str]:
 def user_messages(body: dict[str, Any]) -> list[str]:
     """The user messages of a Chat Completions request, in order."""
     return [m["content"] for m in body["messages"] if m["role"] == "user"]
+
+
+def sessions(home: Path) -> list[str]:
+    """The ids of the sessions saved under `home`."""
+    folder = home / "sessions"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []

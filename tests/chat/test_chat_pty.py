@@ -5,35 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from chatkit import ALT_ENTER, CTRL_C, Chat, call, server_args, user_messages
+from chatkit import ALT_ENTER, CTRL_C, Chat, call, server_args, sessions, user_messages
 from clitools import host_pid, invoke, wait_gone, wait_until
 from fakeserver import FakeLLMServer
 
 Open = Callable[..., Chat]
-
-
-@pytest.fixture
-def open_chat(workspace: Path) -> Iterator[Open]:
-    """`open_chat(*args)`: `recursive ARGS` on a terminal in the workspace; killed at the end."""
-    chats: list[Chat] = []
-
-    def start(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Chat:
-        chat = Chat(list(args), cwd or workspace, env)
-        chats.append(chat)
-        return chat
-
-    yield start
-    for chat in chats:
-        chat.kill()
-
-
-def sessions(home: Path) -> list[str]:
-    folder = home / "sessions"
-    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
 def test_bare_recursive_on_a_terminal_holds_a_two_turn_conversation(

@@ -94,3 +94,14 @@ def test_keys_dropped_after_the_loop_saw_them_do_not_block_it(terminal: tuple[in
     reader.join(10)
     assert came_back, "the reader waited in a read with nothing typed"
     assert keys.text == ""
+
+
+def test_esc_alone_stops_the_turn_and_an_arrow_key_does_not() -> None:
+    stops: list[str] = []
+    lines: list[str] = []
+    keys = TypeAhead(-1, lines.append, lambda: None, lambda: stops.append("esc"))
+    keys.feed("\x1b[A")  # Up: an escape sequence in one read
+    keys.feed("ab\x1bc")  # Alt-c inside a read of text
+    assert stops == [] and keys.text == "ab"
+    keys.feed("\x1b")  # Esc alone
+    assert stops == ["esc"] and keys.text == "ab"

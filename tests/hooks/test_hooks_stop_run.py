@@ -58,4 +58,4 @@ def test_the_stopped_session_resumes_with_every_call_answered(tmp_path: Path, wo
     calls = [c["id"] for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
     answered = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
     assert len(calls) == 2 and sorted(answered) == sorted(calls)
-    assert "not run: a hook ended the turn" in [m["content"] for m in body["messages"] if m["role"] == "tool"][1]
+    assert "not run: the turn ended before this call" in [m["content"] for m in body["messages"] if m["role"] == "tool"][1]

@@ -2,11 +2,12 @@
 the tests compare: the answer text, the tool calls, the usage, the stop reason — or that the
 stream failed, and how.
 
-    Outcome(text, calls, usage, stop) | Outcome(failure="error" | "incomplete")
+    Outcome(text, calls, usage, stop, thinking, thinking_tokens) | Outcome(failure="error" | "incomplete")
 
 `calls` holds (id, name, arguments as parsed JSON); a call our provider keeps as text that
 does not parse (a call the output limit cut) is ("cut") in place of its arguments on both
-sides, since the SDK parses what it has of it partially and we keep the raw text.
+sides, since the SDK parses what it has of it partially and we keep the raw text. `thinking`
+holds (type, thinking text or redacted data, signature) for each thinking block, in order.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class Outcome:
     calls: tuple[tuple[str, str, Any], ...] = ()
     usage: tuple[int, int, int, int] = (0, 0, 0, 0)  # whole prompt, output, cache read, cache write
     stop: str | None = None
+    thinking: tuple[tuple[str, str, str], ...] = ()
+    thinking_tokens: int | None = None
     failure: str | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -77,8 +80,11 @@ def ours(kind: str, stream: bytes, piece: int) -> Outcome:
             arguments = CUT
         calls.append((call.id, call.name, arguments))
     usage = completion.usage
+    thinking = tuple((r.kind, r.text if r.kind == "thinking" else r.signature or "",
+                      r.signature or "" if r.kind == "thinking" else "") for r in message.reasoning or ())
     return Outcome(message.content, tuple(calls), (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-                                                   usage.cache_write_tokens), completion.reason)
+                                                   usage.cache_write_tokens), completion.reason, thinking,
+                   usage.reasoning_tokens)
 
 
 def sdk(kind: str, stream: bytes, piece: int) -> Outcome:
@@ -109,8 +115,12 @@ async def _anthropic_sdk(url: str) -> Outcome:
                   for index, block in enumerate(message.content) if block.type == "tool_use")
     usage = message.usage
     read, write = usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0
+    thinking = tuple((block.type, block.thinking, block.signature) if block.type == "thinking"
+                     else (block.type, block.data, "")
+                     for block in message.content if block.type in ("thinking", "redacted_thinking"))
+    details = usage.output_tokens_details
     return Outcome(text, calls, (usage.input_tokens + read + write, usage.output_tokens, read, write),
-                   message.stop_reason)
+                   message.stop_reason, thinking, details.thinking_tokens if details is not None else None)
 
 
 async def _openai_sdk(url: str) -> Outcome:

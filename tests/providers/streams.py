@@ -43,7 +43,7 @@ def _tool(index: int, call_id: str, name: str, *pieces: str, stop: bool = True) 
                   [{"type": "input_json_delta", "partial_json": p} for p in pieces], stop)
 
 
-def _end(stop_reason: str, output_tokens: int = 42, **usage: int) -> str:
+def _end(stop_reason: str, output_tokens: int = 42, **usage: Any) -> str:
     return (sse({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                  "usage": {"output_tokens": output_tokens, **usage}}, "message_delta")
             + sse({"type": "message_stop"}, "message_stop"))
@@ -67,6 +67,14 @@ ANTHROPIC: dict[str, str] = {
         + _tool(2, "toolu_a", "run_shell", '{"command": ', '"pytest -q"}')
         + _tool(3, "toolu_b", "run_shell", '{"command": "ruff check ."}')
         + _end("tool_use", 90)),
+    "redacted-thinking-and-thinking-tokens": (
+        _start()
+        + _block(0, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"}, [])
+        + _block(1, {"type": "thinking", "thinking": "", "signature": ""},
+                 [{"type": "thinking_delta", "thinking": "Next, the lint. Ünïcode ✓"},
+                  {"type": "signature_delta", "signature": "ErUBCkYIBRgCIkB+/=="}])
+        + _tool(2, "toolu_c", "run_shell", '{"command": "ruff check ."}')
+        + _end("tool_use", 120, output_tokens_details={"thinking_tokens": 97})),
     "unknown-events-and-blocks": (
         _start() + ": a comment line\n\n"
         + sse({"type": "content_block_start", "index": 9, "note": "no event name: skipped"})

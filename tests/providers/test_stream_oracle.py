@@ -41,6 +41,11 @@ def test_the_cases_cover_what_they_are_meant_to() -> None:
                 for name, text in table.items()}
     assert outcomes["anthropic", "thinking-then-two-calls"].calls == (
         ("toolu_a", "run_shell", {"command": "pytest -q"}), ("toolu_b", "run_shell", {"command": "ruff check ."}))
+    assert outcomes["anthropic", "thinking-then-two-calls"].thinking == (
+        ("thinking", "The user wants the tests run.", "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"),)
+    redacted = outcomes["anthropic", "redacted-thinking-and-thinking-tokens"]
+    assert [kind for kind, _, _ in redacted.thinking] == ["redacted_thinking", "thinking"]
+    assert redacted.thinking_tokens == 97 and redacted.thinking[1][2] == "ErUBCkYIBRgCIkB+/=="
     assert outcomes["anthropic", "max-tokens-mid-call"].calls[0][2] == oracle.CUT
     assert outcomes["anthropic", "text"].usage == (432, 42, 400, 7)
     assert outcomes["anthropic", "overloaded-mid-stream"].failure == "error"

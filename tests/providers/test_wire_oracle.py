@@ -6,14 +6,16 @@ the same headers that matter (content type, accept, API version, credentials).""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
 import pytest
 
-from recursive_cli.core.messages import Message
+from recursive_cli.core.messages import Message, Reasoning
 from recursive_cli.core.provider import NullHooks
 from recursive_cli.providers.anthropic_provider import API_VERSION, AnthropicProvider
+from recursive_cli.providers.anthropic_thinking import INTERLEAVED_THINKING_BETA
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from .conversations import KEY, TOOLS, conversation
@@ -51,11 +53,11 @@ def answer(kind: str, stream: bool) -> Answer:
 
 
 def ours(kind: str, base: str, messages: list[Message], stream: bool, key: str | None = KEY,
-         max_tokens: int | None = None) -> bytes:
-    """Send `messages` through our provider; the body it built."""
+         max_tokens: int | None = None, model: str = "claude-oracle", **options: Any) -> bytes:
+    """Send `messages` through our provider (made with `options`); the body it built."""
     async def main() -> bytes:
         if kind == "anthropic":
-            provider: Any = AnthropicProvider("claude-oracle", key, base, stream=stream,
+            provider: Any = AnthropicProvider(model, key, base, stream=stream, **options,
                                               **({"max_tokens": max_tokens} if max_tokens else {}))
         else:
             provider = OpenAIProvider("gpt-oracle", key, base + "/v1", stream=stream, max_tokens=max_tokens)
@@ -68,8 +70,9 @@ def ours(kind: str, base: str, messages: list[Message], stream: bool, key: str |
     return asyncio.run(main())
 
 
-def through_sdk(kind: str, base: str, params: dict[str, Any]) -> None:
-    """Send `params` through the SDK's own create call, as a user of the SDK would."""
+def through_sdk(kind: str, base: str, params: dict[str, Any], betas: list[str] | None = None) -> None:
+    """Send `params` through the SDK's own create call, as a user of the SDK would (with
+    `betas`, its beta create call, which says them in a header)."""
     async def main() -> None:
         if kind == "anthropic":
             from anthropic import AsyncAnthropic
@@ -77,6 +80,8 @@ def through_sdk(kind: str, base: str, params: dict[str, Any]) -> None:
             client: Any = AsyncAnthropic(api_key=KEY, base_url=base, max_retries=0, timeout=30.0,
                                          http_client=sdk_http_client(kind))
             create = client.messages.create
+            if betas:
+                create = functools.partial(client.beta.messages.create, betas=betas)
         else:
             from openai import AsyncOpenAI
 
@@ -117,6 +122,57 @@ def test_the_sdk_sends_our_body_byte_for_byte(kind: str, stream: bool, seed: int
         assert ours_request.body == sdk.body
         assert ours_request.path == sdk.path
         assert relevant(ours_request) == relevant(sdk)
+
+
+def with_thinking(messages: list[Message]) -> list[Message]:
+    """`messages`, every assistant message with the thinking blocks a thinking model gives."""
+    out = []
+    for index, message in enumerate(messages):
+        if message.role == "assistant":
+            kept = (Reasoning(kind="thinking", text=f"step {index}: look first ✓\n", signature=f"Eq{index}+/sig=="),)
+            if index % 3 == 0:
+                kept += (Reasoning(kind="redacted_thinking", signature=f"EmwK{index}redacted"),)
+            message = message.model_copy(update={"reasoning": kept})
+        out.append(message)
+    return out
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+@pytest.mark.parametrize(("model", "options", "asked"), [
+    ("claude-sonnet-4-5", {"thinking_budget": 16000}, {"thinking": {"type": "enabled", "budget_tokens": 16000}}),
+    ("claude-opus-4-6", {"effort": "high"}, {"thinking": {"type": "adaptive"}, "output_config": {"effort": "high"}}),
+    ("claude-opus-4-5", {"thinking_budget": 2048, "effort": "low"},
+     {"thinking": {"type": "enabled", "budget_tokens": 2048}, "output_config": {"effort": "low"}}),
+], ids=["budget", "effort", "both"])
+def test_thinking_requests_are_the_sdks_byte_for_byte(stream: bool, model: str, options: dict[str, Any],
+                                                      asked: dict[str, Any]) -> None:
+    """The thinking parameters and the kept thinking blocks (signatures, redacted data) go out
+    as `messages.create(thinking=…, output_config=…)` sends them; never a temperature."""
+    messages = with_thinking(conversation(3))
+    with WireServer(answer("anthropic", stream)) as server:
+        body = ours("anthropic", server.url, messages, stream, model=model, **options)
+        through_sdk("anthropic", server.url, json.loads(body))
+    ours_request, sdk_request = server.requests
+    assert ours_request.body == sdk_request.body
+    sent = json.loads(body)
+    assert {key: sent[key] for key in asked} == asked and "temperature" not in sent
+    budget = asked["thinking"].get("budget_tokens", 0)
+    assert sent["max_tokens"] > budget
+    replies = [m for m in sent["messages"] if m["role"] == "assistant"]
+    assert replies and all(m["content"][0]["type"] == "thinking" for m in replies)
+    assert replies[0]["content"][0]["signature"].startswith("Eq")
+    assert relevant(ours_request) == relevant(sdk_request)
+
+
+def test_manual_thinking_asks_for_interleaved_thinking_as_the_sdks_betas_do() -> None:
+    messages = with_thinking(conversation(1, 6))
+    with WireServer(answer("anthropic", True)) as server:
+        body = ours("anthropic", server.url, messages, True, thinking_budget=4096)
+        through_sdk("anthropic", server.url, json.loads(body), betas=[INTERLEAVED_THINKING_BETA])
+        ours("anthropic", server.url, messages, True, effort="medium")  # adaptive: interleaved already
+    ours_request, sdk_request, adaptive = server.requests
+    assert ours_request.headers["anthropic-beta"] == sdk_request.headers["anthropic-beta"] == INTERLEAVED_THINKING_BETA
+    assert "anthropic-beta" not in adaptive.headers
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
@@ -187,3 +243,24 @@ def test_the_sdk_constants_we_follow_are_still_the_sdks() -> None:
         assert (constants.INITIAL_RETRY_DELAY, constants.MAX_RETRY_DELAY) == (retry.INITIAL_RETRY_DELAY,
                                                                               retry.MAX_RETRY_DELAY)
     assert openai_constants.MAX_RETRY_AFTER_DELAY == retry.OPENAI_RULES.longest_wait
+
+
+@pytest.mark.parametrize(("model", "budget", "effort", "thinking", "effort_sent"), [
+    ("claude-sonnet-4-5-20250929", None, "high", {"type": "enabled", "budget_tokens": 10000}, None),
+    ("anthropic.claude-sonnet-4-20250514-v1:0", None, "max", {"type": "enabled", "budget_tokens": 24000}, None),
+    ("claude-3-7-sonnet-latest", None, "low", {"type": "enabled", "budget_tokens": 2048}, None),
+    ("claude-opus-4-5@20251101", None, "medium", {"type": "enabled", "budget_tokens": 4096}, "medium"),
+    ("claude-opus-4-6-v1", None, "max", {"type": "adaptive"}, "max"),
+    ("claude-sonnet-5", None, "low", {"type": "adaptive"}, "low"),
+    ("claude-opus-4-7", 8000, None, {"type": "enabled", "budget_tokens": 8000}, None),
+    ("claude-opus-4-1", None, None, None, None),
+])
+def test_what_each_model_is_asked_for(model: str, budget: int | None, effort: str | None,
+                                      thinking: dict[str, Any] | None, effort_sent: str | None) -> None:
+    """Adaptive thinking and the effort parameter on every model but the closed list of those
+    from before them, which get the effort's budget instead."""
+    from recursive_cli.providers.anthropic_thinking import thinking_request
+
+    asked = thinking_request(model, budget, effort)
+    assert (asked.thinking, asked.effort) == (thinking, effort_sent)
+    assert asked.betas == ((INTERLEAVED_THINKING_BETA,) if thinking and thinking["type"] == "enabled" else ())

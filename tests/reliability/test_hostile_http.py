@@ -65,7 +65,7 @@ def test_keepalives_are_no_answer_for_the_request_timeout() -> None:
         run = measured_run("run", "hi", *model_args("openai", server.url), "-o", "json",
                            env={"RECURSIVE_REQUEST_TIMEOUT": "0.5"}, timeout=60)
         attempts = len(server.requests)
-    assert run.returncode == 1, run.stderr[-2000:]
+    assert run.returncode == 75, run.stderr[-2000:]  # timed out through the retries: unavailable (issue 31)
     assert result(run)["errors"] == [f"request to {server.url}/v1 timed out"]
     assert attempts == 6  # the first and 5 retries
     assert_no_noise(run)
@@ -96,7 +96,7 @@ def test_failed_attempts_leave_nothing_behind() -> None:
     with HostileServer(cut_line(48 * MIB)) as server:
         run = measured_run("run", "hi", *model_args("openai", server.url), "-o", "json", timeout=120)
         attempts = len(server.requests)
-    assert run.returncode == 1 and attempts == 6, run.stderr[-2000:]
+    assert run.returncode == 75 and attempts == 6, run.stderr[-2000:]  # unavailable (issue 31)
     assert "before the end of the answer" in result(run)["errors"][0]
     assert run.peak_mib < 200, run.peak_mib
     assert_no_noise(run)

@@ -83,7 +83,7 @@ def test_an_outage_fails_in_one_line_and_resumes(provider: str, workspace: Path,
         run = run_against(server, provider, workspace, "outage")
         scrub = Scrub(ws=workspace, home=isolated_home)
         assert len(server.requests) == 6
-    assert run.code == 1
+    assert run.code == 75  # EX_TEMPFAIL: unavailable after the retries (issue 31)
     run.assert_clear(errors=1)
     assert "503" in run.error_lines()[0] and "debug:" not in run.stderr
     assert sum(line.startswith("retrying in") for line in run.stderr.splitlines()) == 5

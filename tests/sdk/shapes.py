@@ -53,9 +53,13 @@ def check_line(record: dict[str, Any]) -> None:
         has(record["message"], ASSISTANT_MESSAGE, "assistant message")
         has(record["message"]["usage"], USAGE, "assistant usage")
         for block in record["message"]["content"]:
-            assert block["type"] in ("text", "tool_use"), block
+            assert block["type"] in ("text", "tool_use", "thinking", "redacted_thinking"), block
             if block["type"] == "tool_use":
                 has(block, {"id": _STR, "name": _STR, "input": _DICT}, "tool_use")
+            elif block["type"] == "thinking":
+                has(block, {"thinking": _STR, "signature": _STR}, "thinking block")
+            elif block["type"] == "redacted_thinking":
+                has(block, {"data": _STR}, "redacted_thinking block")
             else:
                 has(block, {"text": _STR}, "text block")
     elif kind == "user":

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import GitCommandError
 from .git import ShadowGit
@@ -48,16 +48,14 @@ NO_MODE = "000000"
 STILL_OPEN = 2**62  # the end position of a window that ends at the workspace now
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """A path as git stores it: its mode (100644, 100755, 120000 for a symlink) and its blob."""
 
     mode: str
     blob: str
 
 
-@dataclass(frozen=True, slots=True)
-class OwnChange:
+class OwnChange(NamedTuple):
     """A path the session changed: as it was before the session's first change to it, and
     as the session left it (None: no such path). `unsure` names the call during which it
     changed and another process may have changed it too ("run_shell in turn 2"); "" when
@@ -99,8 +97,7 @@ class Window:
         return not self.outside or change.path not in self.outside or self.outside[change.path] != change.new
 
 
-@dataclass(frozen=True, slots=True)
-class _RawChange:
+class _RawChange(NamedTuple):
     path: str
     old: Entry | None
     new: Entry | None

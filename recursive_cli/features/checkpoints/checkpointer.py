@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from . import CheckpointError, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
@@ -65,16 +65,14 @@ class TurnCheckpoints:
     time: int | None = None  # when the before snapshot was taken (seconds since the epoch)
 
 
-@dataclass(frozen=True, slots=True)
-class FileChange:
+class FileChange(NamedTuple):
     """A path that differs between two snapshots: A added, D deleted, M modified, T type changed."""
 
     status: str
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class Capture:
+class Capture(NamedTuple):
     """The workspace as a tree in the shadow repository, the scan that staged it, and the
     restores' journal's size then (journal.py)."""
 

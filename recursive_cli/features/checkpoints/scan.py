@@ -26,6 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from . import GitCommandError
 from .git import ShadowGit
@@ -37,8 +38,7 @@ NESTED_REPO = "nested git repository"
 UNREADABLE = "unreadable"
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(NamedTuple):
     """A path left out of snapshots, and why."""
 
     path: str

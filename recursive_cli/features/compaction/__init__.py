@@ -10,6 +10,10 @@ the system prompt. The system prompt is never touched, the most recent turns are
 verbatim, and the cut is always made before a user or assistant message, so a tool call is
 never separated from its result.
 
+The kept turns that are over drop their thinking (`Message.reasoning`), as the API allows: only
+the turn under way, a tool-use loop, must send its signed thinking blocks back; the replaced
+turns' thinking goes with them, as the summariser never sees it.
+
 Each compaction is recorded in the session as a `compaction` record (the summary and how many
 messages it replaced); `sessions.reader` applies it again when the session is loaded.
 """
@@ -18,8 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.events import CompactionDone
 from ...core.interrupt import Interrupted
@@ -57,8 +60,7 @@ without it. Write a summary, in plain text or short bullet lists, with no preamb
 - the current state and what remains to be done."""
 
 
-@dataclass(frozen=True, slots=True)
-class Compaction:
+class Compaction(NamedTuple):
     """What one compaction did."""
 
     summary: str
@@ -179,9 +181,17 @@ def without_usage(message: Message) -> Message:
     return message.model_copy(update={"usage": None}) if message.usage is not None else message
 
 
+def without_thinking(message: Message) -> Message:
+    """`message` without its reasoning (thinking blocks), for a turn that is over."""
+    return message.model_copy(update={"reasoning": None}) if message.reasoning else message
+
+
 def compacted(body: Sequence[Message], summary: str, replaced: int) -> list[Message]:
-    """The conversation after the system prompt once its first `replaced` messages are summarised."""
-    return [summary_message(summary), *(without_usage(m) for m in body[replaced:])]
+    """The conversation after the system prompt once its first `replaced` messages are
+    summarised; the kept messages before the last prompt (turns that are over) lose their thinking."""
+    kept = [without_usage(m) for m in body[replaced:]]
+    last_prompt = max((i for i, m in enumerate(kept) if m.role == "user"), default=0)
+    return [summary_message(summary), *map(without_thinking, kept[:last_prompt]), *kept[last_prompt:]]
 
 
 def apply_record(body: Sequence[Message], fields: dict[str, Any]) -> list[Message]:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...core.errors import HookConfigError
 from ...core.workspace_trust import users_file
@@ -29,8 +29,7 @@ DEFAULT_TIMEOUT = 60.0
 _EVENT_NAME = re.compile(r"[A-Z][A-Za-z]*")
 
 
-@dataclass(frozen=True, slots=True)
-class HookCommand:
+class HookCommand(NamedTuple):
     """One command hook: what runs, for how long at most, and where it was configured."""
 
     event: str

@@ -45,6 +45,7 @@ def session_meta(runtime: RuntimeCore, settings: Settings, mode: str, prompt: st
         permission_mode=settings.permission_mode, allow=list(settings.allow),
         deny=list(settings.deny), sandbox=settings.sandbox, sandbox_network=settings.sandbox_network,
         sandbox_allow_ports=list(settings.sandbox_allow_ports),
+        effort=settings.effort, thinking_budget=settings.thinking_budget,
         title=make_title(prompt),
         state={FirstPrompt.key: prompt} if prompt else {})  # in case of a crash before turn 1 starts
 

@@ -98,6 +98,10 @@ def render_conversation(loaded: LoadedSession) -> str:
     lines = [f"session {meta.id} · {meta.mode} · {meta.model} · {meta.status} · "
              f"{counted(loaded.turns, 'turn')} · {meta.workspace}"]
     lines += [f"warning: {warning}" for warning in loaded.warnings]
+    worktree = meta.state.get("worktree")  # (-w: features/worktrees' part of the state)
+    if isinstance(worktree, dict) and worktree.get("branch"):
+        lines.append(f"worktree: branch {worktree['branch']} in {worktree.get('path', '?')} "
+                     f"(of {worktree.get('repo', '?')})")
     if meta.imported is not None:
         lines.append(f"imported from {meta.imported.source} at {meta.imported.at}")
         lines += [f"  kept out: {line}" for line in meta.imported.dropped]

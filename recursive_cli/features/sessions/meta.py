@@ -69,6 +69,8 @@ class SessionMeta(BaseModel):
     sandbox: str | None = None  # --sandbox as given (None: by the permission mode)
     sandbox_network: bool = False
     sandbox_allow_ports: list[int] = []
+    effort: str | None = None  # --effort and --thinking-budget, kept so a resumed turn thinks alike
+    thinking_budget: int | None = None
     title: str = ""
     finish_reason: str | None = None
     state: dict[str, Any] = {}

@@ -11,7 +11,8 @@ from .records import SessionNotFoundError
 from .store import SessionStore
 
 RESTORED = ("model", "provider", "api_base", "workspace", "permission_mode", "allow", "deny",
-            "max_cost", "max_steps", "script", "sandbox", "sandbox_network", "sandbox_allow_ports")
+            "max_cost", "max_steps", "script", "sandbox", "sandbox_network", "sandbox_allow_ports",
+            "effort", "thinking_budget")
 # What `sessions import` keeps out of a bundle (quarantine.py): never the bundle's, even should
 # its meta.json be edited after the import.
 IMPORTER_CHOOSES = ("api_base", "script", "permission_mode", "allow", "max_cost", "max_steps", "sandbox",
@@ -37,6 +38,7 @@ def saved_values(meta: SessionMeta) -> dict[str, Any]:
         "max_steps": meta.budgets.max_steps or 100, "script": Path(meta.script) if meta.script else None,
         "sandbox": meta.sandbox, "sandbox_network": meta.sandbox_network,
         "sandbox_allow_ports": meta.sandbox_allow_ports,
+        "effort": meta.effort, "thinking_budget": meta.thinking_budget,
     }
 
 

@@ -10,6 +10,8 @@ conversation goes on turn after turn over `AgentRuntime.run`.
     typeahead.py  the terminal while a turn runs: keys read one by one, lines queued, y/n/a answers
     render.py     ChatSink: the turn as `run` shows it, the answer as Markdown, a status line
     commands.py   the slash commands
+    passthrough.py  `!COMMAND`: the person's own shell command, its output for the next message
+    preview.py    what an ask-mode question shows first: the diff, the whole command
     history.py    a resumed conversation, shown again
 
 prompt_toolkit is imported only here, and only when a session opens.

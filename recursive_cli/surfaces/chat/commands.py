@@ -103,9 +103,11 @@ async def _help(chat: ChatSession, args: str) -> None:
         chat.sink.line(f"  {f'{c.name} {c.args}'.strip():<{width}}  {c.help}")
     for name, help_text in prompts.items():
         chat.sink.line(f"  {name}  {help_text}")
+    chat.sink.line(f"  {'!COMMAND':<{width}}  run a shell command yourself (sandboxed as the agent's); "
+                   "it and its output go with your next message")
     chat.sink.line("  Enter sends · Alt-Enter or a trailing \\ starts a new line · Tab completes "
-                   "/commands and @paths · typing during a turn queues a message · Ctrl-C stops "
-                   "a turn (twice: its running command too) · Ctrl-D leaves", "dim")
+                   "/commands and @paths · typing during a turn queues a message · Esc or Ctrl-C "
+                   "stops a turn (twice: its running command too) · Ctrl-D leaves", "dim")
 
 
 async def _model(chat: ChatSession, args: str) -> None:
@@ -123,7 +125,7 @@ async def _model(chat: ChatSession, args: str) -> None:
         runtime.provider.model = name
     else:
         try:
-            provider = make_provider(chat.settings.model_copy(update={"model": name}))
+            provider = make_provider(chat.settings.model_copy(update={"model": name}), runtime.session_id or None)
         except ConfigError as exc:
             chat.sink.line(f"error: {exc}", "red")
             return
@@ -148,6 +150,58 @@ async def _cost(chat: ChatSession, args: str) -> None:
     if len(by_model) > 1:
         for model, spent in by_model.items():
             chat.sink.line(f"  {model}: {spent.input_tokens:,} in / {spent.output_tokens:,} out tokens", "dim")
+
+
+async def _status(chat: ChatSession, args: str) -> None:
+    from ...sinks.terminal import cost_text
+
+    runtime, settings = chat.runtime, chat.settings
+    provider = runtime.provider
+    base = settings.api_base or getattr(provider, "default_base_url", None) or "-"
+    commands = runtime.tool_context.commands
+    usage = runtime.usage
+    rows = (("session", "(not saved: --no-session)" if settings.no_session else runtime.session_id),
+            ("model", provider.model),
+            ("provider", f"{provider.name} · {base}"),
+            ("permissions", runtime.permissions.mode),
+            ("sandbox", commands.describe() if commands is not None else "off: commands run unconfined, as the user"),
+            ("workspace", str(runtime.workspace)),
+            ("turns", str(runtime.turn_index())),
+            ("tokens", f"{usage.input_tokens:,} in / {usage.output_tokens:,} out"),
+            ("cost", cost_text(chat.cost())))
+    for name, value in rows:
+        chat.sink.line(f"  {name:<12} {value}")
+
+
+INIT_PROMPT = """\
+Write an AGENTS.md file at the root of this repository: the instructions that coding agents \
+(you in later sessions, and others such as Codex or Claude Code) read before they work here. \
+Look around first: the README, the build and package files, the CI configuration, the layout \
+of the source and the tests, any contributing guide or existing agent instructions \
+(CLAUDE.md, .cursorrules, .github/copilot-instructions.md).
+
+Put in what an agent cannot guess quickly and would otherwise get wrong:
+- the commands to set up, build, lint, type-check and run the tests, including how to run one \
+test alone;
+- the architecture in brief: the main parts, where they live, and how they fit together;
+- the conventions of the code: style, naming, error handling, how tests are written, what \
+must not be done;
+- anything surprising: generated files not to edit, required environment variables, slow or \
+flaky steps.
+
+Keep it short and concrete (well under 200 lines), in Markdown; do not list every file or \
+repeat what any developer knows. {existing}When it is written, say in two or three lines what \
+it covers."""
+INIT_EXISTING = "There is an AGENTS.md already: read it first, keep what is still true, and improve it. "
+
+
+async def _init(chat: ChatSession, args: str) -> None:
+    path = chat.runtime.workspace / "AGENTS.md"
+    exists = path.exists()
+    if exists and not await chat.confirm(f"{path.name} exists in {chat.runtime.workspace}; have the agent rewrite it?"):
+        chat.sink.line("AGENTS.md left as it is", "dim")
+        return
+    await chat.turn(INIT_PROMPT.format(existing=INIT_EXISTING if exists else ""))
 
 
 async def _compact(chat: ChatSession, args: str) -> None:
@@ -337,11 +391,31 @@ async def _sessions(chat: ChatSession, args: str) -> None:
     if not metas:
         chat.sink.line("no saved session in this workspace")
         return
+    store = SessionStore(chat.home)
     for meta in metas[-20:]:
         mark = "*" if meta.id == current else " "
+        undone = _rewound(store.folder(meta.id) / "transcript.jsonl", meta.id)
+        note = f" ({undone} rewound)" if undone else ""
         chat.sink.line(f"{mark} {meta.id}  {meta.updated[:16].replace('T', ' ')}  "
-                       f"{meta.turns:>3} {'turn ' if meta.turns == 1 else 'turns'}  {meta.title}")
+                       f"{meta.turns:>3} {'turn ' if meta.turns == 1 else 'turns'}{note}  {meta.title}")
     chat.sink.line("/resume ID opens one (an id prefix will do)", "dim")
+
+
+def _rewound(transcript: Path, session_id: str) -> int:
+    """How many of the session's turns a rewind took back (as `sessions show` marks them)."""
+    from ...features.sessions.reader import parse_transcript, rewound_turns
+
+    try:
+        data = transcript.read_bytes()
+    except OSError:
+        return 0
+    if b'"rewind"' not in data:  # (most sessions: no need to read them through)
+        return 0
+    try:
+        records, _ = parse_transcript(data, session_id)
+    except SessionError:
+        return 0
+    return len(rewound_turns(records))
 
 
 async def _resume(chat: ChatSession, args: str) -> None:
@@ -403,7 +477,9 @@ async def _exit(chat: ChatSession, args: str) -> None:
 COMMANDS: tuple[Command, ...] = (
     Command("/help", "", "this list", _help),
     Command("/model", "[NAME]", "the model; from the next request on, NAME", _model),
+    Command("/status", "", "the session, model, provider, permissions, sandbox, tokens and cost", _status),
     Command("/cost", "", "tokens and cost of the session", _cost),
+    Command("/init", "", "have the agent write an AGENTS.md for this repository", _init),
     Command("/compact", "", "summarise the older part of the conversation now", _compact),
     Command("/undo", "[--force]", "put the files and the conversation back as before the last turn", _undo),
     Command("/rewind", "N [--force]", "back to before turn N (files and conversation)", _rewind),

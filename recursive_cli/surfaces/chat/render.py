@@ -18,12 +18,14 @@ from ...core.events import (
     CheckpointTaken,
     FinishReason,
     MessageAdded,
+    PermissionDenied,
     RunFinished,
     ToolFinished,
     ToolStarted,
     TurnFinished,
     TurnStarted,
 )
+from ...core.messages import ToolCall
 from ...core.pricing import ModelPrice
 from ...sinks.live import LiveRegion
 from ...sinks.terminal import RichTerminalSink, printable
@@ -99,6 +101,8 @@ class ChatSink(RichTerminalSink):
         self.footer: Footer = lambda: []
         self.region: StatusRegion = StatusRegion(self._console, lambda: self.footer())
         self.tool_running: str | None = None  # the name of the tool call under way
+        self.current_call: ToolCall | None = None  # the last call started (the one a question is about)
+        self.declined = ""  # the call the person said no to in this turn ("tool subject")
         self.on_tool_finished: Callable[[], None] = lambda: None
         self.on_turn_started: Callable[[str], None] = lambda prompt: None
         self.context_tokens = 0  # the last request's prompt and answer: how full the context is
@@ -117,11 +121,13 @@ class ChatSink(RichTerminalSink):
             if usage is not None:
                 self.context_tokens = usage.input_tokens + usage.output_tokens
         if isinstance(event, ToolStarted):
-            self.tool_running = event.call.name
+            self.tool_running, self.current_call = event.call.name, event.call
         elif isinstance(event, ToolFinished):
             self.tool_running = None
+        if isinstance(event, PermissionDenied) and self.declined and event.reason == "the user said no":
+            return  # (the question's "no" is on the screen; the turn's end says the rest)
         if isinstance(event, TurnStarted):
-            self._answer = ""
+            self._answer, self.declined = "", ""
             self.region.active = True
             self.region.show(None)
             self.on_turn_started(event.prompt)
@@ -147,6 +153,8 @@ class ChatSink(RichTerminalSink):
             self.markdown(self._answer)
         if event.finish_reason is FinishReason.INTERRUPTED:
             self.line("interrupted", "yellow")
+        elif event.finish_reason is FinishReason.PERMISSION_DENIED and self.declined:
+            self.line(f"you declined {_short(self.declined)} · say what to do instead", "yellow")
         elif event.finish_reason is not FinishReason.COMPLETED and event.detail:
             self.line(f"error: {event.detail}", "red")
         self._answer = ""
@@ -162,3 +170,7 @@ class ChatSink(RichTerminalSink):
         from rich.text import Text
 
         self._console.print(Text(printable(text), style=style))
+
+
+def _short(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"

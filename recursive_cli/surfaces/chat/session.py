@@ -66,6 +66,7 @@ class ChatSession:
         self._pending = ""  # text for the next input line (queued messages an interrupt left)
         self._failed: TurnOutcome | None = None  # the session cannot be written: it ends
         self._queued: collections.deque[str] = collections.deque()  # queued, not started yet
+        self._shell_notes: list[str] = []  # `!` commands and their output, for the next message
 
     # -- the parts, once launched ---------------------------------------------------------
 
@@ -104,12 +105,13 @@ class ChatSession:
         sink.footer = self._footer
         sink.on_tool_finished = self._tool_finished
         sink.on_turn_started = self._turn_started
-        self._typeahead = TypeAhead(sys.stdin.fileno(), self._queue, sink.region.refresh)
+        self._typeahead = TypeAhead(sys.stdin.fileno(), self._queue, sink.region.refresh, self._on_escape)
         self._input = InputLine(None if self.settings.no_session else self.home,
                                 runtime.workspace, {**{c.name: c.help for c in COMMANDS}, **mcp_prompts(self)},
                                 self.status)
         self._install_signals()
         runtime.set_permission_hook(self._ask)
+        runtime.permissions.halt_on_no = True
         self._welcome()
         try:
             if self.spec.resumed is not None:
@@ -120,7 +122,8 @@ class ChatSession:
                 if unfinished(runtime.transcript()[1:]):
                     sink.line("the last turn was cut short: it carries on", "dim")
                     await self.turn(None)
-            if self.first_prompt and not self.done:
+            if self.first_prompt and not self.done:  # (`recursive chat PROMPT`: shown as if typed)
+                self._echo(self.first_prompt)
                 await self.turn(self.first_prompt)
             while not self.done:
                 text = await self._read()
@@ -128,6 +131,8 @@ class ChatSession:
                     break
                 if _COMMAND.match(text.strip()):  # (`/usr/bin/env is odd` is a message, not a command)
                     await run_command(self, text.strip())
+                elif text.strip().startswith("!") and text.strip()[1:].strip():
+                    await self.shell(text.strip()[1:].strip())
                 elif text.strip():
                     await self.turn(text)
         finally:
@@ -151,7 +156,7 @@ class ChatSession:
         self.sink.line(f"recursive {__version__} · {what} session {runtime.session_id} · "
                        f"{runtime.provider.model}", "bold")
         self.sink.line(f"in {runtime.workspace} · /help lists the commands · Alt-Enter for a new "
-                       "line · Ctrl-C stops a turn · Ctrl-D leaves", "dim")
+                       "line · Esc or Ctrl-C stops a turn · Ctrl-D leaves", "dim")
 
     async def _read(self) -> str | None:
         """The next message; None to leave (Ctrl-D, Ctrl-C twice on an empty line, SIGTERM)."""
@@ -173,10 +178,14 @@ class ChatSession:
     # -- turns ------------------------------------------------------------------------------
 
     async def turn(self, text: str | None) -> TurnOutcome:
-        """One turn on `text` (None: carry on a cut-short one), then the queued messages."""
+        """One turn on `text` (None: carry on a cut-short one), then the queued messages; the
+        `!` commands run since the last turn go first, as context."""
         runtime = self.runtime
         if text is not None:
             runtime.next_images += self._mentioned_images(text)
+        if text is not None and self._shell_notes:
+            text = "\n\n".join([*self._shell_notes, text])
+            self._shell_notes.clear()
         work = runtime.run(text) if text is not None else runtime.continue_turn()
         return await self.busy(work, turns=True)
 
@@ -223,6 +232,14 @@ class ChatSession:
         self._take_back()
         return outcome
 
+    async def shell(self, command: str) -> None:
+        """`!command`: run now (passthrough.py); it and its output go with the next message."""
+        from .passthrough import run_passthrough
+
+        note = await run_passthrough(self, command)
+        if note:
+            self._shell_notes.append(note)
+
     def _take_back(self) -> None:
         """What the turn left queued, and the line left half typed, go back into the input line."""
         assert self._typeahead is not None
@@ -247,7 +264,11 @@ class ChatSession:
         """A queued message starts its turn: shown as if typed now, so the turns stay apart."""
         if self._queued and prompt == self._queued[0]:
             self._queued.popleft()
-            self.sink.line("› " + prompt.strip().replace("\n", "\n  "), "bold")
+            self._echo(prompt)
+
+    def _echo(self, prompt: str) -> None:
+        """A message as the input line leaves a typed one on the screen."""
+        self.sink.line("› " + prompt.strip().replace("\n", "\n  "), "bold")
 
     # -- status -----------------------------------------------------------------------------
 
@@ -259,17 +280,22 @@ class ChatSession:
         usage = runtime.usage
         model = runtime.provider.model
         share = self.sink.context_tokens * 100 // max(1, context_window(model))
-        cost = runtime.budget.total_cost
-        if not cost and price_for(model, self.settings.prices) is None:
-            cost = None  # an unpriced model: unknown from the start, not $0.0000 until its first reply
-        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens", cost_text(cost), f"context {share}%"]
+        parts = [model, f"{usage.input_tokens + usage.output_tokens:,} tokens", cost_text(self.cost()), f"context {share}%"]
         queued = runtime.queue_len()
         if queued:
             parts.append(f"+{queued} queued")
         return printable(" · ".join(parts))
 
+    def cost(self) -> float | None:
+        """The session's cost so far; None for an unpriced model (unknown from the start, not
+        $0.0000 until its first reply)."""
+        cost = self.runtime.budget.total_cost
+        if not cost and price_for(self.runtime.provider.model, self.settings.prices) is None:
+            return None
+        return cost
+
     def _footer(self) -> list[str]:
-        lines = [self.status() + (" · Ctrl-C stops" if self._busy else "")]
+        lines = [self.status() + (" · Esc or Ctrl-C stops" if self._busy else "")]
         typed = self._typeahead.text if self._typeahead is not None else ""
         if typed:
             lines.append("› " + printable(typed.replace("\n", " ↵ ")) + "▏")
@@ -306,6 +332,11 @@ class ChatSession:
             kill_servers_now(runtime)
             os._exit(130)
 
+    def _on_escape(self) -> None:
+        """Esc during a turn: what Ctrl-C does, but never the third press that leaves."""
+        if self._presses < 2:
+            self._on_sigint()
+
     def _tool_finished(self) -> None:
         if self._stop_after_tool:
             self.runtime.interrupt_token.set(signal.SIGINT)
@@ -318,15 +349,33 @@ class ChatSession:
         if app is not None and app.is_running:
             app.exit(exception=EOFError())
 
+    async def confirm(self, question: str) -> bool:
+        """A yes/no question at the prompt: `y` is yes; `n`, Enter, Esc and Ctrl-D are no."""
+        assert self._typeahead is not None
+        with self._typeahead.capturing():
+            key = await self._typeahead.answer(printable(question) + " [y/N] ", sys.stdout, "yn\r\n\x1b", on_end="n")
+        sys.stdout.write(("yes" if key == "y" else "no") + "\n")
+        sys.stdout.flush()
+        return key == "y"
+
     async def _ask(self, tool: str, subject: str) -> bool:
-        """`--permission-mode ask`: the question inline, the status line off meanwhile."""
+        """`--permission-mode ask`: what the call would change (a diff, the whole command), then
+        the question inline, the status line off meanwhile. "n" ends the turn: the person says
+        what to do instead, as at Claude Code's question."""
         from ...sinks.live import progress_paused
+        from .preview import preview
 
         assert self._typeahead is not None
-        question = printable(f"Allow {tool} {subject}?") + ASK_QUESTION
+        sink = self.sink
+        call = sink.current_call
+        shown = preview(call, self.runtime.workspace) if call is not None and call.name == tool else []
+        what = "(the command above)" if shown and tool == "run_shell" else subject
+        question = printable(f"Allow {tool} {what}?") + ASK_QUESTION
         self._asking = True
         try:
             with progress_paused():
+                for line in shown:
+                    sink.line(line.text, line.style)
                 try:
                     key = await self._typeahead.answer(question, sys.stdout, "yna", on_end="n")
                 except asyncio.CancelledError:
@@ -338,4 +387,6 @@ class ChatSession:
             self._asking = False
         if key == "a":
             self.runtime.permissions.remember(tool)
+        if key == "n":
+            sink.declined = " ".join(f"{tool} {subject}".split())
         return key in ("y", "a")

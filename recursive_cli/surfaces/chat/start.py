@@ -25,7 +25,13 @@ def chat_command(common: CommonOptions, words: list[str], options: RunOptions | 
     options = options or RunOptions()
     refuse(common, options)
     prompt = utf8.scrub(" ".join(words)).strip()
-    if options.continue_session:
+    if options.worktree is not None:  # (a new session in a new worktree; /clear's next one there too)
+        from ...launch.worktree import enter_worktree
+
+        common, worktree = enter_worktree(common, options.worktree, options.continue_session)
+        spec = new_chat_launch(common)
+        spec.worktree = worktree
+    elif options.continue_session:
         from ...launch.sessions import continue_launch
 
         spec = continue_launch(common, "run", "")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from ...launch.run import Launch
@@ -34,7 +33,7 @@ def ask_trust(spec: Launch, asked: dict[Path, bool], reload: Callable[[], Launch
     if asked[verdict.workspace]:  # (a resumed session keeps its settings: its hooks and servers now count)
         loaded.trust = TrustStore(loaded.home).check(verdict.workspace)
     else:
-        loaded.trust = replace(verdict, quiet=True)
+        loaded.trust = verdict._replace(quiet=True)
     return spec
 
 

@@ -1,6 +1,8 @@
 """The terminal while a turn runs: keys read one by one (not echoed: the status line shows the
 line being typed), each line sent with Enter queued for after the turn, and the y/n/a answer
-of a permission question. Ctrl-C stays a signal (the session's handler decides what it does).
+of a permission question. Ctrl-C stays a signal (the session's handler decides what it does);
+Esc alone (a read of just that key, not the start of an arrow key's sequence) goes to
+`on_escape`, which stops the turn as Ctrl-C does.
 
 A line that arrives in one read with more after its newline is a paste: it stays one
 message, newlines kept.
@@ -19,17 +21,20 @@ from typing import TextIO
 _ENTER = ("\r", "\n")
 _ERASE = ("\x7f", "\b")
 _KILL_LINE = "\x15"  # Ctrl-U
+_ESCAPE = "\x1b"
 _ESCAPE_SEQUENCE_END = tuple(chr(c) for c in range(0x40, 0x7F))
 
 
 class TypeAhead:
     """Collects what is typed on terminal `fd` during a turn; `on_line(text)` gets each line."""
 
-    def __init__(self, fd: int, on_line: Callable[[str], None], on_change: Callable[[], None]) -> None:
+    def __init__(self, fd: int, on_line: Callable[[str], None], on_change: Callable[[], None],
+                 on_escape: Callable[[], None] = lambda: None) -> None:
         self.fd = fd
         self.text = ""  # the line being typed
         self._on_line = on_line
         self._on_change = on_change
+        self._on_escape = on_escape
         self._answer: asyncio.Future[str] | None = None
         self._choices = ""
         self._on_end = ""
@@ -90,6 +95,9 @@ class TypeAhead:
 
     def feed(self, data: str) -> None:
         """Take keys as they came in one read."""
+        if data == _ESCAPE and not self._escape and (self._answer is None or _ESCAPE not in self._choices):
+            self._on_escape()
+            return
         if self._answer is not None:
             self._answered(data)
             return

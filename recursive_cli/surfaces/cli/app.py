@@ -300,6 +300,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "chat": "recursive_cli.surfaces.cli.chat_cmd",
     "fleet": "recursive_cli.surfaces.fleet.fleet_cmd",
     "trust": "recursive_cli.surfaces.cli.trust_cmd",
+    "worktree": "recursive_cli.surfaces.cli.worktree_cmd",
 }
 _whole: list[typer.Typer] = []
 

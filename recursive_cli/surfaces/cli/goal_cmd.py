@@ -11,10 +11,10 @@ from ...core.kernel import TurnOutcome
 from ...core.messages import CONTINUE
 from ...core.settings import ConfigError, parse_duration
 from ...drivers.goal_mode import judge_provider
-from ...launch.errors import EXIT_USAGE, fail
+from ...launch.errors import EXIT_USAGE
 from ...launch.options import CommonOptions, RunOptions
 from ...launch.prompt_input import empty_prompt_message, read_prompt
-from ...launch.run import Launch, agent_launch, launch
+from ...launch.run import agent_launch, launch
 from ...launch.sessions import resumed_work
 
 
@@ -52,12 +52,17 @@ def goal_command(common: CommonOptions, request: GoalRequest, options: RunOption
         return launch(spec, resumed_work("", spec.resumed))
     prompt = spec.output.prompt(prompt)
     refused = unenforceable_budget(spec.loaded, request.judge_model)  # an unpriced judge too
-    if refused:
-        return _give_up(spec, fail(refused, EXIT_USAGE))
     try:
-        judge = judge_provider(spec.loaded.settings, request.judge_model)
-    except ConfigError as exc:
-        return _give_up(spec, fail(str(exc)))
+        if refused:
+            raise CliError(refused, EXIT_USAGE)
+        try:
+            judge = judge_provider(spec.loaded.settings, request.judge_model)
+        except ConfigError as exc:
+            raise CliError(str(exc)) from exc
+    except CliError:
+        if spec.lock is not None:  # the session `-c` locked is let go
+            spec.lock.release()
+        raise
 
     async def work(runtime: AgentRuntime) -> TurnOutcome:
         try:
@@ -69,13 +74,6 @@ def goal_command(common: CommonOptions, request: GoalRequest, options: RunOption
                 await judge.aclose()
 
     return launch(spec, work)
-
-
-def _give_up(spec: Launch, code: int) -> int:
-    """`code`, once the session `-c` locked is let go."""
-    if spec.lock is not None:
-        spec.lock.release()
-    return code
 
 
 def _usage_problem(prompt: str, request: GoalRequest, read_stdin: bool = True) -> str:

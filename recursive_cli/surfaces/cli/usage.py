@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, get_args
@@ -177,7 +178,7 @@ class RecursiveGroup(_HumanGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              windows_expand_args: bool = True, **extra: Any) -> Any:
-        words = list(sys.argv[1:] if args is None else args)
+        words = optional_values(list(sys.argv[1:] if args is None else args))
         try:
             code = super().main(words, prog_name, complete_var, standalone_mode=False,
                                 windows_expand_args=windows_expand_args, **extra)
@@ -199,6 +200,27 @@ class RecursiveGroup(_HumanGroup):
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def optional_values(words: list[str]) -> list[str]:
+    """`words` with "" after each option whose value may be left out (`-w`, launch/options.py)
+    when it has none: at the end, before another option, or before a word that is no name (the
+    prompt, `-w "fix the bug"`). `-w NAME` and `--worktree=NAME` keep their value."""
+    from ...launch.options import OPTIONAL_VALUE_FLAGS
+
+    out: list[str] = []
+    for index, word in enumerate(words):
+        out.append(word)
+        if word == "--":
+            return out + words[index + 1:]
+        if word in OPTIONAL_VALUE_FLAGS:
+            following = words[index + 1] if index + 1 < len(words) else None
+            if following is None or following.startswith("-") or not _NAME_WORD.match(following):
+                out.append("")
+    return out
+
+
+_NAME_WORD = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def _show_rich(exc: Any) -> None:

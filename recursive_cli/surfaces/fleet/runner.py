@@ -275,6 +275,8 @@ class Scheduler:
             self._log(flight, item)
             if item.error is None and _killed(item.returncode):
                 self._retry_or_give_up(flight, f"the agent's process was killed ({_signal_name(item.returncode)})")
+            elif item.error is None and item.returncode == EXIT_UNAVAILABLE and flight.attempt <= self.options.retries:
+                self._retry_or_give_up(flight, "the model was unavailable through every retry (exit 75)")
             else:
                 self._finish(self._outcome(flight, item))
         elif not item.cancelled:
@@ -355,6 +357,9 @@ def _crash(exc: BaseException) -> _Crash:
     if "TaskCancelledError" in names:
         return _Crash(reason, infra=False, cancelled=True)
     return _Crash(reason, infra=bool(names & set(_INFRA_ERRORS)))
+
+
+EXIT_UNAVAILABLE = 75  # the model's server stayed unavailable (core/results.py): worth another attempt
 
 
 def _killed(returncode: int | None) -> bool:

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...core import wording
-from ...core.choices import PermissionMode, ProviderName, SandboxMode
+from ...core.choices import Effort, PermissionMode, ProviderName, SandboxMode
 from ...core.errors import TaskFileError  # noqa: F401 (re-exported)
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -62,6 +62,8 @@ class TaskDefaults(BaseModel):
     provider: ProviderName | None = None
     api_base: str | None = None
     script: str | None = None
+    effort: Effort | None = None
+    thinking_budget: int | None = Field(default=None, ge=1024)
     max_steps: Positive | None = None
     max_cost: float | None = Field(default=None, gt=0)
     max_duration: str | None = None
@@ -101,13 +103,17 @@ class TaskSpec(TaskDefaults):
     """One line of TASKS.jsonl: what to do (`prompt`), where (`workspace`: a folder, or a git
     URL cloned on the worker at `ref`), and how (the `TaskDefaults` fields). `trust`: the
     workspace's own hooks, MCP servers and config count (`--trust-workspace`); a line's own
-    say only, never the fleet's flags, and without it a clone's never do."""
+    say only, never the fleet's flags, and without it a clone's never do. `worktree`: the task
+    works in a new git worktree of the workspace's repository, on a branch of its own
+    (`-w`, named by the task's session id), so tasks on one repository never touch each
+    other's files."""
 
     id: str
     prompt: str
     workspace: str | None = None
     ref: str | None = None
     trust: bool = False
+    worktree: bool = False
 
     @field_validator("id")
     @classmethod
@@ -228,6 +234,7 @@ def cli_flags(task: TaskSpec, max_cost: float | None) -> list[str]:
         flags += _valued("--check-timeout", task.check_timeout)
     flags += _valued("--model", task.model) + _valued("--provider", task.provider)
     flags += _valued("--api-base", task.api_base) + _valued("--script", task.script)
+    flags += _valued("--effort", task.effort) + _valued("--thinking-budget", task.thinking_budget)
     flags += _valued("--max-steps", task.max_steps) + _valued("--max-cost", max_cost)
     flags += _valued("--max-duration", task.max_duration) + _valued("--permission-mode", task.permission_mode)
     flags += _repeated("--allow", task.allow) + _repeated("--deny", task.deny)
@@ -236,6 +243,7 @@ def cli_flags(task: TaskSpec, max_cost: float | None) -> list[str]:
     flags += _repeated("--add-dir", task.add_dir)
     flags += ["--no-checkpoints"] if task.no_checkpoints else []
     flags += _valued("--sandbox", task.sandbox) + (["--sandbox-network"] if task.sandbox_network else [])
+    flags += ["--worktree="] if task.worktree else []  # (no name: the session id, unique per fleet and task)
     return flags + (["--no-stream"] if task.no_stream else []) + trust_flags(task)
 
 

@@ -202,7 +202,7 @@ def _command(job: AttemptJob, home: Path, workspace: Path) -> tuple[list[str], b
         imported = True
     if job.resume and _has_session(home, job.session_id):
         _wait_for_lock(home / "sessions" / job.session_id)
-        moved = _session_workspace(home, job.session_id) != str(workspace)
+        moved = not _works_in(_session_workspace(home, job.session_id), workspace)
         where = ["-C", str(workspace)] if moved else []
         return [*cli, "resume", job.session_id, "--no-stdin", "-o", "stream-json", *where,
                 *job.resume_flags], True, imported
@@ -226,6 +226,15 @@ def _wait_for_lock(folder: Path, timeout: float = _STOP_GRACE + 5) -> None:
 
 def _has_session(home: Path, session_id: str) -> bool:
     return (home / "sessions" / session_id / "transcript.jsonl").is_file()
+
+
+def _works_in(saved: str | None, workspace: Path) -> bool:
+    """Whether a session saved with workspace `saved` goes on where it was: `workspace` itself,
+    or a git worktree of it (`"worktree": true`) that is still there."""
+    if saved is None:
+        return False
+    path = Path(saved)
+    return saved == str(workspace) or (path.is_relative_to(workspace) and path.is_dir())
 
 
 def _session_workspace(home: Path, session_id: str) -> str | None:

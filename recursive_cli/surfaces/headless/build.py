@@ -185,7 +185,9 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
     """Our settings for the headless flags (what is not given stays None, for `load_settings`)."""
     ours = options.permission_mode not in (None, *CLAUDE_MODES)
+    effort, budget = options.thinking_settings()
     return {
+        "effort": effort, "thinking_budget": budget,
         "model": options.model, "provider": options.provider, "api_base": options.api_base,
         "workspace": options.workspace, "add_dir": options.add_dir, "max_steps": options.max_turns,
         "max_cost": options.max_budget_usd, "max_duration": options.max_duration,

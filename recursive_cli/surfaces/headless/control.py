@@ -182,7 +182,8 @@ class ClientRequests:
             runtime.provider.model = model
         else:
             try:
-                provider = make_provider(self.run.loaded.settings.model_copy(update={"model": model}))
+                provider = make_provider(self.run.loaded.settings.model_copy(update={"model": model}),
+                                         runtime.session_id or None)
             except ConfigError as exc:
                 raise ValueError(str(exc)) from None
             self.retired.append(runtime.provider)

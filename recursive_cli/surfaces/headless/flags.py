@@ -3,9 +3,13 @@
 Claude's flags keep Claude's meanings (`--max-turns` is model calls per turn, `--system-prompt
 ""` is "no custom prompt"), ours keep working beside them (`--provider`, `--api-base`, `-C`).
 Values are taken as given, even ones that start with `-` (a system prompt may), in either
-`--flag value` or `--flag=value` form. Flags of Claude Code that change nothing here (its
-debug and plugin switches) are accepted and named in `ignored`; an unknown flag is a usage
-error, as it is for Claude Code.
+`--flag value` or `--flag=value` form. The thinking flags mean what Claude Code makes of them
+(`thinking_settings`): `--max-thinking-tokens N` a thinking budget (0: none), `--thinking
+adaptive` adaptive thinking (at the API's default effort, high, unless `--effort` says),
+`--thinking disabled` none, `--effort LEVEL` that effort (`xhigh`, which our levels lack, as
+the next one down). Flags of Claude Code that change nothing here (its debug and plugin
+switches, `--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
+usage error, as it is for Claude Code.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ CLAUDE_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"
 OUR_MODES = ("auto", "accept-edits", "read-only", "ask")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")
+THINKING_MODES = ("adaptive", "enabled", "disabled")
+CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+THINKING_MINIMUM = 1024  # the smallest budget the API takes
 
 
 @dataclass
@@ -62,6 +69,9 @@ class HeadlessOptions:
     fail_on: list[str] = field(default_factory=list)
     debug: bool = False
     help: bool = False
+    max_thinking_tokens: int | None = None
+    thinking: str | None = None  # adaptive, enabled or disabled
+    effort: str | None = None
     # ours
     provider: str | None = None
     api_base: str | None = None
@@ -80,6 +90,17 @@ class HeadlessOptions:
     sandbox_network: bool = False
     sandbox_allow_port: list[int] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
+
+    def thinking_settings(self) -> tuple[str | None, int | None]:
+        """Our (effort, thinking budget) for Claude's thinking flags."""
+        if self.thinking == "disabled" or self.max_thinking_tokens == 0:
+            return None, None
+        effort = "high" if self.effort == "xhigh" else self.effort  # (Claude Code's fallback on a model without it)
+        if self.max_thinking_tokens:
+            return effort, max(self.max_thinking_tokens, THINKING_MINIMUM)
+        if self.thinking in ("adaptive", "enabled") and effort is None:
+            return "high", None  # adaptive thinking at the API's default effort
+        return effort, None
 
     @property
     def streaming_input(self) -> bool:
@@ -138,6 +159,8 @@ _FLAGS: dict[str, Flag] = {
     "--debug": Flag("debug", "bool"), "-d": Flag("debug", "bool"),
     "--help": Flag("help", "bool"), "-h": Flag("help", "bool"),
     "--no-session-persistence": Flag("no_session", "bool"),
+    "--max-thinking-tokens": Flag("max_thinking_tokens"), "--thinking": Flag("thinking"),
+    "--effort": Flag("effort"), "--thinking-budget": Flag("max_thinking_tokens"),
     "--provider": Flag("provider"), "--api-base": Flag("api_base"),
     "--workspace": Flag("workspace"), "-C": Flag("workspace"),
     "--no-session": Flag("no_session", "bool"), "--no-checkpoints": Flag("no_checkpoints", "bool"),
@@ -152,8 +175,7 @@ _FLAGS: dict[str, Flag] = {
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
 # Claude Code's flags that have nothing to change here: accepted, and listed in `ignored`.
-_IGNORED_VALUE = ("--debug-file", "--betas", "--max-thinking-tokens", "--thinking",
-                  "--thinking-display", "--effort", "--plugin-dir", "--plugin-dir-no-mcp", "--agent",
+_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir", "--plugin-dir-no-mcp", "--agent",
                   "--agents", "--task-budget", "--resume-session-at", "--resume-drops-turn",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")
@@ -230,6 +252,7 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
                                                       if k not in _CONVERTED})
     options.max_turns = _number(values, "max_turns", "--max-turns", int, minimum=1)
     options.max_budget_usd = _number(values, "max_budget_usd", "--max-budget-usd", float, minimum=0)
+    options.max_thinking_tokens = _number(values, "max_thinking_tokens", "--max-thinking-tokens", int, minimum=0)
     for key in ("system_prompt_file", "append_system_prompt_file", "workspace", "script"):
         if key in values:
             setattr(options, key, Path(values[key]))
@@ -241,6 +264,10 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
         _check_choice(options.permission_mode, CLAUDE_MODES + OUR_MODES, "--permission-mode")
     if options.sandbox is not None:
         _check_choice(options.sandbox, SANDBOX_MODES, "--sandbox")
+    if options.thinking is not None:
+        _check_choice(options.thinking, THINKING_MODES, "--thinking")
+    if options.effort is not None:
+        _check_choice(options.effort, CLAUDE_EFFORTS, "--effort")
     if options.streaming_input and options.output_format != "stream-json":
         raise UsageError("--input-format stream-json needs --output-format stream-json")
     if options.continue_session and options.resume is not None:
@@ -250,7 +277,7 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
     return options
 
 
-_CONVERTED = frozenset({"max_turns", "max_budget_usd", "system_prompt_file", "append_system_prompt_file",
+_CONVERTED = frozenset({"max_turns", "max_budget_usd", "max_thinking_tokens", "system_prompt_file", "append_system_prompt_file",
                         "workspace", "script", "add_dir", "sandbox_allow_port"})
 
 
@@ -270,7 +297,7 @@ def _number(values: dict[str, Any], key: str, flag: str, kind: type, minimum: fl
     except ValueError:
         number = None
     if number is None or number < minimum or (kind is float and number == 0):
-        what = "a whole number of at least 1" if kind is int else "a number of USD above 0"
+        what = f"a whole number of at least {minimum}" if kind is int else "a number of USD above 0"
         raise UsageError(f"invalid value for {flag}: {text!r} (expected {what})")
     return number
 
@@ -306,6 +333,8 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --add-dir DIR                Another root for the file tools.
   --mcp-config FILE|JSON       MCP servers in .mcp.json's format (repeatable).
   --strict-mcp-config          Only those servers: not the workspace's .mcp.json or the user's.
+  --max-thinking-tokens N      Anthropic extended thinking with N tokens (0: none).
+  --thinking MODE              adaptive or disabled.  --effort low|medium|high|xhigh|max.
   --include-partial-messages   Also stream_event lines while the model writes.
   --fail-on permission_denied  A denied call makes the turn an error even if the model answered.
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.

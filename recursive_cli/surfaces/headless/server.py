@@ -179,7 +179,7 @@ class HeadlessServer:
         once, which carries the turn on."""
         outcome = await self._guarded(self.runtime.run(prompt))
         fallback = self.run.options.fallback_model
-        if (outcome.finish_reason is FinishReason.PROVIDER_ERROR and fallback
+        if (outcome.finish_reason in (FinishReason.PROVIDER_ERROR, FinishReason.PROVIDER_UNAVAILABLE) and fallback
                 and self.runtime.provider.model != fallback):
             sys.stderr.write(f"note: {outcome.detail}; going on with --fallback-model {fallback}\n")
             self._requests.set_model({"model": fallback})
