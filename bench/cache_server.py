@@ -12,7 +12,8 @@ tools, then system, then messages. A marked prefix is looked up at its marker an
 to the last marker are a cache write, the rest is `input_tokens`. A prefix shorter than 1024
 tokens is never cached; entries live 5 minutes from their last use.
 
-OpenAI (`POST /v1/chat/completions`): any prompt of 1024 tokens or more is cached
+OpenAI (`POST /v1/chat/completions`, and `POST /v1/responses` answered whole, not streamed):
+any prompt of 1024 tokens or more is cached
 automatically, in steps of 128 tokens (1024, 1152, …); `prompt_tokens_details.cached_tokens`
 is the longest cached prefix, the prompt being tools, then messages. Entries live 5 minutes.
 
@@ -143,8 +144,11 @@ def anthropic_bill(body: dict[str, Any], cache: PromptCache, now: float) -> Bill
 
 
 def openai_text(body: dict[str, Any]) -> bytes:
+    """Chat Completions' tools and messages, or the Responses API's tools, instructions and input items."""
     parts = [render(tool) for tool in body.get("tools") or []]
-    parts += [render(message) for message in body.get("messages") or []]
+    if body.get("instructions"):
+        parts.append(render(body["instructions"]))
+    parts += [render(message) for message in body.get("messages") or body.get("input") or []]
     return b"".join(parts)
 
 
@@ -232,6 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"input_tokens": tokens(len(render(body)))})
             return
         anthropic = path.endswith("/messages")
+        responses = path.endswith("/responses")
         names = [t.get("name") or t.get("function", {}).get("name") for t in body.get("tools") or []]
         try:
             bill = (anthropic_bill if anthropic else openai_bill)(
@@ -246,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
                 bench.bodies.append(body)
             step = len(bench.steps)
         calls = bench.script.reply(step, names) if step_request else None
-        answer = _anthropic_answer if anthropic else _openai_answer
+        answer = _anthropic_answer if anthropic else _responses_answer if responses else _openai_answer
         answer(self, body, bill, calls, f"{step:04d}")
 
     def _json(self, status: int, data: Any) -> None:
@@ -322,3 +327,20 @@ def _openai_answer(handler: _Handler, body: dict[str, Any], bill: Bill,
     delta: dict[str, Any] = ({"role": "assistant", "content": "done"} if wire is None
                              else {"role": "assistant", "tool_calls": [{"index": i, **c} for i, c in enumerate(wire)]})
     handler._events([chunk(delta, None), chunk({}, finish), chunk({}, None, usage), "data: [DONE]\n\n"])
+
+
+def _responses_answer(handler: _Handler, body: dict[str, Any], bill: Bill,
+                      calls: list[tuple[str, dict[str, Any]]] | None, tag: str) -> None:
+    """A whole Responses API answer (a stream is refused: run the agent with --no-stream)."""
+    if body.get("stream"):
+        handler._json(400, {"error": {"message": "the bench server answers /v1/responses whole: use --no-stream"}})
+        return
+    usage = {"input_tokens": bill.total, "input_tokens_details": {"cached_tokens": bill.cache_read},
+             "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": bill.total + 20}
+    output: list[dict[str, Any]] = (
+        [{"type": "message", "id": f"msg_{tag}", "role": "assistant", "status": "completed",
+          "content": [{"type": "output_text", "text": "done", "annotations": []}]}] if calls is None else
+        [{"type": "function_call", "id": f"fc_{tag}_{i}", "call_id": f"call_{tag}_{i}", "name": name,
+          "arguments": json.dumps(arguments), "status": "completed"} for i, (name, arguments) in enumerate(calls)])
+    handler._json(200, {"id": f"resp_{tag}", "object": "response", "status": "completed", "model": body.get("model"),
+                        "output": output, "usage": usage})

@@ -7,6 +7,7 @@ and a 5-minute prefix cache for Anthropic; automatic 1024-token prefixes in 128-
 for OpenAI). Each agent gets a fresh server, so a fresh cache.
 
     recursive openai      `recursive run` on the Chat Completions wire, -m gpt-4.1
+    recursive openai responses   the same on the Responses wire (`--wire responses --no-stream`)
     recursive anthropic   `recursive run` on the Messages API, -m claude-sonnet-4-5
     Claude Code           the CLI in the claude-agent-sdk wheel, `-p … --allowedTools Read`,
                           ANTHROPIC_BASE_URL on loopback, -m claude-sonnet-4-5
@@ -74,6 +75,9 @@ def agents(workspace: Path, steps: int) -> list[Agent]:
               "--permission-mode", "auto", "-q"]
     found = [Agent("recursive openai", "openai", "gpt-4.1",
                    [python, "-m", "recursive_cli", *common, "--provider", "openai", "-m", "gpt-4.1"], ours, "openai"),
+             Agent("recursive openai responses", "openai", "gpt-4.1",
+                   [python, "-m", "recursive_cli", *common, "--provider", "openai", "-m", "gpt-4.1",
+                    "--wire", "responses", "--no-stream"], ours, "openai"),
              Agent("recursive anthropic", "anthropic", "claude-sonnet-4-5",
                    [python, "-m", "recursive_cli", *common, "--provider", "anthropic", "-m", "claude-sonnet-4-5"],
                    ours, "anthropic")]
