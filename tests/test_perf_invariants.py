@@ -101,7 +101,9 @@ def reference_anthropic_body(messages: list[Message], tools: list[ToolSpec], mod
             merged[-1]["content"] += blocks(message)
         else:
             merged.append({"role": role, "content": blocks(message)})
-    for group in ([system] if system else []) + ([merged[-1]["content"]] if merged else []):
+    # breakpoints: the system prompt, the last block, the user message before the last reply
+    before = [merged[-3]["content"]] if len(merged) >= 3 and merged[-3]["role"] == "user" else []
+    for group in ([system] if system else []) + ([merged[-1]["content"]] if merged else []) + before:
         group[-1] = {**group[-1], "cache_control": {"type": "ephemeral"}}
     # (keys in the order the SDK's `messages.create` writes them: tests/providers)
     body: dict[str, Any] = {"max_tokens": max_tokens, "messages": merged, "model": model}

@@ -296,7 +296,8 @@ def test_anthropic_tool_conversation_request(stream: bool) -> None:
         {"type": "tool_result", "tool_use_id": "call_B", "content": "no such file", "is_error": True,
          "cache_control": {"type": "ephemeral"}},
     ]
-    assert "cache_control" not in json.dumps(messages[:2])  # only the last block is a breakpoint
+    assert messages[0]["content"][-1]["cache_control"] == {"type": "ephemeral"}  # where the request before ended
+    assert "cache_control" not in json.dumps([messages[0]["content"][:-1], messages[1]])
 
 
 def test_anthropic_keeps_invalid_arguments_valid() -> None:

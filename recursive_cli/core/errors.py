@@ -60,6 +60,7 @@ coordinator checks the names as they merge):
      ├── ControlError               the headless client refused a control request, or went away
      ├── StreamLineError            a stream-json stdin line that is not the protocol (also a ValueError)
      ├── TaskFileError              a fleet tasks file that cannot be used (also a ValueError)
+     ├── ImageError                 a file given as an image is missing, not an image or too big (also a ValueError)
      ├── WorkspaceError             a fleet task's workspace cannot be had on this worker
      ├── WorktreeError              a git worktree cannot be made or removed (`code`: the exit code)
      └── RayMissingError            `fleet` on a cluster without Ray installed
@@ -77,7 +78,7 @@ turn before the prompt joins the conversation, which the runtime catches. A hand
 `RecursiveError` to report a failure must never swallow one of them.
 
 A class that used to be a `ValueError` (StreamTooLongError, OutputOptionError, StreamLineError,
-TaskFileError, FlagValueError) stays one too, so every `except ValueError` that caught it still
+TaskFileError, FlagValueError, ImageError) stays one too, so every `except ValueError` that caught it still
 does.
 """
 
@@ -418,6 +419,11 @@ class StreamLineError(RecursiveError, ValueError):
 
 class TaskFileError(RecursiveError, ValueError):
     """A fleet's tasks file that cannot be used; the message is the whole `error:` line's text."""
+
+
+class ImageError(RecursiveError, ValueError):
+    """A file given as an image (`-i`, `@file.png`) that cannot be one: missing, not a PNG, JPEG,
+    GIF or WebP, or too big; the message says which, in one line."""
 
 
 class WorkspaceError(RecursiveError):

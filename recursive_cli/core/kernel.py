@@ -297,7 +297,7 @@ class AgentKernel:
             result = (exc.result if isinstance(exc.result, ToolResult)
                       else ToolResult(f"stopped: {exc}", is_error=True, summary="stopped"))
         elapsed = time.monotonic() - started
-        self._append(ctx, Message.tool_result(call, result.content, result.is_error))
+        self._append(ctx, Message.tool_result(call, result.content, result.is_error, result.images))
         ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,
                                    summary=result.summary, duration_s=round(elapsed, 3)))
         return result

@@ -125,17 +125,19 @@ class Message(BaseModel):
         return cls(role="system", content=text)
 
     @classmethod
-    def user(cls, text: str) -> "Message":
-        return cls(role="user", content=text)
+    def user(cls, text: str, images: Sequence[Image] = ()) -> "Message":
+        return cls(role="user", content=text, images=tuple(images) or None)
 
     @classmethod
-    def tool_result(cls, call: ToolCall, content: str, is_error: bool = False) -> "Message":
+    def tool_result(cls, call: ToolCall, content: str, is_error: bool = False,
+                    images: Sequence[Image] = ()) -> "Message":
         return cls(
             role="tool",
             content=content,
             tool_call_id=call.id,
             tool_name=call.name,
             is_error=is_error,
+            images=tuple(images) or None,
         )
 
 

@@ -37,16 +37,20 @@ def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
     """Compose the system prompt: guidance, environment (with `sandbox`: what commands may
     do) and the mode's `note` (its driver's); `replace` swaps the built-in part, `append`
     extends it; the workspace's AGENTS.md or CLAUDE.md unless not `instructions` (`--bare`)."""
-    base = replace if replace is not None else "\n\n".join([
+    base = replace if replace is not None else "\n\n".join(part for part in [
         GUIDANCE,
         _environment(workspace, tools) + (f"\nSandbox: {sandbox}" if sandbox else ""),
         note,
-    ])
+        f"Date: {datetime.date.today().isoformat()}",  # after the rest: it alone changes by itself (_environment)
+    ] if part)
     parts = [base, project_instructions(workspace) if instructions else "", append or ""]
     return "\n\n".join(part for part in parts if part)
 
 
 def _environment(workspace: Path, tools: list[str]) -> str:
+    """Where the agent is. Nothing here changes from step to step, or from one session to the
+    next in the same workspace: the request's prefix stays byte-stable, so a provider's prompt
+    cache keeps it (bench/prompt_cache.py). The date, which does change, comes after the rest of the built-in part."""
     shell = os.environ.get("SHELL", "/bin/sh")
     return (f"Workspace: {workspace}\nOS: {platform.system()} {platform.release()}\nShell: {shell}\n"
-            f"Date: {datetime.date.today().isoformat()}\nTools: {', '.join(tools)}")
+            f"Tools: {', '.join(tools)}")

@@ -26,7 +26,7 @@ from .events import (
 from .guards import ContextKeeper, PromptBlocked, PromptFilter, StopGuard, ToolGuard
 from .interrupt import InterruptToken
 from .kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
-from .messages import Message, ToolCall, Usage
+from .messages import Image, Message, ToolCall, Usage
 from .pricing import Price
 from .provider import ChatProvider, ContextLengthError, ProviderError, RetryNotice
 from .results import provider_failure
@@ -106,6 +106,7 @@ class RuntimeCore:
         self.compactor: ContextKeeper | None = None  # keeps the context bounded (compaction)
         self.total_steps = 0
         self.inbox: Inbox | None = None  # messages queued from other processes, taken between turns
+        self.next_images: tuple[Image, ...] = ()  # go with the next prompt (`-i`, `@file.png`, stream-json)
 
     async def run(self, text: str) -> TurnOutcome:
         """One turn on `text`, then one more per queued message (the inbox's after the
@@ -153,7 +154,8 @@ class RuntimeCore:
             if text is not None:
                 for prompt_filter in self.prompt_filters:  # (UserPromptSubmit hooks)
                     text = await prompt_filter.filter_prompt(text)
-                prompt = Message.user(text)
+                prompt = Message.user(text, self.next_images)
+                self.next_images = ()
                 self._transcript.append(prompt)
                 self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
             if self._names_stale:

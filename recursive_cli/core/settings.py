@@ -40,6 +40,18 @@ from .workspace_trust import HeldKey, TrustCheck, TrustVerdict, loosens, toml_va
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
                                            "scripted": "scripted"}
+# Short names for `--model` (and `/model`, `set_model`), per provider: Claude Code's for Anthropic.
+# Any other name is sent as it is. docs/providers.md lists them.
+MODEL_ALIASES: dict[ProviderName, dict[str, str]] = {
+    "anthropic": {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-5", "haiku": "claude-haiku-4-5"},
+    "openai": {},
+    "scripted": {},
+}
+
+
+def resolve_model(provider: ProviderName, name: str) -> str:
+    """The model an alias of `provider` stands for (`sonnet` → `claude-sonnet-4-5`); any other name as it is."""
+    return MODEL_ALIASES.get(provider, {}).get(name.strip().lower(), name)
 
 ENV_VARS = {
     "model": "RECURSIVE_MODEL",
@@ -122,7 +134,8 @@ class Settings(BaseModel):
 
     @property
     def effective_model(self) -> str:
-        return self.model or DEFAULT_MODELS[self.provider]
+        """The model to ask: `model` (an alias resolved), else the provider's default."""
+        return resolve_model(self.provider, self.model) if self.model else DEFAULT_MODELS[self.provider]
 
 
 CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key", "bare"}  # (--bare reads no config file)

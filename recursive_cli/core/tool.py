@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVa
 from pydantic import BaseModel, ValidationError
 
 from .errors import ToolError
-from .messages import ToolCall
+from .messages import Image, ToolCall
 from .provider import ToolSpec
 
 ToolKind = Literal["read", "edit", "shell", "other"]
@@ -29,6 +29,8 @@ class ToolResult(NamedTuple):
     content: str
     is_error: bool = False
     summary: str = ""
+    images: tuple[Image, ...] = ()
+    """Images for the model after `content` (`read_file` of an image)."""
 
 
 class Sandbox(Protocol):
@@ -441,7 +443,7 @@ class ToolRegistry:
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True,
                               summary=first_line(f"{type(exc).__name__}: {exc}"))
         return ToolResult(cap_text(result.content, ctx.output_limit), result.is_error,
-                          result.summary)
+                          result.summary, result.images)
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any] | ToolResult:

@@ -169,6 +169,26 @@ def permission_rules(values: list[str] | None) -> list[str] | None:
     return values
 
 
+@flag_check
+def image_files(values: list[Path] | None) -> list[Path] | None:
+    """`-i/--image FILE` (repeatable): each a PNG, JPEG, GIF or WebP file of at most 5 MB."""
+    if not values:
+        return values
+    from ..core.errors import ImageError
+    from ..core.images import load_image  # (only when the option is given: --help stays light)
+
+    for value in values:
+        try:
+            load_image(value.expanduser())
+        except ImageError as exc:
+            raise FlagValueError(f"expected an image file (PNG, JPEG, GIF or WebP, at most 5 MB): {exc}") from None
+    return values
+
+
+# (one spelling of -i, for RunOptions and `chat`)
+ImageFlag = Annotated[Optional[list[Path]], typer.Option("--image", "-i", metavar="FILE", callback=image_files, help="An image for the model with the first prompt: PNG, JPEG, GIF or WebP (repeatable).", rich_help_panel=INPUT)]
+
+
 @dataclass(slots=True)
 class CommonOptions:
     """The parsed common options; None / False / [] mean "not given on the command line".
@@ -230,6 +250,7 @@ class RunOptions:
 
     no_stdin: Annotated[bool, typer.Option("--no-stdin", envvar="RECURSIVE_NO_STDIN", help="Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).", rich_help_panel=INPUT)] = False
     continue_session: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's latest session, with its conversation and settings.", rich_help_panel=INPUT)] = False
+    image: ImageFlag = None
     output_last_message: Annotated[Optional[Path], typer.Option("--output-last-message", metavar="FILE", help="Also write the final answer to FILE (empty when there is none).", rich_help_panel=OUTPUT)] = None
     output_schema: Annotated[Optional[Path], typer.Option("--output-schema", metavar="FILE", help="JSON Schema the final answer must validate against; asked once more if not; structured_output in the JSON result.", rich_help_panel=OUTPUT)] = None
     mcp_config: McpConfigFlag = None

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent import AgentRuntime
 from ..core.budget import unenforceable_budget
-from ..core.errors import BadValueError, CliError, ConfigError, SandboxUnavailableError, SessionStateError
+from ..core.errors import BadValueError, CliError, ConfigError, ImageError, SandboxUnavailableError, SessionStateError
 from ..core.events import EventSink, FanoutSink, FinishReason, RunFinished, RunStarted
 from ..core.kernel import TurnOutcome
+from ..core.messages import Image
 from ..core.provider import ChatProvider
 from ..core.results import make_result
 from ..core.settings import LoadedSettings, Settings
@@ -57,6 +58,7 @@ class Launch:
     settings: list[str] = field(default_factory=list)  # --settings: hooks (features/hooks)
     include_hook_events: bool = False
     background: bool = False  # --bg: detached once the session is bound (launch/detach.py)
+    images: tuple[Image, ...] = ()  # -i: with the first prompt
     # The event sinks to show the run with (None: `output_sinks`; the interactive session's own).
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
     worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
@@ -95,6 +97,13 @@ def with_run_options(spec: Launch, options: RunOptions) -> Launch:
     """`spec` with the MCP flags and the hook options of the command line."""
     spec.mcp = mcp_flags(options.mcp_config, options.strict_mcp_config)  # None: a resumed session's own
     spec.settings, spec.include_hook_events = list(options.settings or []), options.include_hook_events
+    if options.image:
+        from ..core.images import load_image
+
+        try:
+            spec.images = tuple(load_image(path.expanduser()) for path in options.image)
+        except ImageError as exc:  # (changed since the flag's check)
+            raise CliError(f"-i: {exc}", EXIT_USAGE) from None
     spec.fallback_models = model_names(options.fallback_model)
     spec.background = options.bg
     return spec
@@ -239,6 +248,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        runtime.next_images = spec.images
         if spec.worktree is not None and spec.resumed is None:
             from ..features.worktrees import WorktreeState
 

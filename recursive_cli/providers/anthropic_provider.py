@@ -4,12 +4,13 @@ the tests' oracle for the body, the headers, the stream and the retry rules).
 Request shape: system messages are lifted out into `system`; consecutive messages that map to
 the same Anthropic role are merged into one message, which groups consecutive tool results
 into one user message of `tool_result` blocks; prompt-caching breakpoints go on the system
-block and on the last block of the last message.
+block, on the last block of the last message and on that of the user message before the last
+reply (where the request before ended: see `_Turns`).
 
 Hot path: as in the OpenAI provider, each immutable Message is encoded once (its content
 blocks as JSON bytes, cached with `Message.wire`), and so is each merged message: a run of
-same-role messages is joined once, when a message of the other role ends it (`_Turns`), so a
-step joins only the open last run and copies the bytes kept so far. The body's keys are in the
+same-role messages is joined once, when it is no longer one of the last three (`_Turns`), so a
+step joins only those three runs and copies the bytes kept so far. The body's keys are in the
 order the SDK's `messages.create` writes them, so the two send the same bytes.
 
 Thinking (issue 30; `anthropic_thinking.py`): the `thinking` and `output_config` a request
@@ -31,7 +32,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..core.messages import Message, Reasoning, ToolCall, Usage
+from ..core.images import image_bytes_over
+from ..core.messages import Image, Message, Reasoning, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec, thinking_hook
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
@@ -131,7 +133,8 @@ class AnthropicProvider(HttpProvider):
         """Bytes `message` adds to a request body, encoded once: its blocks and their commas, and
         the message around them (which a run of tool results shares, so this counts it high)."""
         role, blocks = message.wire(WIRE_KEY, encode_message)
-        return sum(len(block) + 1 for block in blocks) + _ENVELOPE + len(role)
+        size = sum(len(block) + 1 for block in blocks) + _ENVELOPE + len(role)
+        return size - image_bytes_over(message) if message.images else size  # (an image: its token cost)
 
     def new_stream(self) -> _StreamState:
         return _StreamState(self._url)
@@ -302,21 +305,31 @@ def encode_message(message: Message) -> Wire:
 
 def message_blocks(message: Message) -> list[dict[str, Any]]:
     """A message's content blocks in the Messages API shape."""
+    images = [image_block(image) for image in message.images or ()]
     if message.role == "tool":
+        content: str | list[dict[str, Any]] = message.content
+        if images:
+            content = [{"type": "text", "text": message.content or EMPTY_TEXT}, *images]
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                                 "content": message.content}
+                                 "content": content}
         if message.is_error:
             block["is_error"] = True
         return [block]
     blocks: list[dict[str, Any]] = []
     if message.content.strip():
         blocks.append({"type": "text", "text": message.content})
+    blocks += images
     if message.role == "assistant":
         blocks += [{"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call)}
                    for call in message.tool_calls]
     # (the thinking first, as it came; a reply of thinking alone still says something after it)
     thinking = [block for block in map(reasoning_block, message.reasoning or ()) if block]
     return thinking + (blocks or [{"type": "text", "text": EMPTY_TEXT}])
+
+
+def image_block(image: Image) -> dict[str, Any]:
+    """An image content block, the image inline in base64."""
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
 
 
 def tool_input(call: ToolCall) -> dict[str, Any]:
@@ -342,41 +355,48 @@ class _Turns:
     """The `messages` array (and the system blocks) of a growing conversation, kept between steps.
 
     Consecutive messages that map to the same role are merged into one message (the system
-    messages are lifted out, so they do not split a run). Every merged message but the last
-    is final once a message of the other role follows it: it is encoded then, once, and
-    appended to `closed`. Only the open last one is encoded on every request, since it carries
-    the cache breakpoint on its last block and may still grow.
+    messages are lifted out, so they do not split a run). A merged message is final once a
+    message of the other role follows it, but the last three are encoded on every request: the
+    last carries a cache breakpoint on its last block (and may still grow), and so does the
+    user message before the last reply, where the request before this one ended. That one is
+    read from the cache however many blocks the reply and its tool results added since (the
+    API looks back only 20 blocks from a breakpoint for an earlier entry). Older messages are
+    encoded once and appended to `closed`.
     """
 
     def __init__(self, generation: int) -> None:
         self.generation = generation
         self.folded = 0  # wires taken in so far
         self.system: list[bytes] = []
-        self.closed = bytearray()  # the final merged messages, comma-separated
-        self.role: str | None = None  # of the open last message
-        self.blocks: list[bytes] = []  # of the open last message
+        self.closed = bytearray()  # the final merged messages but the last three, comma-separated
+        self.tail: list[tuple[str, list[bytes]]] = []  # the last three merged messages: role, blocks
 
     def extend(self, wires: Sequence[Wire]) -> None:
         """Take in the wires added since the last call."""
+        tail = self.tail
         for role, blocks in wires[self.folded:]:
             if role == "system":
                 self.system.extend(blocks)
-            elif role == self.role:
-                self.blocks.extend(blocks)
+            elif tail and role == tail[-1][0]:
+                tail[-1][1].extend(blocks)
             else:
-                if self.role is not None:
+                if len(tail) == 3:
+                    old_role, old_blocks = tail.pop(0)
                     if self.closed:
                         self.closed += b","
-                    self.closed += _message(self.role, self.blocks, cache=False)
-                self.role, self.blocks = role, list(blocks)
+                    self.closed += _message(old_role, old_blocks, cache=False)
+                tail.append((role, list(blocks)))
         self.folded = len(wires)
 
     def messages(self) -> list[bytes | bytearray]:
-        """The pieces of the JSON `messages` array, a cache breakpoint on the very last block."""
-        if self.role is None:
+        """The pieces of the JSON `messages` array: cache breakpoints on the very last block and
+        on the last block of the user message before the last reply."""
+        tail = self.tail
+        if not tail:
             return [b"[]"]
-        last = _message(self.role, self.blocks, cache=True)
-        return [b"[", self.closed, b",", last, b"]"] if self.closed else [b"[", last, b"]"]
+        marked = {len(tail) - 1} | ({0} if len(tail) == 3 and tail[0][0] == "user" else set())
+        recent = b",".join(_message(role, blocks, cache=i in marked) for i, (role, blocks) in enumerate(tail))
+        return [b"[", self.closed, b",", recent, b"]"] if self.closed else [b"[", recent, b"]"]
 
 
 def _message(role: str, blocks: Sequence[bytes], cache: bool) -> bytes:

@@ -20,7 +20,8 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from ..core.messages import Message, ToolCall, Usage
+from ..core.images import image_bytes_over, image_note, takes_images
+from ..core.messages import Image, Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
@@ -30,6 +31,7 @@ from .retry import OPENAI_RULES, http_error, one_line, stream_error
 from .wire_cache import JoinedWires, WirePrefix
 
 WIRE_KEY = "openai"
+TEXT_WIRE_KEY = "openai-text"  # the wire form for a model that takes no images
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "/chat/completions"
@@ -62,7 +64,10 @@ class OpenAIProvider(HttpProvider):
         self._head = b'{"model":' + dumps(model) + (b',"stream":true' if stream else b"") + b',"messages":['
         self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
         self._encode, self._tool_form = self.forms()
-        self._prefix: WirePrefix[bytes] = WirePrefix(self.wire_key, self._encode)
+        self._wire_key = self.wire_key
+        if self._encode is encode_message and not takes_images(model):  # (the chat wire, a text-only model)
+            self._wire_key, self._encode = TEXT_WIRE_KEY, encode_text_only
+        self._prefix: WirePrefix[bytes] = WirePrefix(self._wire_key, self._encode)
         self._joined = JoinedWires()
 
     def request_body(self, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bytes:
@@ -74,8 +79,10 @@ class OpenAIProvider(HttpProvider):
         return b"".join(parts)
 
     def wire_size(self, message: Message) -> int:
-        """Bytes `message` adds to a request body (with its comma), encoded once."""
-        return len(message.wire(self.wire_key, self._encode)) + 1
+        """Bytes `message` adds to a request body (with its comma), encoded once; an image counts
+        as the tokens it costs, not its base64 text."""
+        size = len(message.wire(self._wire_key, self._encode)) + 1
+        return size - image_bytes_over(message) if message.images and self._wire_key != TEXT_WIRE_KEY else size
 
     def forms(self) -> tuple[Callable[[Message], bytes], Callable[[ToolSpec], dict[str, Any]]]:
         """How a message and a tool are written on this wire."""
@@ -201,14 +208,38 @@ class _StreamState:
 
 
 def encode_message(message: Message) -> bytes:
-    """A message's Chat Completions JSON, ready to splice into a request body."""
-    return dumps(message_wire(message))
+    """A message's Chat Completions JSON, ready to splice into a request body.
+
+    A tool result with images is two messages: a tool message's content can only be text, so
+    its images follow in a user message (as the API's vision guide does it).
+    """
+    wire = dumps(message_wire(message))
+    if message.role == "tool" and message.images:
+        wire += b"," + dumps({"role": "user", "content": [image_part(image) for image in message.images]})
+    return wire
+
+
+def encode_text_only(message: Message) -> bytes:
+    """As `encode_message`, for a model that takes no images: each image is a line of text saying so."""
+    if not message.images:
+        return encode_message(message)
+    notes = "\n".join(image_note(image) for image in message.images)
+    return encode_message(message.model_copy(update={"images": None,
+                                                     "content": f"{message.content}\n{notes}".lstrip("\n")}))
+
+
+def image_part(image: Image) -> dict[str, Any]:
+    """An image content part: the image inline, as a data URL."""
+    return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
 
 
 def message_wire(message: Message) -> dict[str, Any]:
     """A message in the Chat Completions shape."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "user" and message.images:
+        parts = [{"type": "text", "text": message.content}] if message.content else []
+        return {"role": "user", "content": parts + [image_part(image) for image in message.images]}
     if message.role == "assistant" and message.tool_calls:
         return {"role": "assistant", "content": message.content or None,
                 "tool_calls": [{"id": call.id, "type": "function",

@@ -65,6 +65,16 @@ _MAX_MESSAGE_CHARS = 300
 _CONTEXT_OVERFLOW = re.compile(r"context[ _](length|window|size)|prompt is too long|too many tokens",
                                re.IGNORECASE)
 _CONTEXT_OVERFLOW_STATUSES = frozenset({400, 413, 422})
+# How servers say the model takes no such parameter, or not that value: OpenAI ("Unsupported
+# parameter: 'temperature' is not supported with this model.", code unsupported_parameter or
+# unsupported_value), Azure ("Unrecognized request argument supplied"), vLLM and LiteLLM
+# ("Extra inputs are not permitted", "does not support parameters"), Anthropic ("… is not
+# supported on this model"). Asking again cannot help: one clear error, never a retry.
+_REJECTED_PARAMETER = re.compile(
+    r"unsupported[ _](parameter|value)|unrecognized request argument|extra inputs are not permitted"
+    r"|unknown (parameter|field)|not supported (with|on|for|by) this model|does not support parameters?",
+    re.IGNORECASE)
+_QUOTED = re.compile(r"'([A-Za-z_][\w.\[\]]*)'|`([A-Za-z_][\w.]*)`|\"([A-Za-z_][\w.]*)\"")
 # A brief retry: this many attempts more, from a quarter of the base delay, each wait at most
 # this long (with the default base delay: about 0.25 s, then 0.5 s).
 BRIEF_RETRIES = 2
@@ -265,6 +275,12 @@ def http_error(status: int, url: str, server_message: str | None,
     if status in _CONTEXT_OVERFLOW_STATUSES and _CONTEXT_OVERFLOW.search(f"{code or ''} {message}"):
         return ContextLengthError(f"HTTP {status} from {url}: the conversation is too long for the "
                                   f"model's context window ({message or code})", status=status)
+    if status in (400, 422) and _REJECTED_PARAMETER.search(f"{code or ''} {message}"):
+        quoted = _QUOTED.search(message)
+        what = f"the parameter {next(g for g in quoted.groups() if g)!r}" if quoted else "a parameter"
+        return ProviderError(f"HTTP {status} from {url}: the model does not take {what} recursive sent "
+                             f"({message or code}); use another model, or leave out the option that sets it "
+                             "(such as --effort or --thinking-budget)", status=status)
     reason = f"HTTP {status} from {url}: {_STATUS_CAUSES.get(status, 'error')}"
     if message:
         reason += f" ({message})"

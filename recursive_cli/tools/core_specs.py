@@ -10,7 +10,8 @@ SPECS: dict[str, dict[str, Any]] = {'files.ReadFileTool': {'name': 'read_file',
                         'description': 'Read a text file and return its lines numbered from 1 '
                                        '(`number<TAB>text`). Shows at most 2000 lines; use `offset` and '
                                        '`limit` to page through long files. Read a file before editing it. '
-                                       'Binary files and directories are refused (use list_dir for '
+                                       'An image file (PNG, JPEG, GIF, WebP) is returned as the image. Other '
+                                       'binary files and directories are refused (use list_dir for '
                                        'directories).',
                         'parameters': {'properties': {'path': {'description': 'File to read, relative to the '
                                                                               'workspace.',

@@ -13,6 +13,8 @@ from typing import TextIO
 
 from pydantic import BaseModel, Field
 
+from ..core.errors import ImageError
+from ..core.images import image_size, load_image, looks_like_image
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 from ..core.wording import counted
 
@@ -34,7 +36,8 @@ class ReadFileTool(BaseTool[ReadArgs]):
     description = (
         "Read a text file and return its lines numbered from 1 (`number<TAB>text`). "
         f"Shows at most {DEFAULT_LINE_LIMIT} lines; use `offset` and `limit` to page through "
-        "long files. Read a file before editing it. Binary files and directories are refused "
+        "long files. Read a file before editing it. An image file (PNG, JPEG, GIF, WebP) is "
+        "returned as the image. Other binary files and directories are refused "
         "(use list_dir for directories)."
     )
     kind = "read"
@@ -43,6 +46,8 @@ class ReadFileTool(BaseTool[ReadArgs]):
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolResult:
         path = ctx.sandbox.resolve(args.path)
         shown = ctx.sandbox.display(path)
+        if looks_like_image(path):
+            return _read_image(path, shown)
         first = args.offset or 1
         limit = args.limit or DEFAULT_LINE_LIMIT
         budget = max(ctx.output_limit - 300, 1000)
@@ -57,6 +62,16 @@ class ReadFileTool(BaseTool[ReadArgs]):
             text += (f"\n\n[{shown} continues after line {last}; "
                      f"call read_file with offset={last + 1} to read more]")
         return ToolResult(text, summary=f"lines {first}-{last}")
+
+
+def _read_image(path: Path, shown: str) -> ToolResult:
+    """An image file as an image for the model, with a line of text naming it."""
+    try:
+        image = load_image(path, shown)
+    except ImageError as exc:
+        raise ToolError(str(exc)) from None
+    return ToolResult(f"{shown} is an image ({image.media_type}, {image_size(image)} bytes); it follows.",
+                      summary="image", images=(image,))
 
 
 @contextlib.contextmanager

@@ -200,5 +200,5 @@ def test_replayed_prompts_and_a_message_without_text(tmp_path: Path, workspace: 
     assert [r["message"]["content"] for r in replay] == ["hello", ""]
     results = [r for r in records if r["type"] == "result"]
     assert [(r["is_error"], r["result"]) for r in results] == [(False, "hi"), (True, "the message has no text to send")]
-    assert "image content is not passed on" in proc.stderr
+    assert "image block 1 is not an image (PNG, JPEG, GIF or WebP); it is not passed on" in proc.stderr
     assert proc.returncode == 1

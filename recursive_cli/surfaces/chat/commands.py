@@ -111,7 +111,7 @@ async def _help(chat: ChatSession, args: str) -> None:
 
 
 async def _model(chat: ChatSession, args: str) -> None:
-    from ...core.settings import ConfigError
+    from ...core.settings import ConfigError, resolve_model
     from ...features.compaction import context_window
     from ...providers import make_provider
 
@@ -120,6 +120,7 @@ async def _model(chat: ChatSession, args: str) -> None:
     if not name:
         chat.sink.line(f"model: {runtime.provider.model} ({runtime.provider.name}); /model NAME changes it")
         return
+    name = resolve_model(chat.settings.provider, name)  # (`/model opus`)
     if runtime.provider.name == "scripted":  # its replies go on where they are
         runtime.provider.model = name
     else:

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ... import __version__
-from ...core.errors import SessionStateError
+from ...core.errors import ImageError, SessionStateError
 from ...core.events import EventSink, FinishReason
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
-from ...core.messages import unfinished
+from ...core.messages import Image, unfinished
 from ...core.pricing import price_for
 from ...core.settings import Settings
 from ...features.sessions.records import SessionWriteError
@@ -181,11 +181,26 @@ class ChatSession:
         """One turn on `text` (None: carry on a cut-short one), then the queued messages; the
         `!` commands run since the last turn go first, as context."""
         runtime = self.runtime
+        if text is not None:
+            runtime.next_images += self._mentioned_images(text)
         if text is not None and self._shell_notes:
             text = "\n\n".join([*self._shell_notes, text])
             self._shell_notes.clear()
         work = runtime.run(text) if text is not None else runtime.continue_turn()
         return await self.busy(work, turns=True)
+
+    def _mentioned_images(self, text: str) -> tuple[Image, ...]:
+        """The images a message names as `@shot.png` (workspace-relative), each read; one that
+        cannot be is said in red and left out."""
+        from ...core.images import image_mentions, load_image
+
+        images = []
+        for name in image_mentions(text):
+            try:
+                images.append(load_image(self.runtime.workspace / name, name))
+            except ImageError as exc:
+                self.sink.line(f"error: {exc}; the message goes without it", "red")
+        return tuple(images)
 
     async def busy(self, work: Awaitable[TurnOutcome | object], turns: bool = False) -> TurnOutcome:
         """Run `work` as a turn runs: its own interrupt token, keys queued, the status line up."""

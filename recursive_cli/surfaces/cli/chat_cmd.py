@@ -8,6 +8,7 @@ from ...launch.options import (
     HOOKS,
     INPUT,
     CommonOptions,
+    ImageFlag,
     McpOptions,
     RunOptions,
     WorktreeFlag,
@@ -37,6 +38,7 @@ def register(app: typer.Typer) -> None:
 def chat(
     prompt: Annotated[Optional[list[str]], typer.Argument(metavar="PROMPT", help="The first message (optional).", show_default=False)] = None,
     continue_session: Annotated[bool, typer.Option("--continue", "-c", help="Continue this workspace's latest session, with its conversation and settings.", rich_help_panel=INPUT)] = False,
+    image: ImageFlag = None,
     settings: Annotated[Optional[list[str]], typer.Option("--settings", metavar="FILE|JSON", help="Settings in Claude Code's format, a file or JSON text (repeatable): their hooks run with those of ~/.recursive/settings.json, .claude/settings.json and .recursive/settings.json.", rich_help_panel=HOOKS)] = None,
     worktree: WorktreeFlag = None,
     *,
@@ -51,5 +53,5 @@ def chat(
 
     options = RunOptions(continue_session=continue_session, mcp_config=mcp_options.mcp_config,
                          strict_mcp_config=mcp_options.strict_mcp_config, settings=settings,
-                         worktree=worktree)
+                         image=image, worktree=worktree)
     raise typer.Exit(chat_command(common, prompt or [], options))

@@ -170,12 +170,13 @@ class ClientRequests:
         (the kernel asks the runtime for its provider before each call; a call under way ends
         on the old one, which is closed at the end); its price from then on too. No model
         means the one the run started with."""
-        from ...core.settings import ConfigError
+        from ...core.settings import ConfigError, resolve_model
         from ...providers import make_provider
 
         model = request.get("model") or self.run.default_model
         if not isinstance(model, str):
             raise ValueError("set_model needs a model name")
+        model = resolve_model(self.run.loaded.settings.provider, model)  # (`set_model("opus")`)
         runtime = self.run.runtime
         if runtime.provider.name == "scripted":  # its replies go on where they are
             runtime.provider.model = model

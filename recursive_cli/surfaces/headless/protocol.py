@@ -9,12 +9,16 @@ with a message.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ...core.errors import StreamLineError
+from ...core.errors import ImageError, StreamLineError
+from ...core.images import image_from_bytes
+from ...core.messages import Image
 
 
 class _Line(BaseModel):
@@ -27,7 +31,7 @@ class UserContent(_Line):
 
 
 class UserLine(_Line):
-    """A prompt; its content is text, or blocks of which the text ones are read."""
+    """A prompt; its content is text, or blocks of which the text and base64 image ones are read."""
 
     type: Literal["user"]
     message: UserContent
@@ -42,11 +46,36 @@ class UserLine(_Line):
         return "\n\n".join(part for part in parts if part)
 
     def dropped_blocks(self) -> list[str]:
-        """The kinds of content blocks that are not text (images…), which we cannot pass on."""
+        """The kinds of content blocks that are neither text nor a base64 image, which we cannot pass on."""
         content = self.message.content
         if isinstance(content, str):
             return []
-        return [str(block.get("type")) for block in content if block.get("type") != "text"]
+        return [str(block.get("type")) for block in content
+                if block.get("type") != "text" and _base64_source(block) is None]
+
+    def images(self) -> tuple[list[Image], list[str]]:
+        """The base64 `image` blocks as images, and a line for each one that is no image we send."""
+        content = self.message.content
+        images: list[Image] = []
+        problems: list[str] = []
+        for number, block in enumerate(content if isinstance(content, list) else [], 1):
+            source = _base64_source(block)
+            if source is None:
+                continue
+            try:
+                raw = base64.b64decode(str(source.get("data", "")), validate=True)
+                images.append(image_from_bytes(raw, f"image block {number}"))
+            except (ValueError, binascii.Error) as exc:  # (ImageError is a ValueError)
+                problems.append(str(exc) if isinstance(exc, ImageError) else f"image block {number} is not base64")
+        return images, problems
+
+
+def _base64_source(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The `source` of an `image` block that carries its image inline, as the Agent SDKs send it."""
+    source = block.get("source")
+    if block.get("type") == "image" and isinstance(source, dict) and source.get("type") == "base64":
+        return source
+    return None
 
 
 class ControlRequestLine(_Line):

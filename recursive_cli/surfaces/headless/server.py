@@ -24,13 +24,13 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
 from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, ToolStarted
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
-from ...core.messages import ToolCall, Usage
+from ...core.messages import Image, ToolCall, Usage
 from ...core.provider import ChatProvider
 from ...core.results import errors, exit_code_for, stop_reason
 from ...features.sessions.records import SessionWriteError
@@ -44,6 +44,13 @@ from .control import ClientRequests
 _CLAUDE_SUBTYPES = {FinishReason.INTERRUPTED: "error_during_execution"}
 _STOP_HOOK_ROUNDS = 5  # a Stop hook that keeps saying "go on" is obeyed this often per prompt
 _EOF = None
+
+
+class _Prompt(NamedTuple):
+    """A prompt waiting in the inbox: its text and the images that came with it."""
+
+    text: str
+    images: tuple[Image, ...] = ()
 
 
 @dataclass
@@ -63,7 +70,7 @@ class HeadlessServer:
     def __init__(self, run: HeadlessRun) -> None:
         self.run = run
         self.runtime = run.runtime
-        self._inbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[_Prompt | None] = asyncio.Queue()
         self._turn_running = False
         self._stopping: int | None = None  # a signal ended the process: no more prompts
         self._last: Turn | None = None
@@ -80,13 +87,14 @@ class HeadlessServer:
         self._install_signals()
         reader = asyncio.create_task(self._read_stdin())
         if first:
-            self._inbox.put_nowait(first)
+            self._inbox.put_nowait(_Prompt(first))
         try:
             while self._stopping is None:
                 prompt = await self._inbox.get()
                 if prompt is _EOF:
                     break
-                await self.run_prompt(prompt)
+                self.runtime.next_images = prompt.images
+                await self.run_prompt(prompt.text)
         finally:
             reader.cancel()
             await self._drain_tasks()
@@ -110,7 +118,7 @@ class HeadlessServer:
         started = time.monotonic()
         await self.run.start_mcp()  # (once: the init line lists the servers and their tools)
         self.run.sink.write_init(self.run.init_info())
-        if not prompt.strip():
+        if not prompt.strip() and not runtime.next_images:
             turn = Turn(TurnOutcome(FinishReason.INTERNAL_ERROR, detail="the message has no text to send"),
                         1, 0, Usage(), time.monotonic() - started)
             self._write_result(turn)
@@ -311,12 +319,16 @@ class HeadlessServer:
         if isinstance(line, protocol.UserLine):
             dropped = line.dropped_blocks()
             if dropped:
-                sys.stderr.write(f"warning: {', '.join(dropped)} content is not passed on; only text is\n")
+                sys.stderr.write(f"warning: {', '.join(dropped)} content is not passed on; only text and "
+                                 "base64 images are\n")
+            images, problems = line.images()
+            for problem in problems:
+                sys.stderr.write(f"warning: {problem}; it is not passed on\n")
             if self.run.options.replay_user_messages:  # Claude's acknowledgement of a prompt
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
                                           "uuid": str(uuid.uuid4()), "isReplay": True})
-            self._inbox.put_nowait(line.text())
+            self._inbox.put_nowait(_Prompt(line.text(), tuple(images)))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))
