@@ -259,8 +259,8 @@ def encode_message(message: Message) -> bytes:
 
 def input_items(message: Message) -> list[dict[str, Any]]:
     """A message as Responses input items (never none)."""
-    if message.role == "tool":
-        return [{"type": "function_call_output", "call_id": message.tool_call_id, "output": message.content}]
+    if message.role == "tool":  # (an image it returned, read_file's, goes as an input_image part of its output)
+        return [{"type": "function_call_output", "call_id": message.tool_call_id, "output": _content(message)}]
     if message.role != "assistant":
         return [{"role": message.role, "content": _content(message)}]
     items: list[dict[str, Any]] = [
@@ -275,7 +275,8 @@ def input_items(message: Message) -> list[dict[str, Any]]:
 
 
 def _content(message: Message) -> str | list[dict[str, Any]]:
-    """A user or system message's content: its text, or input parts when it has images."""
+    """A message's content (a user's, a system's, a tool's output): its text, or input parts when
+    it has images."""
     if not message.images:
         return message.content
     parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.content}] if message.content else []

@@ -162,3 +162,24 @@ def test_resume_takes_i_for_its_prompt(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert messages[1]["content"] == "hello"
     assert openai_images(messages[-1]) == ["data:image/png;base64," + base64.b64encode(png_bytes(5, 5)).decode()]
+
+
+def responses_images(parts: object) -> list[str]:
+    return [p["image_url"] for p in parts if p.get("type") == "input_image"] if isinstance(parts, list) else []
+
+
+def test_images_on_the_responses_wire_from_i_and_from_read_file(tmp_path: Path) -> None:
+    (tmp_path / "logo.png").write_bytes(png_bytes())
+    data = base64.b64encode(png_bytes()).decode()
+    replies = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "logo.png"}}]}, {"text": "a logo"}]
+    with FakeLLMServer(replies) as server:
+        proc = invoke("run", "compare them", "-i", str(tmp_path / "logo.png"), "-C", str(tmp_path),
+                      *provider_args(server, "openai", "gpt-5"), "--wire", "responses",
+                      env={"RECURSIVE_API_KEY": API_KEY})
+        first, second = (request.body["input"] for request in server.requests)
+    assert proc.returncode == 0, proc.stderr
+    user = next(item for item in first if item.get("role") == "user")
+    assert responses_images(user["content"]) == [f"data:image/png;base64,{data}"]
+    [output] = [item for item in second if item.get("type") == "function_call_output"]
+    assert responses_images(output["output"]) == [f"data:image/png;base64,{data}"]
+    assert any(p["type"] == "input_text" and "logo.png" in p["text"] for p in output["output"])
