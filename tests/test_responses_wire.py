@@ -165,3 +165,11 @@ def test_the_reasoning_summary_is_shown_as_thinking_with_verbose(workspace: Path
     assert result.returncode == 0, result.stderr
     assert "thinking: The file list first." in result.stderr
     assert result.stdout.strip() == "Nothing here."
+
+
+@pytest.mark.parametrize(("flags", "sent"), [((), None), (("--effort", "low"), "low"), (("--effort", "max"), "high")])
+def test_effort_on_the_chat_wire_is_reasoning_effort(flags: tuple[str, ...], sent: str | None, workspace: Path) -> None:
+    with FakeLLMServer([{"text": "Nothing here."}]) as server:
+        result = run(server, workspace, "--wire", "chat", *flags)
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0].body.get("reasoning_effort") == sent

@@ -53,7 +53,8 @@ def make_provider(settings: Settings, session_id: str | None = None) -> ChatProv
                                        effort=settings.effort, session_id=session_id, timeout=timeout)
     from .openai_provider import OpenAIProvider
 
-    return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream, timeout=timeout)
+    return OpenAIProvider(model, settings.api_key, settings.api_base, stream=stream, timeout=timeout,
+                          effort=settings.effort)
 
 
 def openai_wire(settings: Settings) -> str:

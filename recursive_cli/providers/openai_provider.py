@@ -56,13 +56,15 @@ class OpenAIProvider(HttpProvider):
     wire_key: ClassVar[str] = WIRE_KEY  # (the Responses wire, a subclass, has its own forms)
 
     def __init__(self, model: str, api_key: str | None, base_url: str | None, stream: bool = True,
-                 max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Without `api_key`, `base_url` must name the (keyless) server; no key is read from the environment."""
+                 max_tokens: int | None = None, *, timeout: float = DEFAULT_TIMEOUT, effort: str | None = None) -> None:
+        """Without `api_key`, `base_url` must name the (keyless) server; no key is read from the environment.
+        `effort` (`--effort`, only when given) is Chat Completions' `reasoning_effort`."""
         if not api_key and not base_url:
             raise ProviderError("no API key for the openai provider: set RECURSIVE_API_KEY or OPENAI_API_KEY")
         super().__init__(model, stream, api_key, base_url, request_headers(api_key), timeout)
         self._head = b'{"model":' + dumps(model) + (b',"stream":true' if stream else b"") + b',"messages":['
-        self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url)
+        self._tail = _body_tail(stream, max_tokens, official=base_url is None or "api.openai.com" in base_url,
+                                effort=effort)
         self._encode, self._tool_form = self.forms()
         self._wire_key = self.wire_key
         if self._encode is encode_message and not takes_images(model):  # (the chat wire, a text-only model)
@@ -254,9 +256,12 @@ def tool_wire(spec: ToolSpec) -> dict[str, Any]:
             "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters}}
 
 
-def _body_tail(stream: bool, max_tokens: int | None, official: bool) -> bytes:
-    """What follows the messages, before the tools: the output limit and the stream options."""
+def _body_tail(stream: bool, max_tokens: int | None, official: bool, effort: str | None = None) -> bytes:
+    """What follows the messages, before the tools: the output limit, the reasoning effort (the
+    wire's levels stop at `high`: `max` is sent as that) and the stream options."""
     tail = b"]"
+    if effort is not None:
+        tail += b',"reasoning_effort":' + dumps("high" if effort == "max" else effort)
     if max_tokens is not None:
         # OpenAI's reasoning models only take the newer name; many compatible servers only the old.
         key = b"max_completion_tokens" if official else b"max_tokens"

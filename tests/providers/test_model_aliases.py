@@ -28,11 +28,16 @@ def test_an_alias_is_sent_as_its_model(tmp_path: Path, provider: str, given: str
     assert body["model"] == sent
 
 
-def test_without_model_each_provider_has_its_default(tmp_path: Path) -> None:
-    for provider, default in (("openai", "gpt-4.1-mini"), ("anthropic", "claude-sonnet-4-5")):
-        with FakeLLMServer([{"text": "ok"}]) as server:
-            base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-            proc = invoke("run", "hi", "-C", str(tmp_path), "--provider", provider, "--api-base", base,
-                          "--no-session", env={"RECURSIVE_API_KEY": "sk-test"})
-            assert proc.returncode == 0, proc.stderr
-            assert server.requests[0].body["model"] == default
+def test_without_model_each_provider_has_its_default(tmp_path: Path, isolated_home: Path) -> None:
+    shown = invoke("config", "show", "--provider", "openai")
+    assert shown.returncode == 0 and "gpt-4.1-mini" in shown.stdout  # OpenAI's own API: its default
+    with FakeLLMServer([{"text": "ok"}]) as server:
+        proc = invoke("run", "hi", "-C", str(tmp_path), "--provider", "anthropic", "--api-base",
+                      server.anthropic_base_url, "--no-session", env={"RECURSIVE_API_KEY": "sk-test"})
+        assert proc.returncode == 0, proc.stderr
+        assert server.requests[0].body["model"] == "claude-sonnet-4-5"
+    with FakeLLMServer([{"text": "ok"}], served=["local-model"]) as server:  # another server: the one it serves
+        proc = invoke("run", "hi", "-C", str(tmp_path), "--provider", "openai", "--api-base",
+                      server.openai_base_url, "--no-session", env={"RECURSIVE_API_KEY": "sk-test"})
+        assert proc.returncode == 0, proc.stderr
+        assert server.requests[-1].body["model"] == "local-model"
