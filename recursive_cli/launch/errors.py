@@ -23,6 +23,7 @@ import threading
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+EXIT_UNAVAILABLE = 75  # EX_TEMPFAIL: the model's server stayed unavailable; worth trying again later
 EXIT_INTERRUPTED = 130  # SIGINT, as a shell reports a process it ended
 _paused: list[bool] = []  # [True] while the garbage collector is held off (pause_for_startup, hold_collector)
 

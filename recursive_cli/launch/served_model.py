@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import CliError
 from ..core.provider import ProviderError
 from ..core.settings import LoadedSettings
-from .errors import EXIT_ERROR, EXIT_USAGE
+from .errors import EXIT_ERROR, EXIT_UNAVAILABLE, EXIT_USAGE
 
 if TYPE_CHECKING:
     from ..providers.openai_provider import OpenAIProvider
@@ -40,7 +40,7 @@ def with_served_model(loaded: LoadedSettings) -> LoadedSettings:
     try:
         models = asyncio.run(_listed(provider))
     except ProviderError as exc:
-        raise CliError(_failure(base, exc), EXIT_ERROR) from None
+        raise CliError(_failure(base, exc), EXIT_UNAVAILABLE if exc.unavailable else EXIT_ERROR) from None
     if not models:
         raise CliError(f"{base} lists no model to pick (no -m MODEL given): load one there, or pass -m MODEL")
     if len(models) > 1:

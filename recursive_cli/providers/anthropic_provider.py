@@ -164,7 +164,8 @@ class AnthropicProvider(HttpProvider):
         _, message = _error_fields(err.body)
         error = http_error(err.status, self._url, message or _sdk_message(err), err.headers, rules=self.rules)
         if err.status == 400 and self._asked_by and _THINKING_WORDS.search(message or ""):
-            error = ProviderError(f"{error.reason}; {self._asked_by} asked for it: this model may take "
+            error = ProviderError(f"HTTP 400 from {self._url}: bad request ({one_line(message or '')}); "
+                                  f"{self._asked_by} asked for it: this model may take "
                                   "another kind of thinking, or none", status=400)
         return error
 

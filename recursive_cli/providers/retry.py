@@ -278,7 +278,7 @@ def http_error(status: int, url: str, server_message: str | None,
     if status in (400, 422) and _REJECTED_PARAMETER.search(f"{code or ''} {message}"):
         quoted = _QUOTED.search(message)
         what = f"the parameter {next(g for g in quoted.groups() if g)!r}" if quoted else "a parameter"
-        return ProviderError(f"HTTP {status} from {url}: the model does not take {what} recursive sent "
+        return ProviderError(f"HTTP {status} from {url}: bad request: the model does not take {what} recursive sent "
                              f"({message or code}); use another model, or leave out the option that sets it "
                              "(such as --effort or --thinking-budget)", status=status)
     reason = f"HTTP {status} from {url}: {_STATUS_CAUSES.get(status, 'error')}"

@@ -39,6 +39,7 @@ from typing import Any
 from ...core.errors import RayMissingError  # noqa: F401 (re-exported)
 from ...core.settings import default_home
 from ...core.wording import counted
+from ...launch.errors import EXIT_UNAVAILABLE
 from .progress import Tally, Views
 from .record import LOGS_DIR, SESSIONS_DIR, FleetRecord
 from .results import BAD_TASK, FLEET_BUDGET, INFRASTRUCTURE, ResultLine, append_result
@@ -359,7 +360,6 @@ def _crash(exc: BaseException) -> _Crash:
     return _Crash(reason, infra=bool(names & set(_INFRA_ERRORS)))
 
 
-EXIT_UNAVAILABLE = 75  # the model's server stayed unavailable (core/results.py): worth another attempt
 
 
 def _killed(returncode: int | None) -> bool:
