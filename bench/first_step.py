@@ -26,7 +26,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import RECURSIVE, ChildRun, ServerProcess, agent_env, median, run_child, scratch_dir, table, write_json
+from harness import (
+    RECURSIVE,
+    ChildRun,
+    ServerProcess,
+    agent_env,
+    median,
+    model_flag,
+    run_child,
+    scratch_dir,
+    table,
+    write_json,
+)
 
 PROVIDERS = ("openai", "anthropic")
 
@@ -43,7 +54,8 @@ def make_workspace(files: int) -> str:
 
 def one_step_argv(provider: str, server: ServerProcess, workspace: str) -> list[str]:
     base = server.base_url if provider == "openai" else server.root_url
-    return [RECURSIVE, "run", "--provider", provider, "--api-base", base, "-C", workspace, "say done"]
+    return [RECURSIVE, "run", "--provider", provider, "--api-base", base, *model_flag(provider), "-C", workspace,
+            "say done"]
 
 
 def timed_run(provider: str, workspace: str, env: dict[str, str]) -> dict[str, float]:

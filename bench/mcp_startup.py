@@ -36,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness import RECURSIVE, ServerProcess, child_env, median, run_child, scratch_dir, table
+from harness import BENCH_MODEL, RECURSIVE, ServerProcess, child_env, median, run_child, scratch_dir, table
 from side_by_side import claude_binary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,7 +102,7 @@ def main() -> None:
         for name, servers in cases(f"http://127.0.0.1:{port}/mcp").items():
             mcp = ["--strict-mcp-config", "--mcp-config", json.dumps({"mcpServers": servers})]
             agents = {"recursive": ([RECURSIVE, "run", TASK, "--provider", "openai", "--api-base", server.base_url,
-                                     "--no-checkpoints", "-C", str(workspace), *mcp], ours)}
+                                     "-m", BENCH_MODEL, "--no-checkpoints", "-C", str(workspace), *mcp], ours)}
             if args.before:
                 agents["recursive (before)"] = ([args.before, *agents["recursive"][0][1:]], ours)
             if claude:

@@ -78,6 +78,7 @@ from harness import (
     child_env,
     machine,
     median,
+    model_flag,
     request_template,
     run_child,
     scratch_dir,
@@ -176,7 +177,8 @@ def recursive_agents(workspace: str, suffix: str, env: dict[str, str], binary: s
     """The four `recursive run` rows (see the module docstring), labelled with `suffix`."""
     def argv(provider: str, *extra: str) -> Callable[[ServerProcess], list[str]]:
         return lambda s: [binary, "run", "--provider", provider, "--api-base",
-                          s.base_url if provider == "openai" else s.root_url, "-C", workspace, *extra, TASK]
+                          s.base_url if provider == "openai" else s.root_url, *model_flag(provider),
+                          "-C", workspace, *extra, TASK]
 
     return [Agent(f"recursive openai{suffix}", argv("openai"), env),
             Agent(f"recursive anthropic{suffix}", argv("anthropic"), env),
