@@ -193,7 +193,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "max_cost": options.max_budget_usd, "max_duration": options.max_duration,
         "output_format": options.output_format, "no_session": options.no_session,
         "no_checkpoints": options.no_checkpoints,
-        "permission_mode": options.permission_mode if ours else None,
+        "permission_mode": options.permission_mode if ours or options.permission_mode == "plan" else None,
         "allow": options.allow, "deny": options.deny,
         "system_prompt": _text(options.system_prompt, options.system_prompt_file, "--system-prompt-file"),
         "append_system_prompt": _text(options.append_system_prompt, options.append_system_prompt_file,
