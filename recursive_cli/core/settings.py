@@ -130,7 +130,7 @@ class Settings(BaseModel):
         `workspace-write` in every other."""
         if self.sandbox is not None:
             return self.sandbox
-        return "read-only" if self.permission_mode in ("read-only", "plan") else "workspace-write"
+        return "read-only" if self.permission_mode == "read-only" else "workspace-write"
 
     @property
     def effective_model(self) -> str:
