@@ -78,3 +78,12 @@ def test_plan_run_refuses_changes_prints_the_plan_and_resume_carries_it_out(
     assert json.loads(go.stdout)["result"] == "Done: notes.txt written."
     assert (workspace / "notes.txt").read_text() == "hi\n"
 
+
+
+def test_a_goal_in_plan_mode_ends_with_the_plan(tmp_path: Path, workspace: Path) -> None:
+    args = scripted(tmp_path, "goal.json", [{"tool_calls": [call("exit_plan_mode", plan=PLAN)]},
+                                            {"text": "never asked: the plan ends the goal run"}])
+    result = invoke("goal", "-C", str(workspace), "--permission-mode", "plan", "--check", "test -f notes.txt",
+                    "-o", "json", *args, "make notes.txt")
+    assert result.returncode == 0 and json.loads(result.stdout)["result"] == PLAN, result.stderr
+    assert not (workspace / "notes.txt").exists()

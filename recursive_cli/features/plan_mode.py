@@ -58,6 +58,13 @@ def plan_state(runtime: RuntimeCore) -> PlanState:
     return found
 
 
+def take_plan(runtime: RuntimeCore) -> str | None:
+    """The plan presented since the last call (None: none), cleared."""
+    state = plan_state(runtime)
+    plan, state.plan = state.plan, None
+    return plan
+
+
 def enter_plan_mode(runtime: RuntimeCore, policy: PermissionPolicy) -> None:
     """Plan mode from the next call on (`policy`: the runtime's): writes refused, `exit_plan_mode` offered."""
     policy.mode = "plan"
