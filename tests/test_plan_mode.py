@@ -87,3 +87,10 @@ def test_a_goal_in_plan_mode_ends_with_the_plan(tmp_path: Path, workspace: Path)
                     "-o", "json", *args, "make notes.txt")
     assert result.returncode == 0 and json.loads(result.stdout)["result"] == PLAN, result.stderr
     assert not (workspace / "notes.txt").exists()
+
+
+def test_exit_plan_mode_is_listed_only_in_plan_mode(workspace: Path) -> None:
+    plan = invoke("tools", "-C", str(workspace), "--permission-mode", "plan", "--json")
+    auto = invoke("tools", "-C", str(workspace), "--json")
+    assert "exit_plan_mode" in [tool["name"] for tool in json.loads(plan.stdout)]
+    assert "exit_plan_mode" not in [tool["name"] for tool in json.loads(auto.stdout)]
