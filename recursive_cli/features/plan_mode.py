@@ -76,4 +76,9 @@ def leave_plan_mode(runtime: RuntimeCore, policy: PermissionPolicy, mode: Permis
     """Switch to `mode` (the one the user chose when approving the plan)."""
     policy.mode = mode
     runtime.remove_tool(PLAN_TOOL)
+    from .sessions.writer import JsonlSessionWriter
+
+    writer = runtime.feature(JsonlSessionWriter)
+    if writer is not None:  # (a later `resume` goes on in the mode chosen, not in plan mode)
+        writer.update_meta(permission_mode=mode)
 

@@ -55,4 +55,17 @@ def test_query_in_plan_mode_returns_the_plan_and_writes_nothing(agent_cli: Agent
     assert "exit_plan_mode" in tools
     assert "Plan mode is on" in json.dumps(agent_cli.server.requests[0].body)
     assert len(agent_cli.server.requests) == 3  # the plan ended the turn
+
+    agent_cli.server.add({"tool_calls": [call("write_file", path="notes.txt", content="hi\n")]},
+                         {"text": "notes.txt written"})
+    opts = ClaudeAgentOptions(cli_path=str(agent_cli.path), cwd=str(agent_cli.workspace), env=agent_cli.env(),
+                              permission_mode="acceptEdits", resume=result.session_id)
+
+    async def go() -> list[Any]:
+        return [message async for message in query(prompt="go", options=opts)]
+
+    done = asyncio.run(asyncio.wait_for(go(), 60))[-1]
+    assert isinstance(done, ResultMessage) and done.result == "notes.txt written" and not done.is_error
+    assert (agent_cli.workspace / "notes.txt").read_text() == "hi\n"
+    assert "1. Create notes.txt." in json.dumps(agent_cli.server.requests[3].body)  # the plan is in the conversation
     agent_cli.lines()

@@ -125,6 +125,9 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         raise UsageError(refused.replace("--max-cost", "--max-budget-usd"))
     picked = session.pick(options, loaded)
     settings = picked.loaded.settings
+    if settings.permission_mode == "plan" and options.permission_mode != "plan":
+        # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
+        settings = settings.model_copy(update={"permission_mode": "auto"})
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
     known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
