@@ -3,17 +3,19 @@ keeps planning, a "yes" switches to the mode picked and the agent carries the pl
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
-from chatkit import Chat, call, plain, server_args, user_messages
+from chatkit import Chat, call, plain, server_args, sessions, user_messages
 from fakeserver import FakeLLMServer
 
 Open = Callable[..., Chat]
 PLAN = "1. Write notes.txt saying hi.\n2. Read it back."
 
 
-def test_a_plan_is_approved_then_carried_out_in_the_mode_picked(open_chat: Open, workspace: Path) -> None:
+def test_a_plan_is_approved_then_carried_out_in_the_mode_picked(open_chat: Open, workspace: Path,
+                                                                isolated_home: Path) -> None:
     replies = [{"tool_calls": [call("write_file", path="notes.txt", content="early\n")]},
                {"tool_calls": [call("exit_plan_mode", plan="1. Write notes.txt.")]},
                {"tool_calls": [call("exit_plan_mode", plan=PLAN)]},
@@ -45,3 +47,6 @@ def test_a_plan_is_approved_then_carried_out_in_the_mode_picked(open_chat: Open,
     tools = [tool["function"]["name"] for tool in server.requests[0].body["tools"]]
     later = [tool["function"]["name"] for tool in server.requests[-1].body["tools"]]
     assert "exit_plan_mode" in tools and "exit_plan_mode" not in later
+    [session_id] = sessions(isolated_home)  # a later `resume` goes on in the mode picked
+    meta = json.loads((isolated_home / "sessions" / session_id / "meta.json").read_text())
+    assert meta["permission_mode"] == "auto"
