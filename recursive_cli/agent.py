@@ -233,7 +233,7 @@ class AgentRuntimeBuilder:
                               allow_private_network=s.allow_private_network, commands=commands)
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
                                      append=s.append_system_prompt, sandbox=commands.describe(),
-                                     instructions=not s.bare)
+                                     instructions=not s.bare, plan=s.permission_mode == "plan")
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
                         price=Price(provider.model, s.prices))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
@@ -242,8 +242,12 @@ class AgentRuntimeBuilder:
         attach_guards(runtime, s)
         runtime.system_prompt_for = lambda names: build_system_prompt(
             workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt,
-            sandbox=commands.describe(), instructions=not s.bare)
+            sandbox=commands.describe(), instructions=not s.bare, plan=runtime.permissions.mode == "plan")
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
+        if s.permission_mode == "plan":
+            from .features.plan_mode import enter_plan_mode
+
+            enter_plan_mode(runtime, runtime.permissions)
         if self._mcp:
             self._attach_mcp(runtime)
         if self._hooks:

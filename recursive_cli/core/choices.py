@@ -11,7 +11,7 @@ from typing import Literal, get_args
 
 ProviderName = Literal["openai", "anthropic", "scripted"]
 OutputFormat = Literal["text", "json", "stream-json"]
-PermissionMode = Literal["auto", "accept-edits", "read-only", "ask"]
+PermissionMode = Literal["auto", "accept-edits", "read-only", "ask", "plan"]
 SandboxMode = Literal["read-only", "workspace-write", "off"]
 Wire = Literal["responses", "chat"]
 Effort = Literal["low", "medium", "high", "max"]  # how hard a reasoning model thinks (issue 30)

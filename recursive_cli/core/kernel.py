@@ -33,6 +33,7 @@ from .tool import Tool, ToolContext, ToolRegistry, ToolResult
 INTERRUPTED_RESULT = "interrupted before completion; effects unknown"
 OUT_OF_TIME_RESULT = "stopped: the run's --max-duration ran out during this call; effects unknown"
 HALTED_RESULT = "not run: the turn ended before this call (a hook, or the user, stopped it)"
+ANSWERED_RESULT = "not run: an earlier call in the same reply ended the turn with its answer"
 # Told to the model after a reply cut off at the output limit while it was calling tools.
 CUT_OFF_NOTE = ("Your last reply was cut off at the output limit, so none of its tool calls ({names}) "
                 "were run and nothing changed. Send the calls you need again, each one complete; if "
@@ -180,14 +181,20 @@ class AgentKernel:
                 continue
             cut_off = False
             denials = outcome.denials
+            answer: str | None = None  # a call's result that ends the turn (`ToolResult.answer`)
             for call in message.tool_calls:
-                if outcome.halted:  # every call is answered, so the transcript stays paired
-                    self._append(ctx, Message.tool_result(call, HALTED_RESULT, True))
+                if outcome.halted or answer is not None:  # every call is answered: the transcript stays paired
+                    self._append(ctx, Message.tool_result(call, HALTED_RESULT if outcome.halted
+                                                          else ANSWERED_RESULT, True))
                     continue
                 result = await self._call_tool(ctx, call, outcome)
+                answer = result.answer if not result.is_error else None
                 stuck.record(call, result.is_error)
             if outcome.halted:
                 outcome.finish_reason, outcome.detail = FinishReason.PERMISSION_DENIED, outcome.halted
+                return outcome
+            if answer is not None:
+                outcome.text = answer
                 return outcome
             denied_last_step = outcome.denials > denials
             verdict = stuck.verdict()

@@ -17,6 +17,14 @@ You are recursive, a coding agent working in a user's workspace through tools.
 - Use run_shell for builds, tests and git; its output is capped, so filter long output.
 - When the task is done, stop calling tools and answer briefly: what you did and what is left."""
 
+PLAN_NOTE = """\
+Plan mode is on: the user wants a plan before anything changes. Read, search and think; run
+only read-only shell commands. Do not write or edit files, or run commands that change anything:
+such calls are refused. When you know what to do, call exit_plan_mode with the plan (the
+changes file by file, and how you will check them); that ends the turn. The user approves it
+and then asks you to carry it out."""
+
+
 def project_instructions(workspace: Path) -> str:
     """The workspace's AGENTS.md (else CLAUDE.md), capped at 16 KiB, or ''."""
     for name in INSTRUCTION_FILES:
@@ -33,17 +41,19 @@ def project_instructions(workspace: Path) -> str:
 
 def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
                         replace: str | None = None, append: str | None = None, sandbox: str = "",
-                        instructions: bool = True) -> str:
+                        instructions: bool = True, plan: bool = False) -> str:
     """Compose the system prompt: guidance, environment (with `sandbox`: what commands may
     do) and the mode's `note` (its driver's); `replace` swaps the built-in part, `append`
-    extends it; the workspace's AGENTS.md or CLAUDE.md unless not `instructions` (`--bare`)."""
+    extends it; the workspace's AGENTS.md or CLAUDE.md unless not `instructions` (`--bare`);
+    with `plan`, what plan mode expects (after `replace` too: the refusals need explaining)."""
     base = replace if replace is not None else "\n\n".join(part for part in [
         GUIDANCE,
         _environment(workspace, tools) + (f"\nSandbox: {sandbox}" if sandbox else ""),
         note,
         f"Date: {datetime.date.today().isoformat()}",  # after the rest: it alone changes by itself (_environment)
     ] if part)
-    parts = [base, project_instructions(workspace) if instructions else "", append or ""]
+    parts = [base, PLAN_NOTE if plan else "", project_instructions(workspace) if instructions else "",
+             append or ""]
     return "\n\n".join(part for part in parts if part)
 
 

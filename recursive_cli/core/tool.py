@@ -31,6 +31,8 @@ class ToolResult(NamedTuple):
     summary: str = ""
     images: tuple[Image, ...] = ()
     """Images for the model after `content` (`read_file` of an image)."""
+    answer: str | None = None
+    """The turn ends after this call, with this as its answer (`exit_plan_mode`'s plan)."""
 
 
 class Sandbox(Protocol):
@@ -442,8 +444,7 @@ class ToolRegistry:
         except Exception as exc:  # a tool bug must not end the run
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True,
                               summary=first_line(f"{type(exc).__name__}: {exc}"))
-        return ToolResult(cap_text(result.content, ctx.output_limit), result.is_error,
-                          result.summary, result.images)
+        return result._replace(content=cap_text(result.content, ctx.output_limit))
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any] | ToolResult:

@@ -112,11 +112,19 @@ class GoalDriver:
         before = await asyncio.to_thread(workspace_fingerprint, self.runtime.workspace)
         runtime = self.runtime
         outcome = await (runtime.run(text) if text is not None else runtime.continue_turn())
-        if outcome.finish_reason is not FinishReason.COMPLETED:
-            return outcome
+        if outcome.finish_reason is not FinishReason.COMPLETED or self._planned():
+            return outcome  # (a plan, in plan mode, is the run's answer: nothing was to be done yet)
         progressed = outcome.tool_calls > 0 or (
             await asyncio.to_thread(workspace_fingerprint, runtime.workspace) != before)
         return await self._evaluate(outcome, progressed)
+
+    def _planned(self) -> bool:
+        """Whether the turn ended with a plan (plan mode's `exit_plan_mode`)."""
+        from ..features.permissions import PermissionPolicy
+        from ..features.plan_mode import take_plan
+
+        policy = self.runtime.feature(PermissionPolicy)
+        return policy is not None and policy.mode == "plan" and take_plan(self.runtime) is not None
 
     async def _evaluate(self, outcome: TurnOutcome, progressed: bool) -> TurnOutcome | None:
         """Checks, then the judge if they all pass; records the verdict and decides what is next."""

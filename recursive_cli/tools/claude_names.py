@@ -42,6 +42,7 @@ ALIASES = (
     ToolAlias("LS", "list_dir", (("path", "path"),)),
     ToolAlias("WebFetch", "web_fetch", (("url", "url"),)),
     ToolAlias("TodoWrite", "todo_write", (("todos", "todos"),)),
+    ToolAlias("ExitPlanMode", "exit_plan_mode", (("plan", "plan"),)),
     ToolAlias("ListMcpResourcesTool", "list_mcp_resources", (("server", "server"),)),
     ToolAlias("ReadMcpResourceTool", "read_mcp_resource", (("server", "server"), ("uri", "uri"))),
 )

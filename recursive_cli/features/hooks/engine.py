@@ -138,8 +138,7 @@ class HookEngine:
                 notes.append(outcome.context)
         if notes:
             text = "\n\n".join(notes)
-            result = ToolResult(f"{result.content}\n\n<hook-context>\n{text}\n</hook-context>",
-                                is_error=result.is_error, summary=result.summary, images=result.images)
+            result = result._replace(content=f"{result.content}\n\n<hook-context>\n{text}\n</hook-context>")
         stops = [outcome for outcome in outcomes if outcome.stop]
         if stops:  # `continue: false`: the call ran; the turn ends after it
             why = stops[0].stop_reason or stops[0].reason or "no reason given"

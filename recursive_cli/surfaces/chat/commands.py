@@ -458,6 +458,12 @@ async def _permissions(chat: ChatSession, args: str) -> None:
         if mode not in PERMISSION_MODES:
             chat.sink.line(f"error: unknown permission mode {mode!r} (choose from {', '.join(PERMISSION_MODES)})", "red")
             return
+        from ...features.plan_mode import enter_plan_mode, leave_plan_mode
+
+        if mode == "plan" and policy.mode != "plan":
+            enter_plan_mode(chat.runtime, policy)
+        elif policy.mode == "plan" and mode != "plan":
+            leave_plan_mode(chat.runtime, policy, mode)  # type: ignore[arg-type]
         policy.mode = mode  # type: ignore[assignment]
         chat.sink.line(f"permission mode: {mode} from the next tool call on")
         return

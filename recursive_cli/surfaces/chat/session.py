@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ... import __version__
+from ...core.choices import PermissionMode
 from ...core.errors import ImageError, SessionStateError
 from ...core.events import EventSink, FinishReason
 from ...core.interrupt import InterruptToken
@@ -28,6 +29,7 @@ from ...core.kernel import TurnOutcome
 from ...core.messages import Image, unfinished
 from ...core.pricing import price_for
 from ...core.settings import Settings
+from ...features.plan_mode import leave_plan_mode, plan_state
 from ...features.sessions.records import SessionWriteError
 from ...sinks.terminal import cost_text, printable
 from .render import ChatSink
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
     from .input import InputLine
 
 ASK_QUESTION = " [y]es / [n]o / [a]lways for this tool: "
+# The modes a plan approved in chat is carried out in (the key pressed → the mode).
+PLAN_MODES: dict[str, PermissionMode] = {"e": "accept-edits", "a": "auto", "k": "ask"}
+PLAN_MODES_QUESTION = "Carry it out in [e]accept-edits (Enter) / [a]uto / as[k] mode: "
 _COMMAND = re.compile(r"/[A-Za-z?][A-Za-z0-9_?-]*(\s|$)")  # (`/mcp__git__review` too)
 
 
@@ -186,8 +191,35 @@ class ChatSession:
         if text is not None and self._shell_notes:
             text = "\n\n".join([*self._shell_notes, text])
             self._shell_notes.clear()
+        planning = runtime.permissions.mode == "plan"
+        if planning:
+            plan_state(runtime).plan = None
         work = runtime.run(text) if text is not None else runtime.continue_turn()
-        return await self.busy(work, turns=True)
+        outcome = await self.busy(work, turns=True)
+        plan = plan_state(runtime).plan if planning else None
+        if plan is not None and runtime.permissions.mode == "plan" and not self.done:
+            mode = await self._approve(plan)
+            if mode is not None:
+                leave_plan_mode(runtime, runtime.permissions, mode)
+                self.sink.line(f"permission mode: {mode} · carrying out the plan", "dim")
+                return await self.turn("go")
+            self.sink.line("still in plan mode: say what to change in the plan", "dim")
+        return outcome
+
+    async def _approve(self, plan: str) -> PermissionMode | None:
+        """Show the plan and ask for approval; the mode to carry it out in, or None (not approved)."""
+        assert self._typeahead is not None
+        self.sink.line("plan:", "bold")
+        for line in plan.splitlines():
+            self.sink.line("  " + line)
+        if not await self.confirm("Approve this plan?"):
+            return None
+        with self._typeahead.capturing():
+            key = await self._typeahead.answer(PLAN_MODES_QUESTION, sys.stdout, "eak\r\n", on_end="e")
+        mode = PLAN_MODES.get(key, "accept-edits")
+        sys.stdout.write(mode + "\n")
+        sys.stdout.flush()
+        return mode
 
     def _mentioned_images(self, text: str) -> tuple[Image, ...]:
         """The images a message names as `@shot.png` (workspace-relative), each read; one that

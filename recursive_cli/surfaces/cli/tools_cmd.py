@@ -23,6 +23,10 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
         from ...features.checkpoints.tools import checkpoint_tools
 
         tools += checkpoint_tools() if find_git() else []
+    if settings.permission_mode == "plan":  # (offered in plan mode only)
+        from ...features.plan_mode import ExitPlanModeTool, PlanState
+
+        tools.append(ExitPlanModeTool(PlanState()))
     from .mcp_cmd import mcp_tools
 
     found = mcp_tools(loaded, mcp or McpOptions())  # started to be listed, then stopped

@@ -125,6 +125,9 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         raise UsageError(refused.replace("--max-cost", "--max-budget-usd"))
     picked = session.pick(options, loaded)
     settings = picked.loaded.settings
+    if settings.permission_mode == "plan" and options.permission_mode != "plan":
+        # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
+        settings = settings.model_copy(update={"permission_mode": "auto"})
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
     known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
@@ -193,7 +196,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "max_cost": options.max_budget_usd, "max_duration": options.max_duration,
         "output_format": options.output_format, "no_session": options.no_session,
         "no_checkpoints": options.no_checkpoints,
-        "permission_mode": options.permission_mode if ours else None,
+        "permission_mode": options.permission_mode if ours or options.permission_mode == "plan" else None,
         "allow": options.allow, "deny": options.deny,
         "system_prompt": _text(options.system_prompt, options.system_prompt_file, "--system-prompt-file"),
         "append_system_prompt": _text(options.append_system_prompt, options.append_system_prompt_file,

@@ -161,6 +161,13 @@ class ClientRequests:
         mode = request.get("mode")
         if mode not in CLAUDE_MODES and mode != "auto":
             raise ValueError(f"unknown permission mode {mode!r} (choose from {', '.join(CLAUDE_MODES)})")
+        from ...features.plan_mode import enter_plan_mode, leave_plan_mode
+
+        runtime = self.run.runtime
+        if mode == "plan" and runtime.permissions.mode != "plan":
+            enter_plan_mode(runtime, runtime.permissions)
+        elif mode != "plan" and runtime.permissions.mode == "plan":  # (the rules decide from now on)
+            leave_plan_mode(runtime, runtime.permissions, "auto")
         self.run.rules.mode = str(mode)
         self.run.options.permission_mode = None  # the mode in force is now the rules'
         return {}

@@ -9,7 +9,7 @@ client may allow the call with a changed input (`updatedInput`): `RewritingToolR
 the call with it.
 
 Modes: `default` asks for everything but reading; `acceptEdits` also allows file edits;
-`plan` allows only reading; `bypassPermissions` allows all; `dontAsk` denies what would be
+`plan` allows only reading, read-only commands and ExitPlanMode (features/plan_mode.py); `bypassPermissions` allows all; `dontAsk` denies what would be
 asked. Reading needs no permission in any mode (web_fetch, which reaches the network, does).
 """
 
@@ -26,7 +26,7 @@ from ...core.events import AgentEvent, ToolStarted
 from ...core.guards import Decision
 from ...core.messages import ToolCall
 from ...core.tool import Tool, ToolContext, ToolRegistry, ToolResult
-from ...features.permissions import READ_ONLY_EXTRAS
+from ...features.permissions import PLAN_TOOL, READ_ONLY_EXTRAS, read_only_command
 from . import hooks as hook_rules
 from .channel import ControlChannel, ControlError
 from .hooks import HookSet
@@ -107,6 +107,8 @@ class ClaudeRules:
             return "allow", ""
         reading = (kind == "read" and tool not in ASKING_READS) or tool in READ_ONLY_EXTRAS
         if reading or self.mode in ("bypassPermissions", "auto"):
+            return "allow", ""
+        if self.mode == "plan" and (tool == PLAN_TOOL or tool == "run_shell" and read_only_command(subject)):
             return "allow", ""
         if self.mode == "plan":
             return "deny", f"plan mode: {shown} would change something, and nothing may change yet"
