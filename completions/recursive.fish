@@ -238,7 +238,7 @@ complete -c recursive -n '__recursive_at "fleet run"' -l judge-model -x -d 'Mode
 complete -c recursive -n '__recursive_at "fleet run"' -s m -l model -x -d 'Model name (default: the provider\'s).'
 complete -c recursive -n '__recursive_at "fleet run"' -l provider -x -a 'openai anthropic scripted' -d 'openai, anthropic or scripted.'
 complete -c recursive -n '__recursive_at "fleet run"' -l max-duration -x -d 'Wall clock of each task, e.g. 90s, 20m, 2h.'
-complete -c recursive -n '__recursive_at "fleet run"' -l permission-mode -x -a 'auto accept-edits read-only ask plan' -d 'auto, accept-edits, read-only or ask (ask denies: tasks run headless).'
+complete -c recursive -n '__recursive_at "fleet run"' -l permission-mode -x -a 'auto accept-edits read-only ask plan' -d 'auto, accept-edits, read-only, plan (each task\'s answer is its plan) or ask (ask denies: tasks run headless).'
 complete -c recursive -n '__recursive_at "fleet run"' -l sandbox -x -a 'read-only workspace-write off' -d 'What the tasks\' commands may write: read-only, workspace-write or off (default: by the permission mode).'
 complete -c recursive -n '__recursive_at "fleet run"' -l sandbox-network -d 'Let the tasks\' commands reach the network.'
 complete -c recursive -n '__recursive_at "fleet run" "fleet resume"' -s o -l output-format -x -a 'text json stream-json' -d 'text (results folder on stdout), json (the summary) or stream-json (a line per task event).'
