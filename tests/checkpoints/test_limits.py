@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from clitools import invoke, write_script
 
-from .conftest import Agent, stream
+from .conftest import Agent, shell, stream
 
 OFF = "checkpoint: off for this session"
 
@@ -85,3 +85,16 @@ def test_a_workspace_within_the_cap_still_checkpoints(
     assert OFF not in proc.stderr
     assert "turn 1 changed 1 file" in proc.stderr
     assert set(agent.refs()) == {"head", "turns/1/before", "turns/1/after"}
+
+
+def test_a_workspace_that_grows_over_the_cap_turns_checkpoints_off_without_hashing_it(
+        tmp_path: Path, workspace: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    many_files(workspace, 500)
+    monkeypatch.setenv("RECURSIVE_CHECKPOINT_MAX_FILES", "1000")
+    agent = Agent(tmp_path, workspace, isolated_home)
+    proc = agent.turn("grow", shell("mkdir gen && cd gen && seq 2000 | xargs touch"),
+                      shell("echo more > more.txt"))
+    assert (workspace / "more.txt").is_file() and len(list((workspace / "gen").iterdir())) == 2000
+    assert proc.stderr.count(OFF) == 1, proc.stderr
+    assert f"{workspace} grew to over 1,000 files" in proc.stderr
+    assert "turns/1/after" not in agent.refs() and "turns/1/before" in agent.refs()

@@ -26,7 +26,7 @@ from .git import IDENTITY, ShadowGit, require_git
 from .limits import Limits, check_size
 from .pipes import GitPipes
 from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
-from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
+from .scan import MAX_FILE_BYTES, Scan, Skipped, index_entries, known_clean, scan_workspace, stage
 
 if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
@@ -127,6 +127,7 @@ class GitCheckpointer:
                  limits: Limits | None = None) -> None:
         self.session_id = session_id
         self.limits = limits  # checked before the first capture (limits.py); None: no limits
+        self.max_files = limits.max_files if limits is not None else 0  # then at every capture
         self.off: CheckpointsOff | None = None  # over the limits: every capture raises it
         self.workspace = workspace.resolve()
         self.max_file_bytes = max_file_bytes
@@ -275,6 +276,9 @@ class GitCheckpointer:
             self.limits = None  # (checked once)
         with self.git.index_locked():
             scan = scan_workspace(self.git, self.max_file_bytes, watch)
+            if self.max_files and scan.added and index_entries(self.git) + scan.added > self.max_files:
+                self.off = CheckpointsOff(f"{self.workspace} grew to over {self.max_files:,} files")
+                raise self.off  # (nothing staged: no hashing of what came)
             if not scan.clean:
                 stage(self.git, scan)
             tree = self._write_tree()
