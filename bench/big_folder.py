@@ -44,7 +44,7 @@ def turn(folder: Path, home: str, script: Path, pythonpath: str | None, *flags: 
         env["PYTHONPATH"] = pythonpath
     argv = [PYTHON, "-m", "recursive_cli", "run", "--provider", "scripted", "--script", str(script),
             "-C", str(folder), "--permission-mode", "accept-edits", *flags, "go"]
-    run = run_child(argv, env=env)
+    run = run_child(argv, env=env, cwd=str(folder))  # (not ours: `-m` imports from the cwd first)
     assert run.returncode == 0, argv
     return run.wall
 
