@@ -31,6 +31,7 @@ coordinator checks the names as they merge):
      │    ├── GitMissingError       no `git` executable on PATH
      │    ├── GitCommandError       a git command failed (its stderr is in the message)
      │    ├── UnknownTurnError      the session has no checkpoint for that turn
+     │    ├── CheckpointsOff        the workspace is too big (or not a project): no snapshots this session
      │    └── WatchUnavailable      the workspace cannot be watched here (snapshots walk it instead)
      ├── ToolError                  a tool could not do what was asked (goes back to the model)
      │    └── PatchError            a patch cannot be parsed or applied (`applied`: what was kept)
@@ -184,6 +185,11 @@ class GitCommandError(CheckpointError):
 
 class UnknownTurnError(CheckpointError):
     """The session has no checkpoint for the requested turn."""
+
+
+class CheckpointsOff(CheckpointError):
+    """The workspace is too big to snapshot within the limits (or is not a project folder):
+    the session goes on without checkpoints; the message says why and what to change."""
 
 
 class ToolError(RecursiveError):

@@ -7,6 +7,7 @@ not git repositories work the same.
 
     git.py           running git against a shadow repository (environment, retries, errors)
     repo.py          where a workspace's shadow repository lives; creating it; the ref names
+    limits.py        how big a workspace a run snapshots (files, seconds); folders that are no project
     scan.py          what changed since the last snapshot, and what is skipped (size cap, nested repos)
     checkpointer.py  GitCheckpointer: snapshots, the session's turns, diffs between snapshots
     pipes.py         the long-lived git processes that write refs and commits and resolve refs
@@ -22,10 +23,11 @@ Errors:
     CheckpointError            a checkpoint operation failed; the message is one line for the user
      ├── GitMissingError       no `git` executable on PATH
      ├── GitCommandError       a git command failed (its stderr is in the message)
-     └── UnknownTurnError      the session has no checkpoint for that turn
+     ├── UnknownTurnError      the session has no checkpoint for that turn
+     └── CheckpointsOff        the workspace is over the limits (limits.py): none this session
 """
 
 from __future__ import annotations
 
 # re-exported: the package's errors are defined in errors.py and importable from here
-from ...core.errors import CheckpointError, GitCommandError, GitMissingError, UnknownTurnError  # noqa: F401
+from ...core.errors import CheckpointError, CheckpointsOff, GitCommandError, GitMissingError, UnknownTurnError  # noqa: F401

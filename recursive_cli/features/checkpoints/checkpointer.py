@@ -20,12 +20,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from . import CheckpointError, GitCommandError, attribution
+from . import CheckpointError, CheckpointsOff, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
+from .limits import Limits, check_size
 from .pipes import GitPipes
 from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
-from .scan import MAX_FILE_BYTES, Scan, Skipped, known_clean, scan_workspace, stage
+from .scan import MAX_FILE_BYTES, Scan, Skipped, index_entries, known_clean, scan_workspace, stage
 
 if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
@@ -122,8 +123,12 @@ class GitCheckpointer:
     """A Checkpointer over the workspace's shadow git repository under `$RECURSIVE_HOME`."""
 
     def __init__(self, home: Path, workspace: Path, session_id: str,
-                 max_file_bytes: int = MAX_FILE_BYTES, git_executable: str | None = None) -> None:
+                 max_file_bytes: int = MAX_FILE_BYTES, git_executable: str | None = None,
+                 limits: Limits | None = None) -> None:
         self.session_id = session_id
+        self.limits = limits  # checked before the first capture (limits.py); None: no limits
+        self.max_files = limits.max_files if limits is not None else 0  # then at every capture
+        self.off: CheckpointsOff | None = None  # over the limits: every capture raises it
         self.workspace = workspace.resolve()
         self.max_file_bytes = max_file_bytes
         self.git: ShadowGit = shadow_git(git_executable or require_git(), home, self.workspace)
@@ -257,10 +262,23 @@ class GitCheckpointer:
 
     def capture(self, watch: bool = False) -> Capture:
         """Stage the workspace into the kept index and write its tree (no commit, no ref);
-        `watch`: more captures follow (a run's), so the workspace is watched from this one on."""
+        `watch`: more captures follow (a run's), so the workspace is watched from this one on.
+        CheckpointsOff when the workspace is over the limits (checked on the first capture)."""
         self._open()
+        if self.off is not None:
+            raise self.off
+        if self.limits is not None:
+            try:
+                check_size(self.git, self.limits)
+            except CheckpointsOff as exc:
+                self.off = exc
+                raise
+            self.limits = None  # (checked once)
         with self.git.index_locked():
             scan = scan_workspace(self.git, self.max_file_bytes, watch)
+            if self.max_files and scan.added and index_entries(self.git) + scan.added > self.max_files:
+                self.off = CheckpointsOff(f"{self.workspace} grew to over {self.max_files:,} files")
+                raise self.off  # (nothing staged: no hashing of what came)
             if not scan.clean:
                 stage(self.git, scan)
             tree = self._write_tree()

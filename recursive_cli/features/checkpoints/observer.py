@@ -3,7 +3,8 @@
 The turns' snapshots are reported as `checkpoint` events; those around tool calls and jobs
 (the windows that attribute changes to the session, see attribution.py) are not. A snapshot
 that fails never ends the run: the first failure is shown, every one is recorded in the
-session. With no git on the machine the run says so once and goes on without.
+session. With no git on the machine the run says so once and goes on without; so does a
+run in a workspace over the limits (limits.py) or in a folder that is no project.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from ...core.errors import CheckpointsOff
 from ...core.events import CheckpointFailed, CheckpointTaken, SkippedPath
 from .calls import is_watched, written_paths
 from .checkpointer import GitCheckpointer, Phase, Snapshot
 from .git import find_git
+from .limits import HOW, Limits, not_a_project
 
 if TYPE_CHECKING:
     from ...core.kernel import TurnOutcome
@@ -40,8 +43,9 @@ class CheckpointObserver:
     """The turn and tool observer that snapshots the workspace around each turn and each
     call that may change it."""
 
-    def __init__(self, checkpointer: GitCheckpointer | None) -> None:
+    def __init__(self, checkpointer: GitCheckpointer | None, off: str | None = None) -> None:
         self.checkpointer = checkpointer
+        self.off = off  # why there are no checkpoints (with no checkpointer): shown once
         self._warned = False
         self._skips_shown: set[str] = set()
         self._before: dict[int, str] = {}  # turn → its "before" commit
@@ -114,6 +118,9 @@ class CheckpointObserver:
         """`work` in a thread; a failure is reported (once) and never reaches the tool call."""
         try:
             return await asyncio.to_thread(work)
+        except CheckpointsOff as exc:
+            self._turn_off(runtime, str(exc))
+            return None
         except Exception as exc:  # a snapshot must never end the run
             failed = CheckpointFailed(turn=turn, phase="tool", tool=label, error=str(exc))
             self._warn_once(runtime, failed,
@@ -125,12 +132,18 @@ class CheckpointObserver:
                     taking: Awaitable[tuple[Snapshot, float]] | None = None) -> None:
         """Take a snapshot (or wait for `taking`, one already begun) and report it."""
         if self.checkpointer is None:
+            if self.off is not None:
+                self._turn_off(runtime, self.off)
+                return
             self._warn_once(runtime, CheckpointFailed(enabled=False, error="git not found"),
                             "warning: git is not installed: running without checkpoints")
             return
         try:
             snap, took = await (taking if taking is not None
                           else asyncio.to_thread(self._snapshot, self.checkpointer, turn, phase))
+        except CheckpointsOff as exc:
+            self._turn_off(runtime, str(exc))
+            return
         except Exception as exc:  # a snapshot must never end the run
             self._warn_once(runtime, CheckpointFailed(turn=turn, phase=phase, error=str(exc)),
                             f"warning: checkpoint {phase} turn {turn} failed: {exc}; the run goes on")
@@ -159,6 +172,18 @@ class CheckpointObserver:
             return replace(snap, files_changed=0)
         own = cp.history(since=before, now=snap.tree).own({turn})
         return replace(snap, files_changed=len(own))
+
+    def _turn_off(self, runtime: RuntimeCore, why: str) -> None:
+        """No more snapshots this session, because `why`: said once (a `checkpoint` notice,
+        `enabled: false`), and every later turn and tool call goes without."""
+        if self.checkpointer is not None:
+            self.checkpointer.close()
+        self.checkpointer, self.off = None, why
+        if self._warned:
+            return
+        how = HOW if "files" in why else "run in a project folder, or pass --no-checkpoints to silence this"
+        self._warn_once(runtime, CheckpointFailed(enabled=False, error=f"checkpoints off: {why}"),
+                        f"checkpoint: off for this session: {why}; {how}")
 
     def _warn_once(self, runtime: RuntimeCore, failed: CheckpointFailed, text: str) -> None:
         runtime.emit(failed.model_copy(update={"shown": "" if self._warned else text}))
@@ -210,21 +235,24 @@ def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None 
     """Snapshot `runtime`'s workspace around every turn, every tool call that may change it
     and every background job, and give the agent its checkpoint tools.
 
-    Returns the checkpointer, or None when git is missing (the first turn then says so).
+    Returns the checkpointer, or None when git is missing or the workspace is no project
+    folder (limits.py): the first turn then says so. A workspace over the limits is found
+    out by the first snapshot, which says so and turns checkpoints off for the session.
     """
     from .tools import checkpoint_tools
 
     git = find_git()
     checkpointer = None
-    if git is not None:
+    off = not_a_project(runtime.workspace)
+    if git is not None and off is None:
         from ..sessions.ids import new_session_id
 
         checkpointer = GitCheckpointer(home, runtime.workspace,
                                        session_id or runtime.session_id or new_session_id(),
-                                       git_executable=git)
+                                       git_executable=git, limits=Limits.from_env())
         for tool in checkpoint_tools(checkpointer):
             runtime.add_tool(tool)
-    observer = CheckpointObserver(checkpointer)
+    observer = CheckpointObserver(checkpointer, off)
     runtime.add_turn_observer(observer)
     runtime.add_tool_observer(observer)
     if "recursive_cli.features.loop.control" in sys.modules:  # else no loop can be attached

@@ -55,6 +55,7 @@ class Scan:
     changed: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     untrack: list[str] = field(default_factory=list)  # in the index, but skipped now
+    added: int = 0  # how many of `changed` are new (not in the index)
 
     @property
     def clean(self) -> bool:
@@ -183,6 +184,7 @@ def _walk(git: ShadowGit, max_file_bytes: int) -> Scan:
         reason = _skip_reason(git.work_tree, path, max_file_bytes)
         if reason is None:
             scan.changed.append(path)
+            scan.added += tag == "?"
             continue
         scan.skipped.append(Skipped(path.rstrip("/"), reason))
         if tag != "?":
@@ -225,6 +227,16 @@ def _skip_reason(root: Path, path: str, max_file_bytes: int) -> str | None:
     if not os.access(full, os.R_OK):
         return UNREADABLE
     return None
+
+
+def index_entries(git: ShadowGit) -> int:
+    """How many paths the kept index holds (its header says), 0 when there is none."""
+    try:
+        with open(git.index, "rb") as index:
+            header = index.read(12)
+    except OSError:
+        return 0
+    return int.from_bytes(header[8:12], "big") if header[:4] == b"DIRC" else 0
 
 
 def stage(git: ShadowGit, scan: Scan) -> None:

@@ -80,6 +80,11 @@ ENVIRONMENT = (
      "retried. Default: 600."),
     ("RECURSIVE_MCP_TIMEOUT", "How long an MCP server may take to start, a duration, as the "
      "config key `mcp-timeout`. Default: 30 s (Claude's `MCP_TIMEOUT`, in ms, when unset)."),
+    ("RECURSIVE_CHECKPOINT_MAX_FILES", "The most files a workspace may hold for a run to "
+     "snapshot it; over it, the session runs without checkpoints and says so once. `0`: no "
+     "limit. Default: 20000."),
+    ("RECURSIVE_CHECKPOINT_BUDGET", "Seconds the run's first listing of the workspace's files "
+     "may take before checkpoints go off for the session. Default: 2."),
     ("RECURSIVE_TRUST_WORKSPACE", "When 1, the workspace's own hooks, MCP servers and config "
      "keys count for this run, as `--trust-workspace`."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),

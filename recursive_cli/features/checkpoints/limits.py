@@ -1,0 +1,120 @@
+"""How big a workspace a run snapshots: a file count and a time budget, checked once.
+
+A run's first snapshot of a workspace first counts what snapshots would hold (one bounded
+`git ls-files --cached --others`, `.gitignore` applied): over `max_files` files, or a walk
+longer than `budget` seconds, and the session goes on without checkpoints, saying so once.
+Within the limits every later walk stays bounded too (a few tens of milliseconds per
+10,000 files). Folders that are no project — the home folder itself, the temporary folder
+itself, `/` — are never snapshotted.
+
+The limits come from `RECURSIVE_CHECKPOINT_MAX_FILES` (0: no limit) and
+`RECURSIVE_CHECKPOINT_BUDGET` (seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...core.errors import CheckpointsOff
+from .git import ShadowGit
+
+MAX_FILES = 20_000
+BUDGET_SECONDS = 2.0
+MAX_FILES_VARIABLE = "RECURSIVE_CHECKPOINT_MAX_FILES"
+BUDGET_VARIABLE = "RECURSIVE_CHECKPOINT_BUDGET"
+HOW = ("add big folders to .gitignore, raise " + MAX_FILES_VARIABLE
+       + ", or pass --no-checkpoints to silence this")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The most files a snapshot may hold (0: any number) and the seconds its walk may take."""
+
+    max_files: int = MAX_FILES
+    budget: float = BUDGET_SECONDS
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
+        """The limits the environment sets (a malformed value keeps the default)."""
+        env = os.environ if env is None else env
+        limits = cls()
+        try:
+            limits = cls(max(int(env.get(MAX_FILES_VARIABLE, MAX_FILES)), 0), limits.budget)
+        except ValueError:
+            pass
+        try:
+            budget = float(env.get(BUDGET_VARIABLE, BUDGET_SECONDS))
+            if budget > 0:
+                limits = cls(limits.max_files, budget)
+        except ValueError:
+            pass
+        return limits
+
+
+def not_a_project(workspace: Path) -> str | None:
+    """Why `workspace` is no folder to snapshot (the home folder, the temporary folder, `/`),
+    or None for any other."""
+    here = workspace.resolve()
+    if here == Path(here.anchor):
+        return f"{here} is the root folder"
+    if here == Path.home().resolve():
+        return f"{here} is the home folder"
+    if here in {Path(tempfile.gettempdir()).resolve(), Path("/tmp").resolve()}:
+        return f"{here} is the temporary folder"
+    return None
+
+
+def check_size(git: ShadowGit, limits: Limits) -> None:
+    """Raise CheckpointsOff when the workspace holds more files than `limits.max_files` (the
+    ones snapshots would hold) or listing them takes longer than `limits.budget`."""
+    if not limits.max_files:
+        return
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen([git.executable, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                env=git.env(), cwd=git.work_tree, start_new_session=True)
+    except OSError:
+        return  # (the snapshot itself then says what is wrong with git)
+    assert proc.stdout is not None
+    count = 0
+    os.set_blocking(proc.stdout.fileno(), True)
+    try:
+        while count <= limits.max_files:
+            left = limits.budget - (time.monotonic() - started)
+            if left <= 0:
+                break
+            chunk = _read(proc, left)
+            if chunk is None:
+                break
+            if not chunk:
+                proc.wait()
+                return
+            count += chunk.count(b"\0")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+    where = git.work_tree
+    if count > limits.max_files:
+        raise CheckpointsOff(f"{where} holds over {limits.max_files:,} files")
+    raise CheckpointsOff(f"listing the files of {where} took over {limits.budget:g} s")
+
+
+def _read(proc: subprocess.Popen[bytes], timeout: float) -> bytes | None:
+    """What `proc` wrote next (b"" at its end), or None when nothing came within `timeout`."""
+    import selectors
+
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            return None
+    return os.read(proc.stdout.fileno(), 1 << 16)
