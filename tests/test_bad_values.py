@@ -115,7 +115,7 @@ def test_a_bad_value_from_the_environment_names_the_variable(env: dict[str, str]
     ('max-steps = "x"', "max-steps: expected a whole number of at least 1 (got 'x')"),
     ("max-steps = 2.5", "max-steps: expected a whole number of at least 1 (got 2.5)"),
     ('output-format = "jsn"', "output-format: expected text, json or stream-json (got 'jsn')"),
-    ('permission-mode = "yolo"', "permission-mode: expected auto, accept-edits, read-only or ask (got 'yolo')"),
+    ('permission-mode = "yolo"', "permission-mode: expected auto, accept-edits, read-only, ask or plan (got 'yolo')"),
     ("max-cost = -1", "max-cost: expected an amount of USD more than 0, e.g. 0.50 (got -1)"),
     ("shell-timeout = 0", "shell-timeout: expected a number more than 0 (got 0)"),
     ('quiet = "maybe"', "quiet: expected true or false (1 or 0) (got 'maybe')"),
