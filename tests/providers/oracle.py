@@ -41,6 +41,24 @@ class Outcome:
     notes: tuple[str, ...] = field(default=(), compare=False)
 
 
+async def sent_body(provider: Any, messages: list[Message], tools: Any) -> bytes:
+    """The body `provider` builds for `messages`, after one real request with it (then closed)."""
+    try:
+        body = provider.request_body(messages, tools)
+        await provider.complete(messages, tools, NullHooks())
+        return bytes(body)
+    finally:
+        await provider.aclose()
+
+
+async def first_attempt(provider: Any) -> Any:
+    """One attempt of `provider` on a one-message conversation, as the stream tests read it (then closed)."""
+    try:
+        return await provider._attempt(provider.request_body([Message.user("hi")], []), NullHooks())
+    finally:
+        await provider.aclose()
+
+
 def sdk_http_client(kind: str) -> Any:
     """The HTTP client the SDK `kind` builds for itself (its own default class: timeouts,
     connection limits, redirects, proxies from the environment), but with a TLS context that
@@ -59,13 +77,8 @@ def ours(kind: str, stream: bytes, piece: int) -> Outcome:
     """The stream read by our provider (one attempt: a failure is not retried here)."""
     with serve(stream, piece) as server:
         async def main() -> Any:
-            provider: Any = (AnthropicProvider("claude-oracle", "k", server.url) if kind == "anthropic"
-                             else OpenAIProvider("gpt-oracle", "k", server.url + "/v1"))
-            try:
-                body = provider.request_body([Message.user("hi")], [])
-                return await provider._attempt(body, NullHooks())
-            finally:
-                await provider.aclose()
+            return await first_attempt(AnthropicProvider("claude-oracle", "k", server.url) if kind == "anthropic"
+                                       else OpenAIProvider("gpt-oracle", "k", server.url + "/v1"))
         try:
             completion = asyncio.run(main())
         except ProviderError as err:

@@ -24,7 +24,7 @@ from recursive_cli.core.provider import Completion, NullHooks, ProviderError
 from recursive_cli.providers.openai_responses import OpenAIResponsesProvider
 
 from .conversations import KEY, TOOLS, conversation
-from .oracle import CUT, sdk_http_client
+from .oracle import CUT, first_attempt, sdk_http_client, sent_body
 from .responses_streams import RESPONSES
 from .test_stream_oracle import FIXTURES_ENV
 from .wireserver import Answer, Received, WireServer
@@ -63,14 +63,8 @@ def with_reasoning(messages: list[Message]) -> list[Message]:
 
 def ours(base: str, messages: list[Message], stream: bool, **options: Any) -> bytes:
     async def main() -> bytes:
-        provider = OpenAIResponsesProvider(options.pop("model", "gpt-5-oracle"), KEY, base + "/v1", stream=stream,
-                                           **options)
-        try:
-            body = provider.request_body(messages, TOOLS)
-            await provider.complete(messages, TOOLS, NullHooks())
-            return bytes(body)
-        finally:
-            await provider.aclose()
+        return await sent_body(OpenAIResponsesProvider(options.pop("model", "gpt-5-oracle"), KEY, base + "/v1",
+                                                       stream=stream, **options), messages, TOOLS)
     return asyncio.run(main())
 
 
@@ -169,12 +163,7 @@ def _arguments(text: str) -> Any:
 def read_ours(data: bytes, piece: int) -> Outcome:
     with WireServer(Answer(200, data, "text/event-stream", piece=piece)) as server:
         async def main() -> Any:
-            provider = OpenAIResponsesProvider("gpt-5-oracle", "k", server.url + "/v1")
-            try:
-                body = provider.request_body([Message.user("hi")], [])
-                return await provider._attempt(body, NullHooks())
-            finally:
-                await provider.aclose()
+            return await first_attempt(OpenAIResponsesProvider("gpt-5-oracle", "k", server.url + "/v1"))
         try:
             completion = asyncio.run(main())
         except ProviderError as err:

@@ -19,7 +19,7 @@ from recursive_cli.providers.anthropic_thinking import INTERLEAVED_THINKING_BETA
 from recursive_cli.providers.openai_provider import OpenAIProvider
 
 from .conversations import KEY, TOOLS, conversation
-from .oracle import sdk_http_client
+from .oracle import sdk_http_client, sent_body
 from .wireserver import Answer, Received, WireServer
 
 # The openai and anthropic SDKs cost ≈ 1.5 s of CPU to import: under pytest-xdist, every module
@@ -61,12 +61,7 @@ def ours(kind: str, base: str, messages: list[Message], stream: bool, key: str |
                                               **({"max_tokens": max_tokens} if max_tokens else {}))
         else:
             provider = OpenAIProvider("gpt-oracle", key, base + "/v1", stream=stream, max_tokens=max_tokens)
-        try:
-            body = provider.request_body(messages, TOOLS)
-            await provider.complete(messages, TOOLS, NullHooks())
-            return bytes(body)
-        finally:
-            await provider.aclose()
+        return await sent_body(provider, messages, TOOLS)
     return asyncio.run(main())
 
 
