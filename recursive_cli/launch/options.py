@@ -47,6 +47,7 @@ SAFETY = "Permissions"
 INPUT = "Input and sessions"
 MCP = "MCP servers"
 HOOKS = "Hooks"
+SKILLS = "Skills"
 
 
 def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
@@ -124,6 +125,25 @@ def _directory_problem(path: Path) -> str:
     if not resolved.is_dir():
         return "a directory, not a file"
     return "" if os.access(resolved, os.R_OK | os.X_OK) else "a directory it may read"
+
+
+@flag_check
+def skill_folders(values: list[Path] | None) -> list[Path] | None:
+    """`--skill DIR` (repeatable): each a folder holding a SKILL.md, or folders that do."""
+    for value in values or ():
+        folder = value.expanduser()
+        if not folder.is_dir():
+            raise FlagValueError("expected a skill folder (one with a SKILL.md) or a folder of them" + wording.got(str(value)))
+        if not (folder / "SKILL.md").is_file() and not any((child / "SKILL.md").is_file() for child in _children(folder)):
+            raise FlagValueError("expected a folder with a SKILL.md, or with subfolders that have one" + wording.got(str(value)))
+    return values
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
 
 
 @flag_check
@@ -224,6 +244,8 @@ class CommonOptions:
     trust_workspace: Annotated[bool, typer.Option("--trust-workspace", help="Let this workspace's own hooks, MCP servers and config take effect for this run (see `recursive trust`).", rich_help_panel=SAFETY)] = False
     bare: Annotated[bool, typer.Option("--bare", help="A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.", rich_help_panel=SAFETY)] = False
     strict_config: Annotated[bool, typer.Option("--strict-config", help="Fail on an unknown key in a config file.", rich_help_panel=SAFETY)] = False
+    skill: Annotated[Optional[list[Path]], typer.Option("--skill", metavar="DIR", callback=skill_folders, help="Offer the skill in DIR (a folder with a SKILL.md), or every skill in DIR's subfolders, besides ~/.recursive/skills and the workspace's .claude/skills and .agents/skills (repeatable).", rich_help_panel=SKILLS)] = None
+    no_skills: Annotated[bool, typer.Option("--no-skills", help="Offer the model no skill at all.", rich_help_panel=SKILLS)] = False
 
     def as_flags(self) -> dict[str, Any]:
         """Values for `load_settings`, enums turned into their strings."""

@@ -26,7 +26,7 @@ from ..features.sessions.records import SessionError, SessionWriteError
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
-from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
+from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_skills, run_tools
 from .prompt_input import empty_prompt_message
 from .served_model import with_served_model
 from .settings import command_settings
@@ -236,6 +236,9 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             from ..core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
+        skills = run_skills(spec.loaded)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
         if spec.fallback_models:
             runtime.provider = with_fallback(runtime.provider, spec.fallback_models, settings)
