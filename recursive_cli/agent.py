@@ -257,6 +257,8 @@ class AgentRuntimeBuilder:
             sandbox=commands.describe(), instructions=not s.bare, plan=runtime.permissions.mode == "plan",
             skills=skills(names, workspace))
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
+        if self._skills is not None:
+            runtime.attach(self._skills)  # (an SDK client's `initialize` may narrow it: headless/control.py)
         if s.permission_mode == "plan":
             from .features.plan_mode import enter_plan_mode
 
@@ -277,7 +279,7 @@ class AgentRuntimeBuilder:
             return []
         from .features.skills.tool import SkillTool
 
-        tools.add(SkillTool(self._skills))
+        tools.add(SkillTool(self._skills))  # (the catalog is attached to the runtime once it is built)
         folders = {skill.folder for skill in self._skills.skills}
         return sorted(folder for folder in folders if not folder.is_relative_to(workspace))
 

@@ -130,20 +130,14 @@ def _directory_problem(path: Path) -> str:
 @flag_check
 def skill_folders(values: list[Path] | None) -> list[Path] | None:
     """`--skill DIR` (repeatable): each a folder holding a SKILL.md, or folders that do."""
-    for value in values or ():
-        folder = value.expanduser()
-        if not folder.is_dir():
-            raise FlagValueError("expected a skill folder (one with a SKILL.md) or a folder of them" + wording.got(str(value)))
-        if not (folder / "SKILL.md").is_file() and not any((child / "SKILL.md").is_file() for child in _children(folder)):
-            raise FlagValueError("expected a folder with a SKILL.md, or with subfolders that have one" + wording.got(str(value)))
+    if not values:
+        return values
+    from ..features.skills.catalog import folder_problem  # (only when the option is given: --help stays light)
+
+    for value in values:
+        if problem := folder_problem(value):
+            raise FlagValueError(problem + wording.got(str(value)))
     return values
-
-
-def _children(folder: Path) -> list[Path]:
-    try:
-        return list(folder.iterdir())
-    except OSError:
-        return []
 
 
 @flag_check

@@ -45,6 +45,12 @@ class SkillCatalog:
         """The skills the run offers, in order."""
         return [entry.skill for entry in self.entries if entry.in_force]
 
+    def keep_only(self, names: list[str]) -> None:
+        """Offer only the skills named (an SDK client's `skills=[…]`); the rest are left out."""
+        wanted = set(names)
+        self.entries = [entry if not entry.in_force or entry.skill.name in wanted
+                        else Entry(entry.skill, False, "not in the client's skills") for entry in self.entries]
+
     def find(self, name: str) -> Skill | None:
         return next((skill for skill in self.skills if skill.name == name), None)
 
@@ -111,6 +117,15 @@ def _folders(workspace: Path, home: Path, choice: SkillChoice) -> list[tuple[Ori
     folders.append(("user", home / USER_FOLDER, choice.user))
     folders += [("workspace", workspace / name, choice.workspace) for name in WORKSPACE_FOLDERS]
     return folders
+
+
+def folder_problem(folder: Path) -> str:
+    """What `--skill DIR` needs and `folder` is not ("" when it is fine)."""
+    if not folder.expanduser().is_dir():
+        return "expected a skill folder (one with a SKILL.md) or a folder of them"
+    if not skill_files(folder):
+        return "expected a folder with a SKILL.md, or with subfolders that have one"
+    return ""
 
 
 def skill_files(folder: Path) -> list[Path]:

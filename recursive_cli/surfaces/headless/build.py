@@ -17,7 +17,7 @@ from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding
 from ...launch.errors import EXIT_USAGE
-from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
+from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_skills, run_tools
 from ...launch.settings import command_hooks
 from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
 from . import session
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
 PROTOCOL_VERSION = "2.0.0"
-_CHECKPOINT_TOOLS = ("checkpoint_list", "checkpoint_diff")
+_LATER_TOOLS = ("checkpoint_list", "checkpoint_diff", "skill")  # the builder's, with checkpoints or skills
 
 
 @dataclass
@@ -130,7 +130,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         settings = settings.model_copy(update={"permission_mode": "auto"})
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
-    known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
+    known = {tool.name for tool in tools} | set(_LATER_TOOLS)
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
@@ -154,6 +154,9 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
         builder.hooks(hooks)  # the settings files' and --settings' hooks
         note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
+        skills = run_skills(picked.loaded, options.setting_sources)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).build()
     except BaseException:
         if picked.lock is not None:
@@ -205,6 +208,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
         "strict_config": options.strict_config, "sandbox": options.sandbox,
         "sandbox_network": options.sandbox_network, "sandbox_allow_ports": options.sandbox_allow_port,
+        "skill": options.skill, "no_skills": options.no_skills,
     }
 
 
