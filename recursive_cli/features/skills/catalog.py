@@ -101,11 +101,8 @@ def find_skills(workspace: Path, home: Path, choice: SkillChoice) -> SkillCatalo
                 catalog.problems.append(found)
                 continue
             first = seen.get(found.name)
-            if first is not None:
-                catalog.entries.append(Entry(found, False, f"the {ORIGIN_NAMES[first.origin]} skill "
-                                                           f"{first.path} has the same name"))
-                continue
-            why = "--no-skills" if choice.off else reason
+            why = "--no-skills" if choice.off else reason or (
+                f"the {ORIGIN_NAMES[first.origin]} skill {first.path} has the same name" if first else "")
             if not why:
                 seen[found.name] = found
             catalog.entries.append(Entry(found, not why, why))
