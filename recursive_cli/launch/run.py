@@ -26,7 +26,16 @@ from ..features.sessions.records import SessionError, SessionWriteError
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
-from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_skills, run_tools
+from .parts import (
+    bind_session,
+    keep_mcp_flags,
+    keep_skill_flags,
+    mcp_flags,
+    mcp_servers,
+    note_untrusted,
+    run_skills,
+    run_tools,
+)
 from .prompt_input import empty_prompt_message
 from .served_model import with_served_model
 from .settings import command_settings
@@ -236,7 +245,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             from ..core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
-        skills = run_skills(spec.loaded)
+        skills = run_skills(spec.loaded, resumed=spec.resumed)
         if skills is not None:
             builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
@@ -251,6 +260,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        keep_skill_flags(runtime, settings)
         runtime.next_images = spec.images
         if spec.worktree is not None and spec.resumed is None:
             from ..features.worktrees import WorktreeState

@@ -149,3 +149,15 @@ def test_an_unknown_skill_is_an_error_result_naming_the_skills(workspace: Path, 
     assert result.returncode == 0, result.stderr
     assert tool_results(server.requests[1].body) == ["no skill named 'pdf'; the skills are: pdf-tools"]
     assert json.loads(result.stdout)["result"] == "ok"
+
+
+def test_resume_offers_the_skills_of_the_sessions_flags(workspace: Path, tmp_path: Path) -> None:
+    flagged = make_skill(tmp_path / "more", "lint-rules", "Our lint rules.")
+    with FakeLLMServer([{"text": "one"}, {"text": "two"}, {"text": "three"}]) as server:
+        first = invoke("run", "-C", str(workspace), *fake_args(server), "--skill", str(flagged),
+                       "--session-id", "s1", "hi", env=KEY)
+        again = invoke("resume", "s1", "-C", str(workspace), *fake_args(server), "again", env=KEY)
+        off = invoke("resume", "s1", "-C", str(workspace), *fake_args(server), "--no-skills", "more", env=KEY)
+    assert (first.returncode, again.returncode, off.returncode) == (0, 0, 0), off.stderr
+    prompts = [system_text(request.body) for request in server.requests]
+    assert ["- lint-rules: Our lint rules." in prompt for prompt in prompts] == [True, True, False]

@@ -17,7 +17,16 @@ from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding
 from ...launch.errors import EXIT_USAGE
-from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_skills, run_tools
+from ...launch.parts import (
+    bind_session,
+    keep_mcp_flags,
+    keep_skill_flags,
+    mcp_flags,
+    mcp_servers,
+    note_untrusted,
+    run_skills,
+    run_tools,
+)
 from ...launch.settings import command_hooks
 from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
 from . import session
@@ -154,7 +163,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
         builder.hooks(hooks)  # the settings files' and --settings' hooks
         note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
-        skills = run_skills(picked.loaded, options.setting_sources)
+        skills = run_skills(picked.loaded, options.setting_sources, resumed=picked.resumed)
         if skills is not None:
             builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).build()
@@ -172,6 +181,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         if not settings.no_checkpoints:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+    keep_skill_flags(runtime, settings)
     mode = options.permission_mode if options.permission_mode in CLAUDE_MODES else "default"
     if options.permission_mode not in (None, *CLAUDE_MODES):
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
