@@ -17,16 +17,7 @@ from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding
 from ...launch.errors import EXIT_USAGE
-from ...launch.parts import (
-    bind_session,
-    keep_mcp_flags,
-    keep_skill_flags,
-    mcp_flags,
-    mcp_servers,
-    note_untrusted,
-    run_skills,
-    run_tools,
-)
+from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from ...launch.settings import command_hooks
 from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
 from . import session
@@ -125,6 +116,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
     for settings or a session that cannot be had."""
     from ...features.trust import check_trust
+    from ...launch.parts import keep_skill_flags, run_skills
 
     schema = json_schema(options.json_schema) if options.json_schema else None
     loaded = load_settings(settings_flags(options), trust=check_trust)
