@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clitools import invoke
+from clitools import invoke, run_cli
 from fakeserver import FakeLLMServer
 
 from .skillkit import BODY, KEY, fake_args, make_skill, sent, system_text, tool_names, tool_results
@@ -161,3 +161,24 @@ def test_resume_offers_the_skills_of_the_sessions_flags(workspace: Path, tmp_pat
     assert (first.returncode, again.returncode, off.returncode) == (0, 0, 0), off.stderr
     prompts = [system_text(request.body) for request in server.requests]
     assert ["- lint-rules: Our lint rules." in prompt for prompt in prompts] == [True, True, False]
+
+
+def test_print_mode_tools_and_flags(workspace: Path, isolated_home: Path, tmp_path: Path) -> None:
+    make_skill(isolated_home / "skills", "pdf-tools")
+    with FakeLLMServer([ASK, {"text": "done"}, {"text": "plain"}]) as server:
+        used = run_cli("-p", "go", "-C", str(workspace), *fake_args(server), "--output-format", "stream-json",
+                       "--verbose", input="", env=KEY)
+        narrowed = run_cli("-p", "go", "-C", str(workspace), *fake_args(server), "--tools", "Read",
+                           input="", env=KEY)
+    assert used.returncode == 0, used.stderr
+    lines = [json.loads(line) for line in used.stdout.splitlines()]
+    assert "Skill" in lines[0]["tools"]
+    uses = [block for line in lines if line["type"] == "assistant" for block in line["message"]["content"]
+            if block["type"] == "tool_use"]
+    assert [(use["name"], use["input"]) for use in uses] == [("Skill", {"skill": "pdf-tools"})]
+    assert narrowed.returncode == 0 and narrowed.stdout == "plain\n"
+    assert tool_names(server.requests[2].body) == ["read_file"]
+    assert "pdf-tools" in system_text(server.requests[2].body)  # (read its SKILL.md, as the prompt says)
+    assert "read its SKILL.md" in system_text(server.requests[2].body)
+    bad = run_cli("-p", "go", "-C", str(workspace), "--skill", str(tmp_path / "nope"), input="")
+    assert bad.returncode == 2 and "--skill" in bad.stderr
