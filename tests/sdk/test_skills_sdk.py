@@ -51,6 +51,7 @@ def test_a_project_skill_with_setting_sources_project(agent_cli: AgentCli) -> No
 
     init = messages[0]
     assert isinstance(init, SystemMessage) and "Skill" in init.data["tools"]
+    assert init.data["skills"] == ["pdf-tools"] and "pdf-tools" in init.data["slash_commands"]  # as Claude Code
     uses = [block for m in messages if isinstance(m, AssistantMessage) for block in m.content
             if isinstance(block, ToolUseBlock)]
     assert [(use.name, use.input) for use in uses] == [("Skill", {"skill": "pdf-tools"})]
@@ -80,3 +81,5 @@ def test_the_sdks_skills_list_narrows_what_is_offered(agent_cli: AgentCli) -> No
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
     prompt = system_text(agent_cli.server.requests[0].body)
     assert "- deploy: How we deploy." in prompt and "pdf-tools" not in prompt
+    init = messages[0]
+    assert isinstance(init, SystemMessage) and init.data["skills"] == ["deploy"]

@@ -182,3 +182,20 @@ def test_print_mode_tools_and_flags(workspace: Path, isolated_home: Path, tmp_pa
     assert "read its SKILL.md" in system_text(server.requests[2].body)
     bad = run_cli("-p", "go", "-C", str(workspace), "--skill", str(tmp_path / "nope"), input="")
     assert bad.returncode == 2 and "--skill" in bad.stderr
+
+
+def test_a_system_prompt_sent_in_initialize_keeps_the_skills_and_plan_mode(workspace: Path,
+                                                                         isolated_home: Path) -> None:
+    make_skill(isolated_home / "skills", "pdf-tools")
+    lines = [{"type": "control_request", "request_id": "r1",
+              "request": {"subtype": "initialize", "systemPrompt": "You are a custom agent."}},
+             {"type": "user", "message": {"role": "user", "content": "plan it"}, "parent_tool_use_id": None,
+              "session_id": ""}]
+    with FakeLLMServer([{"text": "a plan, soon"}]) as server:
+        result = run_cli("--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                         "--permission-mode", "plan", "-C", str(workspace), *fake_args(server),
+                         input="".join(json.dumps(line) + "\n" for line in lines), env=KEY)
+    assert result.returncode == 0, result.stderr
+    prompt = system_text(server.requests[0].body)
+    assert prompt.startswith("You are a custom agent.")
+    assert "- pdf-tools: Extract text from PDF files." in prompt and "Plan mode is on" in prompt

@@ -67,14 +67,24 @@ class HeadlessRun:
     def init_info(self) -> InitInfo:
         """The `system` `init` line for the next turn."""
         runtime = self.runtime
+        skills = self.skill_names()  # (Claude Code lists them as slash commands too)
         return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
                         tools=[claude_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
                         api_key_source="user" if self.loaded.settings.api_key else "none",
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
-                        slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
-                        extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
-                               "recursive_version": __version__})
+                        slash_commands=skills + ([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else []),
+                        extra={"skills": skills, "provider": runtime.provider.name,
+                               "claude_code_version": PROTOCOL_VERSION, "recursive_version": __version__})
+
+    def skill_names(self) -> list[str]:
+        """The names of the skills offered (features/skills), for the `init` line."""
+        if "recursive_cli.features.skills" not in sys.modules:  # (never loaded: none offered)
+            return []
+        from ...features.skills import SkillCatalog
+
+        catalog = self.runtime.feature(SkillCatalog)
+        return [skill.name for skill in catalog.skills] if catalog is not None else []
 
     @property
     def permission_mode(self) -> str:

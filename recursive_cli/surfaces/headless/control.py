@@ -125,6 +125,7 @@ class ClientRequests:
         def prompt_for(names: list[str]) -> str:
             return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append,
                                        instructions=not self.run.loaded.settings.bare, sandbox=sandbox,
+                                       plan=runtime.permissions.mode == "plan",
                                        skills=catalog.section(names, runtime.workspace) if catalog else "")
 
         runtime.system_prompt_for = prompt_for
