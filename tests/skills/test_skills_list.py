@@ -72,3 +72,9 @@ def test_tools_lists_the_skill_tool_only_when_a_skill_is_offered(workspace: Path
     assert "skill" not in names()
     make_skill(isolated_home / "skills", "mine", "My own.")
     assert "skill" in names() and "skill" not in names("--no-skills")
+
+
+def test_every_agent_command_takes_the_skill_flags() -> None:
+    for command in ("run", "loop", "goal", "chat", "resume"):
+        shown = invoke(command, "--help", env={"COLUMNS": "200"})
+        assert shown.returncode == 0 and "--skill" in shown.stdout and "--no-skills" in shown.stdout, command
