@@ -196,6 +196,18 @@ def launch(spec: Launch, work: Work) -> int:
     return _run(spec, runtime, binding, work)
 
 
+def start_runtime(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
+    """The runtime of `spec`, its session bound (None: `--no-session`), for a front end that
+    drives its turns itself (`recursive acp`); CliError for a launch that cannot start, a
+    resumed session's lock then released."""
+    try:
+        return _start(spec)
+    except BaseException:
+        if spec.lock is not None:
+            spec.lock.release()
+        raise
+
+
 def _detachment(spec: Launch) -> Detachment:
     """`--bg`: the streams onto the session's files, and the stream-json lines too."""
     from ..features.sessions.store import SessionStore

@@ -1,0 +1,245 @@
+"""`recursive acp` driven by the official Python ACP client: sessions, streamed updates, tool
+calls with their diffs, permission requests, cancellation, `session/load` after a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+
+from acphelpers import TIMEOUT, RecordingClient, acp, agent, schema
+from clitools import write_script
+from fakeserver import FakeLLMServer
+
+
+def edit(path: str, old: str, new: str) -> dict[str, object]:
+    return {"name": "edit_file", "arguments": {"path": path, "old_string": old, "new_string": new}}
+
+
+def text_prompt(text: str) -> list[schema.TextContentBlock]:
+    return [schema.TextContentBlock(type="text", text=text)]
+
+
+async def prompt(conn: object, session_id: str, text: str) -> schema.PromptResponse:
+    return await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=text_prompt(text)),  # type: ignore[attr-defined]
+                                  TIMEOUT)
+
+
+def test_a_turn_streams_thinking_text_and_an_edit_with_its_diff(tmp_path: Path, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("hello world\n", encoding="utf-8")
+    script = write_script(tmp_path / "s.json", [
+        {"thinking": "the greeting is too long", "text": "Shortening it.",
+         "tool_calls": [edit("notes.txt", "hello world", "hi")]},
+        {"text": "Done: notes.txt says hi."},
+    ])
+    client = RecordingClient()
+
+    async def main() -> tuple[schema.NewSessionResponse, schema.PromptResponse]:
+        async with agent(client, "--provider", "scripted", "--script", str(script),
+                         "--permission-mode", "auto", cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return session, await prompt(conn, session.session_id, "shorten the greeting")
+
+    session, answer = asyncio.run(main())
+    assert answer.stop_reason == "end_turn"
+    assert session.modes is not None and session.modes.current_mode_id == "auto"
+    assert {mode.id for mode in session.modes.available_modes} == {"ask", "accept-edits", "auto", "read-only", "plan"}
+    assert {sid for sid, _ in client.updates} == {session.session_id}
+    assert client.text("agent_thought_chunk") == "the greeting is too long"
+    assert client.text() == "Shortening it.Done: notes.txt says hi."
+    [start] = client.of("tool_call")
+    assert (start.kind, start.status, start.title) == ("edit", "pending", "edit_file notes.txt")
+    assert [location.path for location in start.locations] == [str(workspace / "notes.txt")]
+    assert start.raw_input == {"path": "notes.txt", "old_string": "hello world", "new_string": "hi"}
+    [proposal] = start.content
+    assert (proposal.type, proposal.old_text, proposal.new_text) == ("diff", "hello world\n", "hi\n")
+    [done] = client.of("tool_call_update")
+    assert (done.tool_call_id, done.status) == (start.tool_call_id, "completed")
+    [made] = done.content
+    assert (made.path, made.old_text, made.new_text) == (str(workspace / "notes.txt"), "hello world\n", "hi\n")
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "hi\n"
+    kinds = [update.session_update for _, update in client.updates]  # the call comes between the chunks
+    assert kinds.index("tool_call") < kinds.index("tool_call_update") < len(kinds) - 1
+
+
+def test_ask_mode_requests_permission_reject_then_allow(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    (workspace / "a.txt").write_text("one\n", encoding="utf-8")
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"tool_calls": [edit("a.txt", "one", "two")]},
+        {"text": "It was refused; asking again.", "tool_calls": [edit("a.txt", "one", "three")]},
+        {"text": "a.txt says three."},
+    ])
+    client = RecordingClient(answers=["reject_once", "allow_once"])
+
+    async def main() -> tuple[str, schema.PromptResponse]:
+        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            assert session.modes.current_mode_id == "ask"  # an editor's default, nothing configured
+            return session.session_id, await prompt(conn, session.session_id, "change a.txt")
+
+    session_id, answer = asyncio.run(main())
+    assert answer.stop_reason == "end_turn"
+    assert (workspace / "a.txt").read_text(encoding="utf-8") == "three\n"
+    starts = client.of("tool_call")
+    assert [start.kind for start in starts] == ["read", "edit", "edit"]
+    assert len(client.asked) == 2  # the read ran without asking
+    for request, start in zip(client.asked, starts[1:]):
+        assert request.session_id == session_id
+        assert request.tool_call.tool_call_id == start.tool_call_id
+        assert request.tool_call.content[0].new_text in ("two\n", "three\n")
+        assert {option.kind for option in request.options} == {"allow_once", "allow_always", "reject_once",
+                                                                 "reject_always"}
+    assert [update.status for update in client.of("tool_call_update")] == ["completed", "failed", "completed"]
+    refused = client.of("tool_call_update")[1].content[0].content.text
+    assert "permission denied" in refused
+    transcript = (isolated_home / "sessions" / session_id / "transcript.jsonl").read_text(encoding="utf-8")
+    assert "permission denied" in transcript and "a.txt says three." in transcript
+
+
+def test_always_answers_last_for_the_session(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "1"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "2"}}]},
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi > y.txt"}}]},
+        {"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi > z.txt"}}]},
+        {"text": "ok"},
+    ])
+    client = RecordingClient(answers=["allow_always", "reject_always"])
+
+    async def main() -> schema.PromptResponse:
+        async with agent(client, "--provider", "scripted", "--script", str(script), "--sandbox", "off",
+                         cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return await prompt(conn, session.session_id, "go")
+
+    assert asyncio.run(main()).stop_reason == "end_turn"
+    assert [request.tool_call.title for request in client.asked] == ["write_file x.txt", "run_shell echo hi > y.txt"]
+    assert (workspace / "x.txt").read_text(encoding="utf-8") == "2"
+    assert not (workspace / "y.txt").exists() and not (workspace / "z.txt").exists()
+    assert [update.status for update in client.of("tool_call_update")] == ["completed", "completed", "failed", "failed"]
+
+
+def test_cancel_stops_the_turn_and_the_session_goes_on(workspace: Path) -> None:
+    held = threading.Event()
+    with FakeLLMServer([{"text": "thinking it over", "hold": held}, {"text": "second answer"}]) as server:
+        client = RecordingClient()
+
+        async def main() -> tuple[schema.PromptResponse, schema.PromptResponse]:
+            async with agent(client, "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                             cwd=workspace) as (conn, _):
+                session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+                running = asyncio.ensure_future(prompt(conn, session.session_id, "a long question"))
+                while not server.requests:  # (the model has been asked: the turn is under way)
+                    await asyncio.sleep(0.02)
+                await conn.cancel(session_id=session.session_id)
+                first = await asyncio.wait_for(running, TIMEOUT)
+                held.set()
+                return first, await prompt(conn, session.session_id, "a short one")
+
+        first, second = asyncio.run(main())
+    assert first.stop_reason == "cancelled"
+    assert first.field_meta == {"recursive": {"finish_reason": "interrupted", "detail": first.field_meta["recursive"]["detail"]}}
+    assert second.stop_reason == "end_turn"
+    assert "second answer" in client.text()
+
+
+def test_load_session_after_a_restart_replays_and_continues(workspace: Path, isolated_home: Path) -> None:
+    (workspace / "f.py").write_text("x = 1\n", encoding="utf-8")
+    with FakeLLMServer([{"text": "Editing.", "tool_calls": [edit("f.py", "x = 1", "x = 2")]},
+                        {"text": "f.py sets x to 2."},
+                        {"text": "It was 1 before."}]) as server:
+        args = ("--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                "--permission-mode", "auto")
+        first, again = RecordingClient(), RecordingClient()
+
+        async def before() -> str:
+            async with agent(first, *args, cwd=workspace) as (conn, _):
+                session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+                assert (await prompt(conn, session.session_id, "bump x")).stop_reason == "end_turn"
+                return session.session_id
+
+        async def after(session_id: str) -> schema.PromptResponse:
+            async with agent(again, *args, cwd=workspace) as (conn, _):
+                loaded = await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id,
+                                                                  mcp_servers=[]), TIMEOUT)
+                assert loaded.modes.current_mode_id == "auto"
+                replayed = len(again.updates)
+                assert replayed > 0  # all of the history came before the answer
+                return await prompt(conn, session_id, "what was it before?")
+
+        session_id = asyncio.run(before())
+        answer = asyncio.run(after(session_id))
+    assert answer.stop_reason == "end_turn"
+    kinds = [update.session_update for _, update in again.updates]
+    assert kinds[:5] == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update",
+                         "agent_message_chunk"]
+    assert again.of("user_message_chunk")[0].content.text == "bump x"
+    assert again.of("tool_call")[0].tool_call_id == first.of("tool_call")[0].tool_call_id
+    assert again.of("tool_call_update")[0].status == "completed"
+    assert again.text().endswith("It was 1 before.")
+    sent = json.dumps(server.requests[-1].body["messages"])  # the model saw the whole conversation
+    assert "bump x" in sent and "f.py sets x to 2." in sent and "what was it before?" in sent
+    meta = json.loads((isolated_home / "sessions" / session_id / "meta.json").read_text(encoding="utf-8"))
+    assert meta["status"] == "completed"
+
+
+def test_set_mode_read_only_refuses_edits_without_asking(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "1"}}]},
+        {"text": "cannot write here"},
+    ])
+    client = RecordingClient()
+
+    async def main() -> schema.PromptResponse:
+        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await conn.set_session_mode(session_id=session.session_id, mode_id="read-only")
+            with_bad_mode = conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+            try:
+                await with_bad_mode
+            except acp.RequestError as exc:
+                assert exc.code == -32602 and "yolo" in str(exc.data)
+            else:
+                raise AssertionError("an unknown mode was taken")
+            return await prompt(conn, session.session_id, "write x")
+
+    assert asyncio.run(main()).stop_reason == "end_turn"
+    assert client.asked == [] and not (workspace / "x.txt").exists()
+    assert client.of("tool_call_update")[0].status == "failed"
+
+
+def test_stop_reasons_of_a_cut_reply_a_refusal_and_the_step_limit(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"text": "a long answer that", "stop": "length"},
+        {"text": "I won't do that.", "stop": "refusal"},
+        {"tool_calls": [{"name": "list_dir", "arguments": {}}]},
+    ])
+    client = RecordingClient()
+
+    async def main() -> list[str]:
+        async with agent(client, "--provider", "scripted", "--script", str(script), "--max-steps", "1",
+                         cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return [(await prompt(conn, session.session_id, text)).stop_reason for text in ("a", "b", "c")]
+
+    assert asyncio.run(main()) == ["max_tokens", "refusal", "max_turn_requests"]
+
+
+def test_provider_error_is_a_json_rpc_error(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"error": {"status": 401, "message": "bad key"}}, {"text": "fine now"}])
+    client = RecordingClient()
+
+    async def main() -> tuple[acp.RequestError, schema.PromptResponse]:
+        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            try:
+                await prompt(conn, session.session_id, "hi")
+            except acp.RequestError as exc:
+                return exc, await prompt(conn, session.session_id, "again")
+            raise AssertionError("no error")
+
+    error, later = asyncio.run(main())
+    assert error.code == -32603 and "bad key" in error.data["details"]
+    assert later.stop_reason == "end_turn"
