@@ -4,13 +4,21 @@ calls with their diffs, permission requests, cancellation, `session/load` after 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
+import pytest
 from acphelpers import TIMEOUT, RecordingClient, acp, agent, schema
 from clitools import write_script
 from fakeserver import FakeLLMServer
+
+# A 1x1 PNG (a red pixel).
+PNG_1X1 = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
 
 
 def edit(path: str, old: str, new: str) -> dict[str, object]:
@@ -243,3 +251,124 @@ def test_provider_error_is_a_json_rpc_error(tmp_path: Path, workspace: Path) -> 
     error, later = asyncio.run(main())
     assert error.code == -32603 and "bad key" in error.data["details"]
     assert later.stop_reason == "end_turn"
+
+
+def test_the_clients_mcp_servers_start_in_an_untrusted_workspace(tmp_path: Path, workspace: Path) -> None:
+    command = shutil.which("mcp-server-time")
+    if command is None:
+        pytest.skip("mcp-server-time is not installed (pip install -e '.[test]')")
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
+        {"text": "It is late in Tokyo."},
+    ])
+    client = RecordingClient()
+
+    async def main() -> schema.PromptResponse:
+        async with agent(client, "--provider", "scripted", "--script", str(script), "--permission-mode", "auto",
+                         cwd=workspace) as (conn, _):
+            server = schema.McpServerStdio(name="time", command=command, args=[], env=[])
+            session = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=[server]), TIMEOUT)
+            return await prompt(conn, session.session_id, "what time is it in Tokyo?")
+
+    assert asyncio.run(main()).stop_reason == "end_turn"
+    [start] = client.of("tool_call")
+    assert (start.title, start.kind) == ("mcp__time__get_current_time Asia/Tokyo", "other")
+    [done] = client.of("tool_call_update")
+    assert done.status == "completed" and "Asia/Tokyo" in done.content[0].content.text
+
+
+def test_images_and_embedded_files_reach_the_model(workspace: Path) -> None:
+    pixel = base64.b64encode(PNG_1X1).decode("ascii")
+    with FakeLLMServer([{"text": "a red dot"}]) as server:
+        client = RecordingClient()
+
+        async def main() -> schema.PromptResponse:
+            async with agent(client, "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                             cwd=workspace) as (conn, _):
+                session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+                blocks = [schema.TextContentBlock(type="text", text="what is in the picture, and in the file?"),
+                          schema.ImageContentBlock(type="image", mime_type="image/png", data=pixel),
+                          schema.EmbeddedResourceContentBlock(type="resource", resource=schema.TextResourceContents(
+                              uri=f"file://{workspace}/notes.md", text="remember the milk")),
+                          schema.ResourceContentBlock(type="resource_link", name="spec", uri="file:///spec.md")]
+                return await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=blocks), TIMEOUT)
+
+        assert asyncio.run(main()).stop_reason == "end_turn"
+        [user] = [m for m in server.requests[0].body["messages"] if m["role"] == "user"]
+    parts = {part["type"]: part for part in user["content"]}
+    assert parts["image_url"]["image_url"]["url"] == f"data:image/png;base64,{pixel}"
+    assert "remember the milk" in parts["text"]["text"] and "notes.md" in parts["text"]["text"]
+    assert "@file:///spec.md" in parts["text"]["text"]
+
+
+def test_bad_input_gets_json_rpc_errors_and_the_agent_goes_on(workspace: Path) -> None:
+    lines = [
+        "this is not json",
+        "[1, 2]",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "no/such_method", "params": {}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": 5}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "relative/dir", "mcpServers": []}}),
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "session/prompt",
+                    "params": {"sessionId": "nope", "prompt": [{"type": "text", "text": "hi"}]}}),
+        json.dumps({"jsonrpc": "2.0", "id": 5, "method": "session/load",
+                    "params": {"sessionId": "20260101-000000-none", "cwd": str(workspace), "mcpServers": []}}),
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {"protocolVersion": 1}}),
+    ]
+    done = subprocess.run([sys.executable, "-m", "recursive_cli", "acp", "--provider", "scripted"],
+                          input="\n".join(lines) + "\n", capture_output=True, text=True, cwd=workspace, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]  # every stdout line is one message
+    by_id = {answer.get("id"): answer for answer in answers if answer.get("id") is not None}
+    unnumbered = [answer["error"]["code"] for answer in answers if answer.get("id") is None]
+    assert sorted(unnumbered) == [-32700, -32600]
+    assert by_id[1]["error"]["code"] == -32601
+    assert by_id[2]["error"]["code"] == -32602
+    assert by_id[3]["error"]["code"] == -32602 and "absolute" in by_id[3]["error"]["data"]["details"]
+    assert by_id[4]["error"]["code"] == -32002
+    assert by_id[5]["error"]["code"] == -32602 and "20260101-000000-none" in by_id[5]["error"]["data"]["details"]
+    assert by_id[6]["result"]["agentCapabilities"]["loadSession"] is True
+    assert "Traceback" not in done.stderr
+
+
+def test_plan_mode_puts_the_plan_to_the_client_and_carries_it_out_once_approved(tmp_path: Path,
+                                                                                workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. write x.txt"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "planned"}}]},
+        {"text": "Carried out."},
+    ])
+    client = RecordingClient(answers=["allow_always"])  # (the first such option: "Yes, and accept edits")
+
+    async def main() -> schema.PromptResponse:
+        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
+            return await prompt(conn, session.session_id, "plan the change")
+
+    assert asyncio.run(main()).stop_reason == "end_turn"
+    [asked] = client.asked  # the plan; the write ran without asking, in accept-edits mode
+    assert (asked.tool_call.kind, asked.tool_call.content[0].content.text) == ("switch_mode", "1. write x.txt")
+    assert asked.tool_call.tool_call_id == client.of("tool_call")[0].tool_call_id
+    assert [update.current_mode_id for update in client.of("current_mode_update")] == ["accept-edits"]
+    assert (workspace / "x.txt").read_text(encoding="utf-8") == "planned"
+    assert client.text() == "Carried out."
+
+
+def test_a_plan_not_approved_keeps_plan_mode(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. write x.txt"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "no"}}]},
+        {"text": "Still planning."},
+    ])
+    client = RecordingClient(answers=["reject_once"])
+
+    async def main() -> list[str]:
+        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
+            return [(await prompt(conn, session.session_id, text)).stop_reason for text in ("plan it", "write it")]
+
+    assert asyncio.run(main()) == ["end_turn", "end_turn"]
+    assert len(client.asked) == 1 and client.of("current_mode_update") == []
+    assert not (workspace / "x.txt").exists()
+    assert client.of("tool_call_update")[-1].status == "failed"  # plan mode refused the write

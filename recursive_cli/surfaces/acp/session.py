@@ -45,6 +45,10 @@ MODES: dict[str, tuple[str, str]] = {
     "plan": ("Plan", "Read and plan; nothing changes until you switch mode."),
 }
 DEFAULT_MODE: PermissionMode = "ask"  # an editor's user is there to be asked, unless config says otherwise
+# What a presented plan may be answered with: the mode that carries it out, or none (keep planning).
+PLAN_OPTIONS = (("accept-edits", "Yes, and accept edits", "allow_always"), ("ask", "Yes, and ask before edits", "allow_once"),
+                ("auto", "Yes, and run without asking", "allow_always"), ("plan", "No, keep planning", "reject_once"))
+CARRY_OUT = "The plan is approved: carry it out."
 OPTIONS = (("allow_once", "Allow"), ("allow_always", "Always allow {tool}"),
            ("reject_once", "Reject"), ("reject_always", "Always reject {tool}"))
 
@@ -62,6 +66,7 @@ class AcpSession:
     running: bool = False
     last: TurnOutcome | None = None
     started: float = field(default_factory=time.monotonic)
+    _idle: asyncio.Event = field(default_factory=asyncio.Event)
 
     def open(self) -> None:
         """Start sending updates, and ask the client what `ask` mode asks."""
@@ -118,25 +123,66 @@ class AcpSession:
         return outcome.option_id in ("allow_once", "allow_always")
 
     async def prompt(self, text: str, images: Sequence[Image]) -> TurnOutcome:
-        """One turn on the prompt; every update it made sent before this returns."""
+        """One turn on the prompt; every update it made sent before this returns. In plan mode a
+        presented plan is put to the client: approved, the mode it chose carries it out (in
+        this same prompt); else the session stays in plan mode."""
+        from ...features.plan_mode import plan_state
+
+        runtime = self.runtime
+        planning = runtime.permissions.mode == "plan"
+        if planning:
+            plan_state(runtime).plan = None
+        self.running = True
+        self._idle.clear()
+        try:
+            outcome = await self._turn(text, images)
+            plan = plan_state(runtime).plan if planning else None
+            if plan is not None and runtime.permissions.mode == "plan" and outcome.finish_reason is FinishReason.COMPLETED:
+                mode = await self._approve(plan)
+                if mode is not None:
+                    self.set_mode(mode)
+                    self.sink.put(schema.CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode))
+                    again = await self._turn(CARRY_OUT, ())
+                    again.steps, again.usage = again.steps + outcome.steps, again.usage + outcome.usage
+                    outcome = again
+        finally:
+            self.running = False
+            self._idle.set()
+        await self.sink.flush()
+        self.last = outcome
+        return outcome
+
+    async def _turn(self, text: str, images: Sequence[Image]) -> TurnOutcome:
         from ...core.errors import SessionStateError
         from ...features.sessions.records import SessionWriteError
 
         runtime = self.runtime
         runtime.set_interrupt_token(InterruptToken())
         runtime.next_images = tuple(images)
-        self.running = True
         try:
-            outcome = await runtime.run(text)
+            return await runtime.run(text)
         except SessionWriteError as exc:
-            outcome = TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
+            return TurnOutcome(FinishReason.IO_ERROR, detail=str(exc))
         except SessionStateError as exc:
-            outcome = TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
-        finally:
-            self.running = False
+            return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=str(exc))
+
+    async def _approve(self, plan: str) -> str | None:
+        """Ask the client whether to carry out the plan, and in which mode (None: keep planning)."""
+        start = self.sink.last_started_kind("switch_mode")
         await self.sink.flush()
-        self.last = outcome
-        return outcome
+        call = schema.ToolCallUpdate(
+            tool_call_id=start.tool_call_id if start is not None else f"plan-{time.monotonic_ns()}",
+            title="Carry out the plan?", kind="switch_mode", status="pending",
+            content=[schema.ContentToolCallContent(type="content", content=updates.text_block(plan))])
+        options = [schema.PermissionOption(option_id=mode, name=name, kind=kind)  # type: ignore[arg-type]
+                   for mode, name, kind in PLAN_OPTIONS]
+        try:
+            answer = await self.client.request_permission(session_id=self.id, tool_call=call, options=options)
+        except ConnectionError:
+            return None
+        outcome = answer.outcome
+        chosen = outcome.option_id if isinstance(outcome, schema.AllowedOutcome) else "plan"
+        return chosen if chosen in MODES and chosen != "plan" else None
 
     def cancel(self) -> None:
         """`session/cancel`: the running turn stops (its tool processes killed) and answers `cancelled`."""
@@ -156,8 +202,10 @@ class AcpSession:
     async def close(self) -> None:
         """End the session: record how it ended, release it, stop sending."""
         runtime = self.runtime
-        if self.running:
+        if self.running:  # (the turn ends, recorded, before the session is closed under it)
             runtime.interrupt()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), 10)
         outcome = self.last or TurnOutcome(FinishReason.COMPLETED)
         with contextlib.suppress(Exception):
             runtime.emit(make_result(

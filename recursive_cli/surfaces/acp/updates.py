@@ -114,6 +114,9 @@ def started(call: ToolCall, subject: str, workspace: Path, olds: dict[Path, str 
     """The `tool_call` that announces a call, with the diff an edit proposes when it is known."""
     paths = paths_of(call, subject, workspace)
     content: list[Any] = []
+    plan = call.arguments_or_empty().get("plan") if call.name == "exit_plan_mode" else None
+    if isinstance(plan, str) and plan:
+        content.append(_text_content(plan))
     if kind_of(call.name) == "edit" and olds is not None:
         for path in paths:
             new = proposed(call, olds.get(path))
@@ -183,6 +186,7 @@ class UpdateSink:
         self._starts: dict[str, schema.ToolCallStart] = {}
         self._results: dict[str, Message] = {}
         self._calls: dict[str, ToolCall] = {}
+        self._last_of_kind: dict[str, schema.ToolCallStart] = {}
 
     def put(self, update: Update) -> None:
         self._queue.put_nowait(update)
@@ -203,6 +207,10 @@ class UpdateSink:
     def start_of(self, call_id: str) -> schema.ToolCallStart | None:
         """The `tool_call` sent for a running call (for its permission request)."""
         return self._starts.get(call_id)
+
+    def last_started_kind(self, kind: str) -> schema.ToolCallStart | None:
+        """The latest call of that kind this session made (`switch_mode`: the plan presented)."""
+        return self._last_of_kind.get(kind)
 
     def last_started(self, tool: str) -> schema.ToolCallStart | None:
         """The latest running call of `tool` (the permission hook is told the tool's name)."""
@@ -244,6 +252,7 @@ class UpdateSink:
             self._olds[call.id] = olds
         start = started(call, subject, self.workspace, olds)
         self._starts[call.id], self._calls[call.id] = start, call
+        self._last_of_kind[str(start.kind)] = start
         self.put(start)
 
     def _tool_finished(self, call: ToolCall, is_error: bool) -> None:
