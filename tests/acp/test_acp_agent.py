@@ -7,6 +7,7 @@ import asyncio
 import base64
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -372,3 +373,35 @@ def test_a_plan_not_approved_keeps_plan_mode(tmp_path: Path, workspace: Path) ->
     assert len(client.asked) == 1 and client.of("current_mode_update") == []
     assert not (workspace / "x.txt").exists()
     assert client.of("tool_call_update")[-1].status == "failed"  # plan mode refused the write
+
+
+@pytest.mark.parametrize("ending", ["eof", "sigterm"])
+def test_the_editor_going_away_mid_turn_leaves_the_session_saved(ending: str, workspace: Path,
+                                                                  isolated_home: Path) -> None:
+    held = threading.Event()
+    with FakeLLMServer([{"text": "never sent", "hold": held}]) as server:
+        client = RecordingClient()
+
+        async def main() -> tuple[str, int]:
+            async with agent(client, "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                             cwd=workspace) as (conn, process):
+                session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+                running = asyncio.ensure_future(prompt(conn, session.session_id, "a long question"))
+                while not server.requests:
+                    await asyncio.sleep(0.02)
+                if ending == "eof":
+                    process.stdin.close()
+                else:
+                    process.send_signal(signal.SIGTERM)
+                code = await asyncio.wait_for(process.wait(), TIMEOUT)
+                running.cancel()
+                return session.session_id, code
+
+        session_id, code = asyncio.run(main())
+        held.set()
+    assert code == (0 if ending == "eof" else 143)
+    meta = json.loads((isolated_home / "sessions" / session_id / "meta.json").read_text(encoding="utf-8"))
+    assert meta["status"] == "interrupted"
+    listed = subprocess.run([sys.executable, "-m", "recursive_cli", "sessions", "show", session_id],
+                            capture_output=True, text=True, cwd=workspace, timeout=TIMEOUT)
+    assert listed.returncode == 0 and "a long question" in listed.stdout

@@ -145,11 +145,11 @@ class AcpSession:
                     again = await self._turn(CARRY_OUT, ())
                     again.steps, again.usage = again.steps + outcome.steps, again.usage + outcome.usage
                     outcome = again
+            self.last = outcome
         finally:
             self.running = False
             self._idle.set()
         await self.sink.flush()
-        self.last = outcome
         return outcome
 
     async def _turn(self, text: str, images: Sequence[Image]) -> TurnOutcome:
