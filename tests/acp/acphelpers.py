@@ -31,6 +31,7 @@ class RecordingClient:
     updates: list[tuple[str, Any]] = field(default_factory=list)
     asked: list[schema.RequestPermissionRequest] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    init: schema.InitializeResponse | None = None  # the agent's answer to `initialize`
 
     async def request_permission(self, session_id: str, tool_call: schema.ToolCallUpdate,
                                  options: list[schema.PermissionOption], **kwargs: Any) -> schema.RequestPermissionResponse:
@@ -75,4 +76,5 @@ async def agent(client: RecordingClient, *args: str, cwd: Path) -> AsyncIterator
                                        env=env, cwd=cwd) as (conn, process):
         reply = await asyncio.wait_for(conn.initialize(protocol_version=acp.PROTOCOL_VERSION), TIMEOUT)
         assert reply.protocol_version == acp.PROTOCOL_VERSION
+        client.init = reply
         yield conn, process

@@ -52,6 +52,9 @@ def test_a_turn_streams_thinking_text_and_an_edit_with_its_diff(tmp_path: Path, 
 
     session, answer = asyncio.run(main())
     assert answer.stop_reason == "end_turn"
+    assert client.init is not None and client.init.agent_capabilities.load_session is True
+    assert client.init.agent_capabilities.prompt_capabilities.image is True
+    assert client.init.agent_info.name == "recursive"
     assert session.modes is not None and session.modes.current_mode_id == "auto"
     assert {mode.id for mode in session.modes.available_modes} == {"ask", "accept-edits", "auto", "read-only", "plan"}
     assert {sid for sid, _ in client.updates} == {session.session_id}
@@ -405,3 +408,25 @@ def test_the_editor_going_away_mid_turn_leaves_the_session_saved(ending: str, wo
     listed = subprocess.run([sys.executable, "-m", "recursive_cli", "sessions", "show", session_id],
                             capture_output=True, text=True, cwd=workspace, timeout=TIMEOUT)
     assert listed.returncode == 0 and "a long question" in listed.stdout
+
+
+def test_todo_write_is_the_sessions_plan(tmp_path: Path, workspace: Path) -> None:
+    todos = [{"content": "read the parser", "status": "completed"}, {"content": "fix the bug", "status": "in_progress"}]
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]},
+        {"text": "on it"},
+    ])
+    client = RecordingClient()
+
+    async def main() -> schema.PromptResponse:
+        async with agent(client, "--provider", "scripted", "--script", str(script), "--no-session",
+                         cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return await prompt(conn, session.session_id, "plan")
+
+    assert asyncio.run(main()).stop_reason == "end_turn"
+    [plan] = client.of("plan")
+    assert [(entry.content, entry.status) for entry in plan.entries] == [
+        ("read the parser", "completed"), ("fix the bug", "in_progress")]
+    assert client.of("tool_call")[0].kind == "think" and client.asked == []
+    assert client.init is not None and client.init.agent_capabilities.load_session is False  # (--no-session)

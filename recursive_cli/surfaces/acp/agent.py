@@ -67,7 +67,7 @@ class RecursiveAgent:
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(
-                load_session=True,
+                load_session=not self.common.no_session,  # (--no-session: nothing saved to load)
                 prompt_capabilities=schema.PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=schema.McpCapabilities(http=True, sse=True)),
             agent_info=schema.Implementation(name="recursive", title="recursive", version=__version__),
