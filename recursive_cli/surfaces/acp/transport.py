@@ -25,7 +25,7 @@ INVALID_REQUEST = -32600
 def claim_stdout() -> BinaryIO:
     """The process's stdout, kept for the protocol alone; fd 1 (and `sys.stdout`) now go to stderr."""
     sys.stdout.flush()
-    private = os.fdopen(os.dup(1), "wb", buffering=0)
+    private = os.fdopen(os.dup(1), "wb")  # (buffered: a write goes out whole, flushed per message)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return private
@@ -57,8 +57,12 @@ class StdioTransport:
 
     async def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
-        with self._write_lock:
-            self._out.write(data)
+        try:
+            with self._write_lock:
+                self._out.write(data)
+                self._out.flush()
+        except (OSError, ValueError) as exc:  # the client has gone (its end of the pipe closed)
+            raise ConnectionError(f"the client is gone: {exc}") from None
 
     async def receive(self) -> dict[str, Any] | None:
         """The next message; None at the end of stdin."""
