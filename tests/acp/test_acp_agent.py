@@ -174,6 +174,9 @@ def test_load_session_after_a_restart_replays_and_continues(workspace: Path, iso
 
         async def after(session_id: str) -> schema.PromptResponse:
             async with agent(again, *args, cwd=workspace) as (conn, _):
+                listed = await asyncio.wait_for(conn.list_sessions(cwd=str(workspace)), TIMEOUT)
+                assert [(info.session_id, info.title, info.cwd) for info in listed.sessions] == [
+                    (session_id, "bump x", str(workspace))]
                 loaded = await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id,
                                                                   mcp_servers=[]), TIMEOUT)
                 assert loaded.modes.current_mode_id == "auto"

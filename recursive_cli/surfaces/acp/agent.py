@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from pathlib import Path
 from typing import Any, cast
 
 import acp
@@ -69,7 +70,9 @@ class RecursiveAgent:
             agent_capabilities=schema.AgentCapabilities(
                 load_session=not self.common.no_session,  # (--no-session: nothing saved to load)
                 prompt_capabilities=schema.PromptCapabilities(image=True, audio=False, embedded_context=True),
-                mcp_capabilities=schema.McpCapabilities(http=True, sse=True)),
+                mcp_capabilities=schema.McpCapabilities(http=True, sse=True),
+                session_capabilities=schema.SessionCapabilities(
+                    list=None if self.common.no_session else schema.SessionListCapabilities())),
             agent_info=schema.Implementation(name="recursive", title="recursive", version=__version__),
             auth_methods=[])
 
@@ -108,6 +111,24 @@ class RecursiveAgent:
         await session.replay()
         await self._start_mcp(session)
         return schema.LoadSessionResponse(modes=session.modes())
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> schema.ListSessionsResponse:
+        """The saved sessions `session/load` can take up (run sessions; those of `cwd` when it
+        is given), the latest first, all in one page."""
+        from ...features.sessions.store import SessionStore
+        from ...launch.settings import command_settings
+
+        if cwd is not None and not Path(cwd).is_absolute():
+            raise RequestError.invalid_params({"details": f"cwd must be an absolute path, not {cwd!r}"})
+        try:
+            home = command_settings(self.common, quiet=True).home
+        except CliError as exc:
+            raise RequestError.internal_error({"details": str(exc)}) from None
+        metas = SessionStore(home).list(Path(cwd) if cwd else None)
+        return schema.ListSessionsResponse(sessions=[
+            schema.SessionInfo(session_id=meta.id, cwd=meta.workspace, title=meta.title or None, updated_at=meta.updated)
+            for meta in reversed(metas) if meta.mode == "run"])
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> schema.SetSessionModeResponse:
         session = self._session(session_id)
