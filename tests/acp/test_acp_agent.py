@@ -191,7 +191,10 @@ def test_load_session_after_a_restart_replays_and_continues(workspace: Path, iso
     assert kinds[:5] == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update",
                          "agent_message_chunk"]
     assert again.of("user_message_chunk")[0].content.text == "bump x"
-    assert again.of("tool_call")[0].tool_call_id == first.of("tool_call")[0].tool_call_id
+    replayed_call = again.of("tool_call")[0]
+    assert replayed_call.tool_call_id == first.of("tool_call")[0].tool_call_id
+    assert [(diff.path, diff.old_text, diff.new_text) for diff in replayed_call.content] == [
+        (str(workspace / "f.py"), "x = 1", "x = 2")]
     assert again.of("tool_call_update")[0].status == "completed"
     assert again.text().endswith("It was 1 before.")
     sent = json.dumps(server.requests[-1].body["messages"])  # the model saw the whole conversation

@@ -111,17 +111,23 @@ def _locations(call: ToolCall, paths: list[Path]) -> list[schema.ToolCallLocatio
 
 def started(call: ToolCall, subject: str, workspace: Path, olds: dict[Path, str | None] | None = None
             ) -> schema.ToolCallStart:
-    """The `tool_call` that announces a call, with the diff an edit proposes when it is known."""
+    """The `tool_call` that announces a call, with the diff an edit proposes: against the file as
+    it is (`olds`), or for a replayed `edit_file` between its own strings."""
     paths = paths_of(call, subject, workspace)
     content: list[Any] = []
     plan = call.arguments_or_empty().get("plan") if call.name == "exit_plan_mode" else None
     if isinstance(plan, str) and plan:
         content.append(_text_content(plan))
-    if kind_of(call.name) == "edit" and olds is not None:
-        for path in paths:
-            new = proposed(call, olds.get(path))
-            if new is not None:
-                content.append(_diff(path, olds.get(path), new))
+    olds = olds or {}
+    for path in paths if kind_of(call.name) == "edit" else ():
+        new = proposed(call, olds.get(path))
+        if new is not None:
+            content.append(_diff(path, olds.get(path), new))
+        elif call.name == "edit_file":  # (the file is not at hand, as in a replay: the edit's own strings)
+            arguments = call.arguments_or_empty()
+            before, after = arguments.get("old_string"), arguments.get("new_string")
+            if isinstance(before, str) and isinstance(after, str):
+                content.append(_diff(path, before, after))
     return schema.ToolCallStart(session_update="tool_call", tool_call_id=call.id, title=title_of(call, subject),
                                 kind=kind_of(call.name), status="pending", content=content or None,
                                 locations=_locations(call, paths), raw_input=call.arguments_or_empty())
