@@ -263,10 +263,14 @@ def test_provider_error_is_a_json_rpc_error(tmp_path: Path, workspace: Path) -> 
     assert later.stop_reason == "end_turn"
 
 
-def test_the_clients_mcp_servers_start_in_an_untrusted_workspace(tmp_path: Path, workspace: Path) -> None:
+@pytest.mark.parametrize("given_by", ["client", "workspace"])
+def test_the_clients_mcp_servers_start_in_an_untrusted_workspace_and_its_own_do_not(
+        given_by: str, tmp_path: Path, workspace: Path) -> None:
     command = shutil.which("mcp-server-time")
     if command is None:
         pytest.skip("mcp-server-time is not installed (pip install -e '.[test]')")
+    if given_by == "workspace":  # (the folder's own .mcp.json waits for `recursive trust`)
+        (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"time": {"command": command}}}))
     script = write_script(tmp_path / "s.json", [
         {"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
         {"text": "It is late in Tokyo."},
@@ -276,15 +280,18 @@ def test_the_clients_mcp_servers_start_in_an_untrusted_workspace(tmp_path: Path,
     async def main() -> schema.PromptResponse:
         async with agent(client, "--provider", "scripted", "--script", str(script), "--permission-mode", "auto",
                          cwd=workspace) as (conn, _):
-            server = schema.McpServerStdio(name="time", command=command, args=[], env=[])
-            session = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=[server]), TIMEOUT)
+            servers = [schema.McpServerStdio(name="time", command=command, args=[], env=[])] if given_by == "client" else []
+            session = await asyncio.wait_for(conn.new_session(cwd=str(workspace), mcp_servers=servers), TIMEOUT)
             return await prompt(conn, session.session_id, "what time is it in Tokyo?")
 
     assert asyncio.run(main()).stop_reason == "end_turn"
     [start] = client.of("tool_call")
-    assert (start.title, start.kind) == ("mcp__time__get_current_time Asia/Tokyo", "other")
     [done] = client.of("tool_call_update")
-    assert done.status == "completed" and "Asia/Tokyo" in done.content[0].content.text
+    if given_by == "client":
+        assert (start.title, start.kind) == ("mcp__time__get_current_time Asia/Tokyo", "other")
+        assert done.status == "completed" and "Asia/Tokyo" in done.content[0].content.text
+    else:  # (no such tool here: the call names no subject and fails)
+        assert (start.title, done.status) == ("mcp__time__get_current_time", "failed")
 
 
 def test_images_and_embedded_files_reach_the_model(workspace: Path) -> None:
