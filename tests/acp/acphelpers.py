@@ -25,18 +25,22 @@ TIMEOUT = 30  # seconds for one exchange; each takes well under one
 @dataclass
 class RecordingClient:
     """The editor's side: keeps every update and permission request; answers the requests with
-    `answers` in order (an option kind, or "cancelled")."""
+    `answers` in order (an option kind, "cancelled", or "cancel": session/cancel first)."""
 
     answers: list[str] = field(default_factory=list)
     updates: list[tuple[str, Any]] = field(default_factory=list)
     asked: list[schema.RequestPermissionRequest] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     init: schema.InitializeResponse | None = None  # the agent's answer to `initialize`
+    conn: Any = None  # the connection to the agent
 
     async def request_permission(self, session_id: str, tool_call: schema.ToolCallUpdate,
                                  options: list[schema.PermissionOption], **kwargs: Any) -> schema.RequestPermissionResponse:
         self.asked.append(schema.RequestPermissionRequest(session_id=session_id, tool_call=tool_call, options=options))
         answer = self.answers.pop(0) if self.answers else "reject_once"
+        if answer == "cancel":  # the stop button while asked: cancel, then answer `cancelled` (as the spec says)
+            await self.conn.cancel(session_id=session_id)
+            answer = "cancelled"
         if answer == "cancelled":
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
         chosen = next(option for option in options if option.kind == answer)
@@ -65,7 +69,7 @@ class RecordingClient:
         return await asyncio.wait_for(first(), TIMEOUT)
 
     def on_connect(self, conn: Any) -> None:
-        pass
+        self.conn = conn
 
 
 @contextlib.asynccontextmanager

@@ -145,6 +145,12 @@ def test_cancel_stops_the_turn_and_the_session_goes_on(workspace: Path) -> None:
                 running = asyncio.ensure_future(prompt(conn, session.session_id, "a long question"))
                 while not server.requests:  # (the model has been asked: the turn is under way)
                     await asyncio.sleep(0.02)
+                try:  # one prompt at a time in a session
+                    await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=text_prompt("too")), TIMEOUT)
+                except acp.RequestError as exc:
+                    assert exc.code == -32600 and "already running" in str(exc.data)
+                else:
+                    raise AssertionError("a second prompt ran alongside the first")
                 await conn.cancel(session_id=session.session_id)
                 first = await asyncio.wait_for(running, TIMEOUT)
                 held.set()
@@ -443,3 +449,20 @@ def test_todo_write_is_the_sessions_plan(tmp_path: Path, workspace: Path) -> Non
         ("read the parser", "completed"), ("fix the bug", "in_progress")]
     assert client.of("tool_call")[0].kind == "think" and client.asked == []
     assert client.init is not None and client.init.agent_capabilities.load_session is False  # (--no-session)
+
+
+def test_cancel_while_asked_ends_the_turn_cancelled_and_runs_nothing(tmp_path: Path, workspace: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "1"}}]},
+        {"text": "next prompt"},
+    ])
+    client = RecordingClient(answers=["cancel"])
+
+    async def main() -> list[str]:
+        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            return [(await prompt(conn, session.session_id, text)).stop_reason for text in ("write x", "again")]
+
+    assert asyncio.run(main()) == ["cancelled", "end_turn"]
+    assert len(client.asked) == 1 and not (workspace / "x.txt").exists()
+    assert client.text() == "next prompt"  # (the turn ended at the question: the model was not asked again)
