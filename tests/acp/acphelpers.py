@@ -82,3 +82,21 @@ async def agent(client: RecordingClient, *args: str, cwd: Path) -> AsyncIterator
         assert reply.protocol_version == acp.PROTOCOL_VERSION
         client.init = reply
         yield conn, process
+
+
+def prompts(client: RecordingClient, script: Path, workspace: Path, *texts: str, flags: tuple[str, ...] = (),
+            mode: str | None = None) -> list[schema.PromptResponse]:
+    """`recursive acp` on the scripted provider: one new session (in `mode`, if given), the
+    prompts `texts` one after another; their answers."""
+    async def main() -> list[schema.PromptResponse]:
+        async with agent(client, "--provider", "scripted", "--script", str(script), *flags, cwd=workspace) as (conn, _):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            if mode is not None:
+                await conn.set_session_mode(session_id=session.session_id, mode_id=mode)
+            answers = []
+            for text in texts:
+                answers.append(await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[
+                    schema.TextContentBlock(type="text", text=text)]), TIMEOUT))
+            return answers
+
+    return asyncio.run(main())

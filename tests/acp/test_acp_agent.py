@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from acphelpers import TIMEOUT, RecordingClient, acp, agent, schema
+from acphelpers import TIMEOUT, RecordingClient, acp, agent, prompts, schema
 from clitools import write_script
 from fakeserver import FakeLLMServer
 
@@ -119,14 +119,8 @@ def test_always_answers_last_for_the_session(tmp_path: Path, workspace: Path) ->
         {"text": "ok"},
     ])
     client = RecordingClient(answers=["allow_always", "reject_always"])
-
-    async def main() -> schema.PromptResponse:
-        async with agent(client, "--provider", "scripted", "--script", str(script), "--sandbox", "off",
-                         cwd=workspace) as (conn, _):
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            return await prompt(conn, session.session_id, "go")
-
-    assert asyncio.run(main()).stop_reason == "end_turn"
+    [answer] = prompts(client, script, workspace, "go", flags=("--sandbox", "off"))
+    assert answer.stop_reason == "end_turn"
     assert [request.tool_call.title for request in client.asked] == ["write_file x.txt", "run_shell echo hi > y.txt"]
     assert (workspace / "x.txt").read_text(encoding="utf-8") == "2"
     assert not (workspace / "y.txt").exists() and not (workspace / "z.txt").exists()
@@ -240,15 +234,8 @@ def test_stop_reasons_of_a_cut_reply_a_refusal_and_the_step_limit(tmp_path: Path
         {"text": "I won't do that.", "stop": "refusal"},
         {"tool_calls": [{"name": "list_dir", "arguments": {}}]},
     ])
-    client = RecordingClient()
-
-    async def main() -> list[str]:
-        async with agent(client, "--provider", "scripted", "--script", str(script), "--max-steps", "1",
-                         cwd=workspace) as (conn, _):
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            return [(await prompt(conn, session.session_id, text)).stop_reason for text in ("a", "b", "c")]
-
-    assert asyncio.run(main()) == ["max_tokens", "refusal", "max_turn_requests"]
+    answers = prompts(RecordingClient(), script, workspace, "a", "b", "c", flags=("--max-steps", "1"))
+    assert [answer.stop_reason for answer in answers] == ["max_tokens", "refusal", "max_turn_requests"]
 
 
 def test_provider_error_is_a_json_rpc_error(tmp_path: Path, workspace: Path) -> None:
@@ -361,14 +348,8 @@ def test_plan_mode_puts_the_plan_to_the_client_and_carries_it_out_once_approved(
         {"text": "Carried out."},
     ])
     client = RecordingClient(answers=["allow_always"])  # (the first such option: "Yes, and accept edits")
-
-    async def main() -> schema.PromptResponse:
-        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
-            return await prompt(conn, session.session_id, "plan the change")
-
-    assert asyncio.run(main()).stop_reason == "end_turn"
+    [answer] = prompts(client, script, workspace, "plan the change", mode="plan")
+    assert answer.stop_reason == "end_turn"
     [asked] = client.asked  # the plan; the write ran without asking, in accept-edits mode
     assert (asked.tool_call.kind, asked.tool_call.content[0].content.text) == ("switch_mode", "1. write x.txt")
     assert asked.tool_call.tool_call_id == client.of("tool_call")[0].tool_call_id
@@ -384,14 +365,8 @@ def test_a_plan_not_approved_keeps_plan_mode(tmp_path: Path, workspace: Path) ->
         {"text": "Still planning."},
     ])
     client = RecordingClient(answers=["reject_once"])
-
-    async def main() -> list[str]:
-        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            await conn.set_session_mode(session_id=session.session_id, mode_id="plan")
-            return [(await prompt(conn, session.session_id, text)).stop_reason for text in ("plan it", "write it")]
-
-    assert asyncio.run(main()) == ["end_turn", "end_turn"]
+    answers = prompts(client, script, workspace, "plan it", "write it", mode="plan")
+    assert [answer.stop_reason for answer in answers] == ["end_turn", "end_turn"]
     assert len(client.asked) == 1 and client.of("current_mode_update") == []
     assert not (workspace / "x.txt").exists()
     assert client.of("tool_call_update")[-1].status == "failed"  # plan mode refused the write
@@ -436,14 +411,8 @@ def test_todo_write_is_the_sessions_plan(tmp_path: Path, workspace: Path) -> Non
         {"text": "on it"},
     ])
     client = RecordingClient()
-
-    async def main() -> schema.PromptResponse:
-        async with agent(client, "--provider", "scripted", "--script", str(script), "--no-session",
-                         cwd=workspace) as (conn, _):
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            return await prompt(conn, session.session_id, "plan")
-
-    assert asyncio.run(main()).stop_reason == "end_turn"
+    [answer] = prompts(client, script, workspace, "plan", flags=("--no-session",))
+    assert answer.stop_reason == "end_turn"
     [plan] = client.of("plan")
     assert [(entry.content, entry.status) for entry in plan.entries] == [
         ("read the parser", "completed"), ("fix the bug", "in_progress")]
@@ -457,12 +426,7 @@ def test_cancel_while_asked_ends_the_turn_cancelled_and_runs_nothing(tmp_path: P
         {"text": "next prompt"},
     ])
     client = RecordingClient(answers=["cancel"])
-
-    async def main() -> list[str]:
-        async with agent(client, "--provider", "scripted", "--script", str(script), cwd=workspace) as (conn, _):
-            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            return [(await prompt(conn, session.session_id, text)).stop_reason for text in ("write x", "again")]
-
-    assert asyncio.run(main()) == ["cancelled", "end_turn"]
+    answers = prompts(client, script, workspace, "write x", "again")
+    assert [answer.stop_reason for answer in answers] == ["cancelled", "end_turn"]
     assert len(client.asked) == 1 and not (workspace / "x.txt").exists()
     assert client.text() == "next prompt"  # (the turn ended at the question: the model was not asked again)
