@@ -430,3 +430,20 @@ def test_cancel_while_asked_ends_the_turn_cancelled_and_runs_nothing(tmp_path: P
     assert [answer.stop_reason for answer in answers] == ["cancelled", "end_turn"]
     assert len(client.asked) == 1 and not (workspace / "x.txt").exists()
     assert client.text() == "next prompt"  # (the turn ended at the question: the model was not asked again)
+
+
+def test_a_file_outside_the_workspace_is_neither_read_nor_shown(tmp_path: Path, workspace: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret\n", encoding="utf-8")
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [edit(str(secret), "top", "no")]},
+        {"text": "it is outside"},
+    ])
+    client = RecordingClient()
+    [answer] = prompts(client, script, workspace, "edit it", flags=("--permission-mode", "auto"))
+    assert answer.stop_reason == "end_turn"
+    [start] = client.of("tool_call")
+    assert start.locations is None and start.content is None
+    assert all("top secret" not in update.model_dump_json() for _, update in client.updates)
+    assert client.of("tool_call_update")[0].status == "failed"
+    assert secret.read_text(encoding="utf-8") == "top secret\n"

@@ -191,7 +191,7 @@ class AcpSession:
 
     async def replay(self) -> None:
         """The conversation so far as updates (`session/load`), all sent before this returns."""
-        for update in updates.history(self.runtime.transcript()[1:], self.subject, self.runtime.workspace):
+        for update in updates.history(self.runtime.transcript()[1:], self.subject, self.sink.resolve):
             self.sink.put(update)
         await self.sink.flush()
 
@@ -261,8 +261,23 @@ def start_session(spec: Launch, client: Client, servers: Sequence[Any] | None, g
     settings = spec.loaded.settings
     if not given_mode and spec.resumed is None and "permission_mode" not in spec.loaded.sources:
         spec.loaded.settings = settings.model_copy(update={"permission_mode": DEFAULT_MODE})
-    workspace = spec.loaded.settings.workspace.expanduser().resolve()
-    sink = UpdateSink(workspace)
+    sink = UpdateSink(updates.workspace_resolver(spec.loaded.settings.workspace.expanduser().resolve()))
     spec.sinks = lambda _settings, _session_id: [sink]
     runtime, binding = start_runtime(spec)
+    sink.resolve = sandbox_resolver(runtime)
     return AcpSession(spec.session_id, runtime, binding, sink, client)
+
+
+def sandbox_resolver(runtime: AgentRuntime) -> updates.Resolve:
+    """Paths as the file tools resolve them: real, inside the workspace and `--add-dir` roots."""
+    from ...core.tool import ToolError
+
+    sandbox = runtime.tool_context.sandbox
+
+    def resolve(name: str) -> Path | None:
+        try:
+            return sandbox.resolve(name)
+        except ToolError:
+            return None
+
+    return resolve

@@ -32,6 +32,7 @@ from ...core.messages import Image, Message, ToolCall
 
 Update = Any  # one of the schema's session update models
 Subject = Callable[[ToolCall], str]
+Resolve = Callable[[str], "Path | None"]  # a path a tool names → where it is (None: outside the workspace)
 
 KINDS: dict[str, schema.ToolKind] = {
     "read_file": "read", "list_dir": "search", "glob": "search", "search_files": "search",
@@ -67,12 +68,18 @@ def _text_content(text: str) -> schema.ContentToolCallContent:
     return schema.ContentToolCallContent(type="content", content=text_block(text))
 
 
-def paths_of(call: ToolCall, subject: str, workspace: Path) -> list[Path]:
-    """The files a call reads or changes, absolute (`apply_patch` names several: `a.py, b.py`)."""
+def paths_of(call: ToolCall, subject: str, resolve: Resolve) -> list[Path]:
+    """The files a call reads or changes, absolute, as its tool finds them (`apply_patch` names
+    several: `a.py, b.py`); one the tool would refuse (outside the workspace) is left out."""
     if call.name not in _PATH_TOOLS or not subject:
         return []
     names = subject.split(", ") if call.name == "apply_patch" else [subject]
-    return [(workspace / name).resolve() if not Path(name).is_absolute() else Path(name) for name in names]
+    return [path for path in map(resolve, names) if path is not None]
+
+
+def workspace_resolver(workspace: Path) -> Resolve:
+    """Paths taken as relative to `workspace` (until the sandbox's own resolver is at hand)."""
+    return lambda name: Path(name) if Path(name).is_absolute() else (workspace / name).resolve()
 
 
 def read_text(path: Path) -> str | None:
@@ -109,11 +116,11 @@ def _locations(call: ToolCall, paths: list[Path]) -> list[schema.ToolCallLocatio
             for path in paths]
 
 
-def started(call: ToolCall, subject: str, workspace: Path, olds: dict[Path, str | None] | None = None
-            ) -> schema.ToolCallStart:
+def started(call: ToolCall, subject: str, resolve: Resolve, olds: dict[Path, str | None] | None = None
+             ) -> schema.ToolCallStart:
     """The `tool_call` that announces a call, with the diff an edit proposes: against the file as
     it is (`olds`), or for a replayed `edit_file` between its own strings."""
-    paths = paths_of(call, subject, workspace)
+    paths = paths_of(call, subject, resolve)
     content: list[Any] = []
     plan = call.arguments_or_empty().get("plan") if call.name == "exit_plan_mode" else None
     if isinstance(plan, str) and plan:
@@ -183,8 +190,8 @@ class UpdateSink:
     """An event sink that turns one session's events into its `session/update` notifications,
     sent in order by `pump` (`flush` waits until those queued so far have gone)."""
 
-    def __init__(self, workspace: Path) -> None:
-        self.workspace = workspace
+    def __init__(self, resolve: Resolve) -> None:
+        self.resolve = resolve
         self._queue: asyncio.Queue[Update] = asyncio.Queue()
         self._streamed_text = False
         self._streamed_thought = False
@@ -254,9 +261,9 @@ class UpdateSink:
     def _tool_started(self, call: ToolCall, subject: str) -> None:
         olds = None
         if kind_of(call.name) == "edit":
-            olds = {path: read_text(path) for path in paths_of(call, subject, self.workspace)}
+            olds = {path: read_text(path) for path in paths_of(call, subject, self.resolve)}
             self._olds[call.id] = olds
-        start = started(call, subject, self.workspace, olds)
+        start = started(call, subject, self.resolve, olds)
         self._starts[call.id], self._calls[call.id] = start, call
         self._last_of_kind[str(start.kind)] = start
         self.put(start)
@@ -277,7 +284,7 @@ class UpdateSink:
                 self.put(plan)
 
 
-def history(messages: Sequence[Message], subject: Subject, workspace: Path) -> list[Update]:
+def history(messages: Sequence[Message], subject: Subject, resolve: Resolve) -> list[Update]:
     """A saved conversation as the updates that show it again (`session/load`): the user's
     messages, the agent's thoughts and answers, each tool call and its result."""
     updates: list[Update] = []
@@ -294,7 +301,7 @@ def history(messages: Sequence[Message], subject: Subject, workspace: Path) -> l
                 updates.append(thought_chunk(thoughts))
             if message.content:
                 updates.append(message_chunk(message.content))
-            updates.extend(started(call, subject(call), workspace) for call in message.tool_calls)
+            updates.extend(started(call, subject(call), resolve) for call in message.tool_calls)
         elif message.role == "tool" and message.tool_call_id:
             updates.append(finished(message.tool_call_id, message, message.is_error))
     return updates
