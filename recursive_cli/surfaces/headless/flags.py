@@ -91,6 +91,7 @@ class HeadlessOptions:
     sandbox: str | None = None  # our --sandbox (tools/os_sandbox.py)
     sandbox_network: bool = False
     sandbox_allow_port: list[int] = field(default_factory=list)
+    otel: bool = False  # export a trace and metrics over OTLP/HTTP (features/telemetry)
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
     def thinking_settings(self) -> tuple[str | None, int | None]:
@@ -174,6 +175,7 @@ _FLAGS: dict[str, Flag] = {
     "--strict-config": Flag("strict_config", "bool"),
     "--sandbox": Flag("sandbox"), "--sandbox-network": Flag("sandbox_network", "bool"),
     "--sandbox-allow-port": Flag("sandbox_allow_port", "append"),
+    "--otel": Flag("otel", "bool"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
