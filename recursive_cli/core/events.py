@@ -95,6 +95,8 @@ class ModelReplied(EventModel):
     reason: str = ""
     usage: Usage
     tool_calls: int = 0
+    response_model: str = ""  # the model the response named ("": it named none)
+    response_id: str = ""
 
 
 class TextDelta(EventModel):

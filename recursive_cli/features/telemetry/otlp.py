@@ -9,9 +9,10 @@ the resource ones (`OTEL_SERVICE_NAME`, default `recursive`; `OTEL_RESOURCE_ATTR
 
 Spans leave in batches from the SDK's own thread while the run goes on, so a slow collector
 never holds a step up. At the run's end the last batch and the metrics are sent from a
-daemon thread that the run waits for at most `FINISH_WAIT` seconds: a collector that
-refuses or hangs costs a run that long at most, then one warning line, and the process
-exits without it. The SDK's own log lines are kept off stderr (shown with `-v`).
+daemon thread that the run waits for at most `FINISH_WAIT` seconds (2 s;
+`OTEL_BSP_EXPORT_TIMEOUT`, in ms, sets another), and no longer once the SDK reports a
+failure: a collector that refuses costs a run next to nothing, one that hangs that long at
+most; then one warning line, and the process exits without waiting for it. The SDK's own log lines are kept off stderr (shown with `-v`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
     from ...core.settings import Settings
 
-FINISH_WAIT = 2.0  # seconds a run's end waits for its last spans and metrics to be taken
+FINISH_WAIT = 2.0  # seconds a run's end waits for its last spans and metrics (OTEL_BSP_EXPORT_TIMEOUT, ms)
 DEFAULT_ENDPOINT = "http://localhost:4318"
 SCOPE = "recursive_cli"
 
@@ -88,6 +89,7 @@ class Exporters:
 
     def __init__(self, env: Mapping[str, str], err: TextIO, verbose: bool) -> None:
         self._err = err
+        self.wait = _finish_wait(env)
         self._quiet_sdk(verbose)
         resource = _resource()
         self.endpoint = (env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
@@ -119,16 +121,16 @@ class Exporters:
         return Instruments(self.metering.get_meter(SCOPE) if self.metering is not None else NoOpMeter(SCOPE))
 
     def finish(self) -> None:
-        """Send what is left and stop, waiting `FINISH_WAIT` seconds at most, and not at all
+        """Send what is left and stop, waiting `self.wait` seconds at most, and no longer
         once the SDK has said the collector failed (it would only retry); one warning line
         when the collector did not take it all."""
         _TROUBLE.settled.clear()
         worker = threading.Thread(target=self._flush, name="recursive-otel-finish", daemon=True)
         worker.start()
-        _TROUBLE.settled.wait(FINISH_WAIT)
+        _TROUBLE.settled.wait(self.wait)
         why = _short(_TROUBLE.last)
         if worker.is_alive() and not why:
-            self._warn(f"the collector at {self.endpoint} did not answer within {FINISH_WAIT:g} s; "
+            self._warn(f"the collector at {self.endpoint} did not answer within {self.wait:g} s; "
                        "the rest of the run's telemetry is dropped")
         elif why or (self.spans is not None and self.spans.failures):
             self._warn(f"the run's telemetry could not be sent to {self.endpoint}" + (f": {why}" if why else ""))
@@ -149,6 +151,15 @@ class Exporters:
             pass
 
 
+def _finish_wait(env: Mapping[str, str]) -> float:
+    """Seconds the run's end waits for its last export: `OTEL_BSP_EXPORT_TIMEOUT` (ms), else
+    `FINISH_WAIT`."""
+    try:
+        return max(0.0, float(env["OTEL_BSP_EXPORT_TIMEOUT"]) / 1000)
+    except (KeyError, ValueError):
+        return FINISH_WAIT
+
+
 def _short(complaint: str) -> str:
     """The gist of an SDK log line: the OS's words for a failed connection, else its start."""
     found = re.search(r"\[Errno -?\d+\] [^\"')]+", complaint)
@@ -160,9 +171,13 @@ def _short(complaint: str) -> str:
 def _resource() -> Resource:
     """The SDK's resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES), named `recursive`
     when neither names the service."""
-    from ... import __version__
+    from importlib import metadata
 
-    resource = Resource.create({SERVICE_VERSION: __version__})
+    try:
+        version = metadata.version("recursive-cli")
+    except metadata.PackageNotFoundError:  # (run from a checkout that was never installed)
+        version = "unknown"
+    resource = Resource.create({SERVICE_VERSION: version})
     if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: AGENT}))
     return resource

@@ -151,13 +151,16 @@ class OtelSink:
             return
         usage = event.usage
         cost = self._facts.cost(event.model, usage)
-        call.span.set_attributes({**_usage_attributes(usage), "gen_ai.response.model": event.model,
+        answered = event.response_model or event.model
+        call.span.set_attributes({**_usage_attributes(usage), "gen_ai.response.model": answered,
                                   "gen_ai.response.finish_reasons": [_finish_reason(event)],
                                   "recursive.tool_calls": event.tool_calls})
+        if event.response_id:
+            call.span.set_attribute("gen_ai.response.id", event.response_id)
         if cost is not None:
             call.span.set_attribute("recursive.cost_usd", cost)
         call.span.end()
-        measured = {**call.attributes, "gen_ai.response.model": event.model}
+        measured = {**call.attributes, "gen_ai.response.model": answered}
         self._metrics.duration.record(time.monotonic() - call.started, measured)
         self._metrics.tokens.record(usage.input_tokens, {**measured, "gen_ai.token.type": "input"})
         self._metrics.tokens.record(usage.output_tokens, {**measured, "gen_ai.token.type": "output"})

@@ -351,4 +351,6 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --sandbox MODE               What commands may write: read-only, workspace-write or off
                                (bubblewrap; --sandbox-network lets them reach the network,
                                --sandbox-allow-port PORT only 127.0.0.1:PORT).
+  --otel                       Export a trace and metrics of the run over OTLP/HTTP
+                               ($OTEL_EXPORTER_OTLP_ENDPOINT; the otel extra).
 """
