@@ -15,6 +15,7 @@ from clitools import invoke, run_cli, write_script
 from fakeserver import FakeLLMServer
 
 from .collector import OtlpReceiver, Received
+from .collector import attributes as attributes_of
 
 ANSWER = "all done"
 TOOL_THEN_ANSWER = [
@@ -224,3 +225,53 @@ def test_a_collector_that_hangs_is_waited_for_a_bounded_time(tmp_path: Path) -> 
     warnings = [line for line in done.stderr.splitlines() if "OpenTelemetry" in line]
     assert warnings == [f"warning: OpenTelemetry: the collector at {receiver.url} did not answer within 0.3 s; "
                         "the rest of the run's telemetry is dropped"]
+
+
+def test_a_goal_run_is_one_trace_of_its_turns_with_the_verdicts_as_events(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [
+        {"text": "not yet"},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "done.txt", "content": "ok\n"}}]},
+        {"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("goal", "make done.txt", "--check", "test -f done.txt", "--max-turns", "3", "--otel",
+                        "-C", str(tmp_path), "--provider", "scripted", "--script", str(script),
+                        env=_otel_env(receiver))
+    assert result.returncode == 0, result.stderr
+    named = _by_name(receiver.spans())
+    [root] = named["invoke_agent recursive"]
+    turns = [*named["turn 1"], *named["turn 2"]]
+    assert [turn.span.parent_span_id for turn in turns] == [root.span.span_id] * 2
+    assert root.attributes["recursive.mode"] == "goal" and root.attributes["recursive.num_turns"] == 2
+    verdicts = [attributes_of(event.attributes)["achieved"]
+                for span in (root, *turns) for event in span.span.events if event.name == "goal_evaluation"]
+    assert verdicts == [False, True]
+
+
+def test_a_resumed_session_is_traced_under_the_same_conversation_id(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [{"text": "first"}, {"text": ANSWER}])
+    flags = ["-C", str(tmp_path), "--provider", "scripted", "--script", str(script)]
+    first = invoke("run", "hi", "-o", "json", *flags)
+    session = json.loads(first.stdout)["session_id"]
+    with OtlpReceiver() as receiver:
+        again = invoke("resume", session, "and again", "--otel", *flags, env=_otel_env(receiver))
+    assert (again.returncode, again.stdout) == (0, f"{ANSWER}\n"), again.stderr
+    named = _by_name(receiver.spans())
+    assert sorted(named) == ["chat scripted", "invoke_agent recursive", "turn 2"]
+    assert {span.attributes["gen_ai.conversation.id"] for spans in named.values() for span in spans} == {session}
+
+
+def test_a_failure_inside_the_telemetry_costs_one_warning_not_the_run(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from recursive_cli.features.telemetry import spans
+
+    def broken(self: object, event: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(spans.OtelSink, "_on_tool_started", broken)
+    script = write_script(tmp_path / "script.json", TOOL_THEN_ANSWER)
+    with OtlpReceiver() as receiver:
+        result = invoke("run", "list", "--otel", "-C", str(tmp_path), "--provider", "scripted",
+                        "--script", str(script), env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    assert [line for line in result.stderr.splitlines() if "OpenTelemetry" in line] == [
+        "warning: OpenTelemetry: the run's telemetry stopped here (RuntimeError: boom); the run goes on"]

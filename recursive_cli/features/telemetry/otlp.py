@@ -130,10 +130,10 @@ class Exporters:
         _TROUBLE.settled.wait(self.wait)
         why = _short(_TROUBLE.last)
         if worker.is_alive() and not why:
-            self._warn(f"the collector at {self.endpoint} did not answer within {self.wait:g} s; "
+            self.warn(f"the collector at {self.endpoint} did not answer within {self.wait:g} s; "
                        "the rest of the run's telemetry is dropped")
         elif why or (self.spans is not None and self.spans.failures):
-            self._warn(f"the run's telemetry could not be sent to {self.endpoint}" + (f": {why}" if why else ""))
+            self.warn(f"the run's telemetry could not be sent to {self.endpoint}" + (f": {why}" if why else ""))
 
     def _flush(self) -> None:
         try:
@@ -143,7 +143,8 @@ class Exporters:
         finally:
             _TROUBLE.settled.set()
 
-    def _warn(self, text: str) -> None:
+    def warn(self, text: str) -> None:
+        """One line on stderr, `warning: OpenTelemetry: TEXT`."""
         try:
             self._err.write(f"warning: OpenTelemetry: {text}\n")
             self._err.flush()
@@ -206,4 +207,4 @@ def start_telemetry(runtime: RuntimeCore, settings: Settings, mode: str, env: Ma
     facts = RunFacts(session_id=runtime.session_id, mode=mode, provider=lambda: runtime.provider.name,
                      model=lambda: runtime.provider.model,
                      cost=lambda model, usage: runtime.budget.price.of(model)(usage))
-    return OtelSink(exporters.tracer(), exporters.instruments(), facts, exporters.finish)
+    return OtelSink(exporters.tracer(), exporters.instruments(), facts, exporters.finish, exporters.warn)

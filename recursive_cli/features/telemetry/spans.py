@@ -86,8 +86,9 @@ class OtelSink:
     at the run's result) hands them to the exporters with a bounded wait."""
 
     def __init__(self, tracer: Tracer, instruments: Instruments, facts: RunFacts,
-                 finish: Callable[[], None]) -> None:
+                 finish: Callable[[], None], warn: Callable[[str], None]) -> None:
         self._tracer = tracer
+        self._warn = warn
         self._metrics = instruments
         self._facts = facts
         self._finish = finish
@@ -106,13 +107,20 @@ class OtelSink:
         }
 
     def emit(self, event: AgentEvent) -> None:
+        """Record `event`; a failure here (a bug, the SDK's) ends the run's telemetry with one
+        warning, never the run."""
         if self._done:
             return
         handler = self._handlers.get(type(event))
         if handler is None and isinstance(event, Notice):
             handler = self._on_notice
-        if handler is not None:
+        if handler is None:
+            return
+        try:
             handler(event)
+        except Exception as exc:
+            self._done = True
+            self._warn(f"the run's telemetry stopped here ({type(exc).__name__}: {exc}); the run goes on")
 
     # -- spans -------------------------------------------------------------------------------
 
