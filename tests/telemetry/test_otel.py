@@ -275,3 +275,13 @@ def test_a_failure_inside_the_telemetry_costs_one_warning_not_the_run(tmp_path: 
     assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
     assert [line for line in result.stderr.splitlines() if "OpenTelemetry" in line] == [
         "warning: OpenTelemetry: the run's telemetry stopped here (RuntimeError: boom); the run goes on"]
+
+
+def test_a_loop_is_traced_as_a_loop(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("loop", "check once", "--otel", "-C", str(tmp_path), "--provider", "scripted",
+                        "--script", str(script), env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    [root] = _by_name(receiver.spans())["invoke_agent recursive"]
+    assert root.attributes["recursive.mode"] == "loop" and root.attributes["recursive.subtype"] == "success"
