@@ -5,13 +5,16 @@ never fails a run or keeps it from its answer."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import invoke, run_cli, write_script
+from clitools import invoke, run_cli, wait_until, write_script
 from fakeserver import FakeLLMServer
 
 from .collector import OtlpReceiver, Received
@@ -285,3 +288,25 @@ def test_a_loop_is_traced_as_a_loop(tmp_path: Path) -> None:
     assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
     [root] = _by_name(receiver.spans())["invoke_agent recursive"]
     assert root.attributes["recursive.mode"] == "loop" and root.attributes["recursive.subtype"] == "success"
+
+
+def test_an_interrupted_run_still_sends_its_trace_with_the_tool_call_cut_short(tmp_path: Path) -> None:
+    command = "echo $$ > tool.pid; exec sleep 30"
+    script = write_script(tmp_path / "script.json", [
+        {"tool_calls": [{"id": "call_sleep", "name": "run_shell", "arguments": {"command": command}}]},
+        {"text": "never"}])
+    with OtlpReceiver() as receiver:
+        proc = subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "wait", "--otel", "-C", str(tmp_path),
+                                 "--provider", "scripted", "--script", str(script)],
+                                env={**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url},
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pid_file = tmp_path / "tool.pid"
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", proc=proc)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    named = _by_name(receiver.spans())
+    [tool], [root] = named["execute_tool run_shell"], named["invoke_agent recursive"]
+    assert tool.span.status.code == STATUS_ERROR and tool.span.parent_span_id == named["turn 1"][0].span.span_id
+    assert root.attributes["recursive.subtype"] == "interrupted" and root.attributes["recursive.exit_code"] == 130
+    assert root.span.status.code == STATUS_ERROR
