@@ -310,3 +310,18 @@ def test_an_interrupted_run_still_sends_its_trace_with_the_tool_call_cut_short(t
     assert tool.span.status.code == STATUS_ERROR and tool.span.parent_span_id == named["turn 1"][0].span.span_id
     assert root.attributes["recursive.subtype"] == "interrupted" and root.attributes["recursive.exit_code"] == 130
     assert root.span.status.code == STATUS_ERROR
+
+
+def test_telemetry_that_cannot_be_set_up_is_one_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recursive_cli.features.telemetry import otlp
+
+    def unreadable(*args: object) -> None:
+        raise OSError("cannot read /etc/otel/ca.pem")
+
+    monkeypatch.setattr(otlp, "Exporters", unreadable)
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    result = invoke("run", "hi", "--otel", "-C", str(tmp_path), "--provider", "scripted", "--script", str(script))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    assert [line for line in result.stderr.splitlines() if "OpenTelemetry" in line] == [
+        "warning: OpenTelemetry could not be set up (OSError: cannot read /etc/otel/ca.pem); "
+        "this run exports no telemetry"]

@@ -47,6 +47,11 @@ def attach_telemetry(runtime: RuntimeCore, settings: Settings, mode: str,
     except ImportError:
         sys.stderr.write(MISSING_SDK + "\n")
         return
-    sink = start_telemetry(runtime, settings, mode, env, sys.stderr)
+    try:
+        sink = start_telemetry(runtime, settings, mode, env, sys.stderr)
+    except Exception as exc:  # (a certificate file that is not there, a header it cannot read…)
+        sys.stderr.write(f"warning: OpenTelemetry could not be set up ({type(exc).__name__}: {exc}); "
+                         "this run exports no telemetry\n")
+        return
     if sink is not None:
         runtime.add_event_sink(sink)
