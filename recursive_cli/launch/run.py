@@ -260,6 +260,10 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        if settings.otel:  # (the SDK is imported only then)
+            from ..features.telemetry import attach_telemetry
+
+            attach_telemetry(runtime, settings, spec.mode)
         runtime.next_images = spec.images
         if spec.worktree is not None and spec.resumed is None:
             from ..features.worktrees import WorktreeState
