@@ -66,6 +66,7 @@ ENV_VARS = {
     "wire": "RECURSIVE_WIRE",
     "effort": "RECURSIVE_EFFORT",
     "thinking_budget": "RECURSIVE_THINKING_BUDGET",
+    "otel": "RECURSIVE_OTEL",
 }
 
 
@@ -124,6 +125,7 @@ class Settings(BaseModel):
     strict_config: bool = False  # an unknown config key is an error, not ignored
     skill: list[Path] = []  # --skill: skill folders, or folders of them, of the user's (features/skills)
     no_skills: bool = False  # offer no skill at all
+    otel: bool = False  # export a trace and metrics of the run over OTLP/HTTP (features/telemetry)
     prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
 
     @property

@@ -392,6 +392,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "trust": "recursive_cli.surfaces.cli.trust_cmd",
     "worktree": "recursive_cli.surfaces.cli.worktree_cmd",
     "skills": "recursive_cli.surfaces.cli.skills_cmd",
+    "acp": "recursive_cli.surfaces.acp.acp_cmd",
 }
 _whole: list[typer.Typer] = []
 

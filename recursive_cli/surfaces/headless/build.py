@@ -184,6 +184,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
     keep_skill_flags(runtime, settings)
+    if settings.otel:  # (the SDK is imported only then)
+        from ...features.telemetry import attach_telemetry
+
+        attach_telemetry(runtime, settings, "run")
     mode = options.permission_mode if options.permission_mode in CLAUDE_MODES else "default"
     if options.permission_mode not in (None, *CLAUDE_MODES):
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
@@ -221,6 +225,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "strict_config": options.strict_config, "sandbox": options.sandbox,
         "sandbox_network": options.sandbox_network, "sandbox_allow_ports": options.sandbox_allow_port,
         "skill": options.skill, "no_skills": options.no_skills,
+        "otel": options.otel,
     }
 
 
