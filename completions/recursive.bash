@@ -25,7 +25,7 @@ __recursive_options() {
         goal) REPLY="--until --check --judge-model --max-turns --check-timeout --no-stdin -c --continue -i --image --output-last-message --output-schema --mcp-config --strict-mcp-config --settings --bg --include-hook-events -w --worktree --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream --wire -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         chat) REPLY="-c --continue -i --image --settings -w --worktree --mcp-config --strict-mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream --wire -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
         trust) REPLY="--list --revoke --json -h --help" ;;
-        "sessions export") REPLY="-f --format --bundle -h --help" ;;
+        "sessions export") REPLY="-f --format -o --output --bundle -h --help" ;;
         "sessions import") REPLY="-C --workspace --force -h --help" ;;
         "sessions gc") REPLY="--older-than --dry-run -y --yes --all-workspaces -C --workspace -h --help" ;;
         "config show") REPLY="--json --settings --mcp-config --strict-mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --no-session --no-checkpoints --permission-mode --allow --deny --system-prompt --append-system-prompt --no-stream --wire -q --quiet -v --verbose --script --sandbox --sandbox-network --sandbox-allow-port --trust-workspace --bare --strict-config -h --help" ;;
@@ -53,7 +53,7 @@ __recursive_value_options() {
         goal) REPLY="--until --check --judge-model --max-turns --check-timeout -i --image --output-last-message --output-schema --mcp-config --settings -w --worktree --fallback-model -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port" ;;
         chat) REPLY="-i --image --settings -w --worktree --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port" ;;
         trust) REPLY="--revoke" ;;
-        "sessions export") REPLY="-f --format --bundle" ;;
+        "sessions export") REPLY="-f --format -o --output --bundle" ;;
         "sessions gc") REPLY="--older-than -C --workspace" ;;
         "config show") REPLY="--settings --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port" ;;
         "checkpoints restore") REPLY="--turn" ;;
@@ -67,7 +67,7 @@ __recursive_value_options() {
 # Complete the value of option $2 of command $1.
 __recursive_complete_value() {
     case "$1:$2" in
-        run:-i|run:--image|run:--output-last-message|run:--output-schema|run:--script|resume:-i|resume:--image|resume:--output-last-message|resume:--output-schema|resume:--script|tools:--script|loop:-i|loop:--image|loop:--output-last-message|loop:--output-schema|loop:--script|goal:-i|goal:--image|goal:--output-last-message|goal:--output-schema|goal:--script|chat:-i|chat:--image|chat:--script|trust:--revoke|"config show":--script|"mcp list":--script|"mcp get":--script|"hooks list":--script|"fleet run":--results|"fleet run":--script) __recursive_files ;;
+        run:-i|run:--image|run:--output-last-message|run:--output-schema|run:--script|resume:-i|resume:--image|resume:--output-last-message|resume:--output-schema|resume:--script|tools:--script|loop:-i|loop:--image|loop:--output-last-message|loop:--output-schema|loop:--script|goal:-i|goal:--image|goal:--output-last-message|goal:--output-schema|goal:--script|chat:-i|chat:--image|chat:--script|trust:--revoke|"sessions export":-o|"sessions export":--output|"config show":--script|"mcp list":--script|"mcp get":--script|"hooks list":--script|"fleet run":--results|"fleet run":--script) __recursive_files ;;
         run:--provider|resume:--provider|tools:--provider|loop:--provider|goal:--provider|chat:--provider|"config show":--provider|"mcp list":--provider|"mcp get":--provider|"hooks list":--provider|"fleet run":--provider) __recursive_words 'openai anthropic scripted' ;;
         run:--effort|resume:--effort|tools:--effort|loop:--effort|goal:--effort|chat:--effort|"config show":--effort|"mcp list":--effort|"mcp get":--effort|"hooks list":--effort) __recursive_words 'low medium high max' ;;
         run:-C|run:--workspace|run:--add-dir|resume:-C|resume:--workspace|resume:--add-dir|tools:-C|tools:--workspace|tools:--add-dir|agents:-C|agents:--workspace|loop:-C|loop:--workspace|loop:--add-dir|goal:-C|goal:--workspace|goal:--add-dir|chat:-C|chat:--workspace|chat:--add-dir|"sessions list":-C|"sessions list":--workspace|"sessions import":-C|"sessions import":--workspace|"sessions gc":-C|"sessions gc":--workspace|"config show":-C|"config show":--workspace|"config show":--add-dir|"config path":-C|"config path":--workspace|"mcp list":-C|"mcp list":--workspace|"mcp list":--add-dir|"mcp get":-C|"mcp get":--workspace|"mcp get":--add-dir|"hooks list":-C|"hooks list":--workspace|"hooks list":--add-dir|"fleet run":-C|"fleet run":--workspace|"fleet run":--add-dir|"worktree list":-C|"worktree list":--workspace|"worktree rm":-C|"worktree rm":--workspace) __recursive_dirs ;;
@@ -76,7 +76,7 @@ __recursive_complete_value() {
         run:--wire|resume:--wire|tools:--wire|loop:--wire|goal:--wire|chat:--wire|"config show":--wire|"mcp list":--wire|"mcp get":--wire|"hooks list":--wire) __recursive_words 'responses chat' ;;
         run:--sandbox|resume:--sandbox|tools:--sandbox|loop:--sandbox|goal:--sandbox|chat:--sandbox|"config show":--sandbox|"mcp list":--sandbox|"mcp get":--sandbox|"hooks list":--sandbox|"fleet run":--sandbox) __recursive_words 'read-only workspace-write off' ;;
         logs:-o|logs:--output-format) __recursive_words 'text stream-json' ;;
-        "sessions export":-f|"sessions export":--format) __recursive_words 'jsonl json md' ;;
+        "sessions export":-f|"sessions export":--format) __recursive_words 'jsonl json md atif' ;;
     esac
 }
 
