@@ -11,6 +11,7 @@ import pytest
 from clitools import invoke, write_script
 from harbortools import assert_valid_atif
 
+from recursive_cli import __version__
 from recursive_cli.core.events import FinishReason, MessageAdded, TurnFinished
 from recursive_cli.core.messages import Image, Message, ToolCall, Usage
 from recursive_cli.features.sessions.atif import build_trajectory
@@ -45,6 +46,7 @@ def test_a_goal_run_exports_as_a_trajectory_harbor_accepts(tmp_path: Path, works
     document = json.loads(out.read_text())
     assert document["schema_version"] == "ATIF-v1.7" and document["session_id"] == "goal-1"
     assert document["agent"]["name"] == "recursive" and document["agent"]["model_name"] == "scripted"
+    assert document["agent"]["version"] == __version__
     steps = document["steps"]
     assert [step["source"] for step in steps] == ["user", "agent", "agent", "system"]
     assert [step["step_id"] for step in steps] == [1, 2, 3, 4]
@@ -117,26 +119,36 @@ def test_priced_usage_images_and_a_repaired_call(new_session, tmp_path: Path) ->
 
 
 def test_a_sub_conversation_is_an_embedded_subagent_trajectory(new_session, tmp_path: Path) -> None:
-    """Records linked to the tool call that ran them (`parent_tool_use_id`, Claude's name) become
-    a trajectory of their own in `subagent_trajectories`, referenced from that call's result."""
+    """The records a subagent leaves (features/subagents: `task_started`, a `subagent_message` per
+    message linked to the task call by `parent_tool_use_id`, `task_notification`) become a
+    trajectory of its own in `subagent_trajectories`, referenced from that call's result."""
     writer = new_session("s-sub")
-    task = ToolCall(id="toolu_task", name="task", arguments='{"description": "count", "prompt": "count files"}')
+    task = ToolCall(id="toolu_task", name="task",
+                    arguments='{"description": "count", "prompt": "count files", "subagent_type": "counter"}')
     write_turn(writer, [Message.user("how many files?"),
                         Message(role="assistant", content="", tool_calls=(task,),
                                 usage=Usage(input_tokens=50, output_tokens=10))])
+    link = {"parent_tool_use_id": "toolu_task", "agent_id": "a1", "subagent_type": "counter",
+            "model": "claude-haiku-4-5"}
+    writer.write_record(ExtraRecord(type="task_started", task_id="a1", tool_use_id="toolu_task",
+                                    description="count", subagent_type="counter", prompt="count files",
+                                    model="claude-haiku-4-5", time="2026-01-01T00:00:00+00:00"))
     ls = ToolCall(id="call_ls", name="list_dir", arguments="{}")
     for message in [Message.user("count files"),
                     Message(role="assistant", tool_calls=(ls,), usage=Usage(input_tokens=20, output_tokens=4)),
                     Message.tool_result(ls, "a.py\nb.py"),
                     Message(role="assistant", content="2 files", usage=Usage(input_tokens=30, output_tokens=3))]:
-        writer.write_record(ExtraRecord(type="subagent_message", turn=1, parent_tool_use_id="toolu_task",
-                                        message=message.model_dump(mode="json", exclude_none=True),
-                                        time="2026-01-01T00:00:00+00:00"))
+        writer.write_record(ExtraRecord(type="subagent_message", **link, message=message.model_dump(mode="json"),
+                                        time="2026-01-01T00:00:01+00:00"))
+    writer.write_record(ExtraRecord(type="task_notification", task_id="a1", tool_use_id="toolu_task",
+                                    status="completed", summary="2 files", finish_reason="completed",
+                                    usage={"total_tokens": 57, "tool_uses": 1, "duration_ms": 5},
+                                    time="2026-01-01T00:00:02+00:00"))
     for message in [Message.tool_result(task, "2 files"),
                     Message(role="assistant", content="There are 2 files.",
                             usage=Usage(input_tokens=70, output_tokens=6))]:
         writer.emit(MessageAdded(message=message, turn=1))
-    writer.emit(TurnFinished(turn=1, finish_reason=FinishReason.COMPLETED, steps=2,
+    writer.emit(TurnFinished(turn=1, finish_reason=FinishReason.COMPLETED, steps=4,
                              usage=Usage(input_tokens=170, output_tokens=23), cost_usd=None))
     out = tmp_path / "sub.json"
     out.write_text(build_trajectory(load_session(writer.folder)).model_dump_json(exclude_none=True))
@@ -148,10 +160,15 @@ def test_a_sub_conversation_is_an_embedded_subagent_trajectory(new_session, tmp_
     [ref] = result["subagent_trajectory_ref"]
     [sub] = document["subagent_trajectories"]
     assert ref["trajectory_id"] == sub["trajectory_id"] == "s-sub/toolu_task"
+    assert sub["agent"]["model_name"] == "claude-haiku-4-5"
+    assert sub["agent"]["extra"] == {"subagent_type": "counter", "description": "count", "agent_id": "a1"}
     assert [step["source"] for step in sub["steps"]] == ["user", "agent", "agent"]
+    assert [step["extra"]["turn"] for step in sub["steps"]] == [1, 1, 1]  # the task call's turn
     assert sub["steps"][1]["observation"]["results"][0]["content"] == "a.py\nb.py"
+    assert sub["steps"][1]["metrics"]["cost_usd"] == pytest.approx((20 * 1 + 4 * 5) / 1e6)  # haiku's price
     assert sub["final_metrics"]["total_prompt_tokens"] == 50
-    assert sub["extra"]["final_answer"] == "2 files"
+    assert sub["extra"]["status"] == "completed" and sub["extra"]["final_answer"] == "2 files"
+    assert document["final_metrics"]["total_prompt_tokens"] == 170  # the subagent's included
 
 
 def test_a_session_with_no_message_yet_is_still_a_valid_trajectory(new_session, tmp_path: Path) -> None:

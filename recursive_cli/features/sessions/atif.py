@@ -128,30 +128,29 @@ class _Entry(NamedTuple):
     time: str
     message: Message | None  # None for a repair
     repair: RepairRecord | None = None
+    model: str = ""  # a sub-conversation's model, when its record says
 
 
-def export_atif(loaded: LoadedSession) -> str:
-    """The session as one ATIF JSON document (indented), subagents embedded."""
-    trajectory = build_trajectory(loaded)
+def export_atif(loaded: LoadedSession, agent_version: str = "unknown") -> str:
+    """The session as one ATIF JSON document (indented), subagents embedded; `agent_version` is
+    recursive's (the package's own, given by the command: features sit below the package root)."""
+    trajectory = build_trajectory(loaded, agent_version)
     return trajectory.model_dump_json(indent=2, exclude_none=True) + "\n"
 
 
-def build_trajectory(loaded: LoadedSession) -> AtifTrajectory:
+def build_trajectory(loaded: LoadedSession, agent_version: str = "unknown") -> AtifTrajectory:
     """The session's ATIF trajectory."""
-    from ... import __version__
-
     meta = loaded.meta
-    entries = [entry for entry in _entries(loaded.records) if entry.parent is not None]
     builder = _StepBuilder(meta.model, rewound_turns(loaded.records))
     for record in loaded.records:
         builder.add_record(record)
     steps = builder.finish(placeholder=f"session {meta.id} has no messages yet")
-    subagents = _subagent_trajectories(meta.id, meta.model, entries, __version__, builder)
+    subagents = _subagent_trajectories(meta.id, meta.model, loaded.records, agent_version, builder)
     usage = meta.usage
     return AtifTrajectory(
         session_id=meta.id,
         trajectory_id=meta.id,
-        agent=AtifAgent(name=AGENT_NAME, version=__version__, model_name=meta.model or None,
+        agent=AtifAgent(name=AGENT_NAME, version=agent_version, model_name=meta.model or None,
                         extra={"provider": meta.provider, "mode": meta.mode}),
         steps=steps,
         final_metrics=AtifFinalMetrics(
@@ -186,7 +185,8 @@ def _entries(records: Iterable[TranscriptRecord]) -> Iterator[_Entry]:
                     message = Message.model_validate(raw)
                 except ValueError:
                     continue
-                yield _Entry(parent, _int(fields.get("turn")), str(fields.get("time", "")), message)
+                yield _Entry(parent, _int(fields.get("turn")), str(fields.get("time", "")), message,
+                             model=str(fields.get("model") or ""))
 
 
 def _parent_of(record: TranscriptRecord) -> str | None:
@@ -313,31 +313,56 @@ class _StepBuilder:
         return self.steps
 
 
-def _subagent_trajectories(session_id: str, model: str, entries: list[_Entry], version: str,
-                           root: _StepBuilder) -> list[AtifTrajectory]:
-    """One embedded trajectory per sub-conversation, each linked from the call that ran it."""
+def _subagent_trajectories(session_id: str, model: str, records: list[TranscriptRecord],
+                           version: str, root: _StepBuilder) -> list[AtifTrajectory]:
+    """One embedded trajectory per sub-conversation, each linked from the call that ran it; its
+    `task_started` and `task_notification` records (features/subagents) say what it was and how
+    it ended."""
     groups: dict[str, list[_Entry]] = {}
-    for entry in entries:
+    for entry in _entries(records):
         groups.setdefault(entry.parent or "", []).append(entry)
+    started, ended = _task_records(records, "task_started"), _task_records(records, "task_notification")
     builders = [root]
     trajectories: list[AtifTrajectory] = []
     for call_id, group in groups.items():
-        builder = _StepBuilder(model, set())
+        owner = next((b for b in builders if call_id in b._by_call), None)
+        turn = _step_turn(owner._by_call[call_id][0]) if owner is not None else 0
+        task, end = started.get(call_id, {}), ended.get(call_id, {})
+        sub_model = str(task.get("model") or group[0].model or model)
+        builder = _StepBuilder(sub_model, root.rewound)
         for entry in group:
-            builder.add(entry)
+            builder.add(entry._replace(turn=entry.turn or turn))
         trajectory_id = f"{session_id}/{call_id}"
         steps = builder.finish(placeholder=f"subagent of tool call {call_id}")
         trajectories.append(AtifTrajectory(
             session_id=session_id, trajectory_id=trajectory_id,
-            agent=AtifAgent(name=f"{AGENT_NAME}/subagent", version=version, model_name=model or None),
+            agent=AtifAgent(name=AGENT_NAME, version=version, model_name=sub_model or None,
+                            extra=_drop_none({"subagent_type": task.get("subagent_type"),
+                                              "description": task.get("description"),
+                                              "agent_id": task.get("task_id")})),
             steps=steps, final_metrics=_sum_metrics(steps),
-            extra=_drop_none({"parent_tool_call_id": call_id, "final_answer": builder.final_answer})))
+            extra=_drop_none({"parent_tool_call_id": call_id, "status": end.get("status"),
+                              "finish_reason": end.get("finish_reason"), "usage": end.get("usage"),
+                              "final_answer": builder.final_answer or end.get("summary")})))
         builders.append(builder)
-        for owner in builders:
-            if call_id in owner._by_call:
-                owner.link(call_id, trajectory_id, session_id)
-                break
+        if owner is not None:
+            owner.link(call_id, trajectory_id, session_id)
     return trajectories
+
+
+def _task_records(records: list[TranscriptRecord], kind: str) -> dict[str, dict[str, Any]]:
+    """The fields of the records of type `kind`, by the task call they belong to."""
+    found: dict[str, dict[str, Any]] = {}
+    for record in records:
+        if isinstance(record, ExtraRecord) and record.type == kind:
+            fields = record.fields()
+            if isinstance(fields.get("tool_use_id"), str):
+                found[fields["tool_use_id"]] = fields
+    return found
+
+
+def _step_turn(step: AtifStep) -> int:
+    return _int((step.extra or {}).get("turn"))
 
 
 def _sum_metrics(steps: list[AtifStep]) -> AtifFinalMetrics:

@@ -17,8 +17,9 @@ ARGS_LIMIT = 200
 REWOUND = " (rewound: no longer in the conversation)"
 
 
-def export_session(loaded: LoadedSession, fmt: str) -> str:
-    """The session in `fmt`: `jsonl` (the transcript verbatim), `json`, `md` or `atif` (atif.py)."""
+def export_session(loaded: LoadedSession, fmt: str, agent_version: str = "unknown") -> str:
+    """The session in `fmt`: `jsonl` (the transcript verbatim), `json`, `md` or `atif` (atif.py,
+    which names recursive's `agent_version`)."""
     if fmt == "jsonl":
         return loaded.transcript_path.read_bytes().decode("utf-8", errors="replace")
     if fmt == "json":
@@ -28,7 +29,7 @@ def export_session(loaded: LoadedSession, fmt: str) -> str:
     if fmt == "atif":
         from .atif import export_atif
 
-        return export_atif(loaded)
+        return export_atif(loaded, agent_version)
     raise ValueError(f"unknown export format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
 
 

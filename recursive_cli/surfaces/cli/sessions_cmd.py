@@ -118,7 +118,9 @@ def export_command(ref: str, fmt: str | None, bundle: str | None = None,
         raise CliError(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}", EXIT_USAGE)
     if output is not None and output.is_dir():
         raise CliError(f"--output {output} is a folder: name the file to write", EXIT_USAGE)
-    return _with_session(ref, lambda loaded: export_session(loaded, fmt), output)
+    from ... import __version__
+
+    return _with_session(ref, lambda loaded: export_session(loaded, fmt, __version__), output)
 
 
 def _export_bundle(ref: str, dest: str) -> int:
