@@ -115,3 +115,24 @@ def test_a_goal_run_that_is_not_met_is_judged_by_the_verifier_not_failed(tmp_pat
     goal = json.loads(trajectory.read_text())["steps"][-1]
     assert goal["source"] == "system" and goal["message"].startswith("goal not met after turn 1/1")
     assert goal["observation"]["results"][-1]["content"] == "no /app/hello.txt"
+
+
+def test_the_model_name_names_the_provider_or_the_option_does() -> None:
+    """`-m provider/model` as Harbor passes it; an explicit `--ak provider=openai` takes the whole
+    name as the model (OpenRouter-style names); another prefix is refused with a way out."""
+    script = """
+from recursive_harbor.agent import split_model
+print(split_model("anthropic/claude-sonnet-4-5", None), split_model("openai/gpt-5", None),
+      split_model("gpt-5", None), split_model("qwen/qwen3-coder", "openai"),
+      split_model("openai/gpt-5", "openai"))
+try:
+    split_model("qwen/qwen3-coder", None)
+except ValueError as exc:
+    print(exc)
+"""
+    done = run_harbor_python("-c", script, env={**os.environ, "PYTHONPATH": str(ROOT / "integrations" / "harbor")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    first, refused = done.stdout.strip().splitlines()
+    assert first == ("('anthropic', 'claude-sonnet-4-5') ('openai', 'gpt-5') ('openai', 'gpt-5') "
+                     "('openai', 'qwen/qwen3-coder') ('openai', 'gpt-5')")
+    assert "--ak provider=openai" in refused

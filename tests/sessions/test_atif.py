@@ -171,6 +171,26 @@ def test_a_sub_conversation_is_an_embedded_subagent_trajectory(new_session, tmp_
     assert document["final_metrics"]["total_prompt_tokens"] == 170  # the subagent's included
 
 
+def test_a_compaction_is_a_system_step_and_rewound_turns_are_marked(new_session, tmp_path: Path) -> None:
+    writer = new_session("s-long")
+    write_turn(writer, [Message.user("first"), Message(role="assistant", content="one")])
+    writer.write_record(ExtraRecord(type="compaction", turn=2, summary="the user asked twice",
+                                    replaced=2, kept=0, tokens_before=900, tokens_after=40,
+                                    time="2026-01-01T00:00:00+00:00"))
+    write_turn(writer, [Message.user("second"), Message(role="assistant", content="two")], turn=2)
+    writer.write_record(ExtraRecord(type="rewind", turn=2, time="2026-01-01T00:00:05+00:00"))
+    out = tmp_path / "long.json"
+    out.write_text(build_trajectory(load_session(writer.folder)).model_dump_json(exclude_none=True))
+    assert_valid_atif(out)
+    steps = json.loads(out.read_text())["steps"]
+    assert [step["source"] for step in steps] == ["user", "agent", "system", "user", "agent"]
+    compaction = steps[2]
+    assert compaction["message"].endswith(":\nthe user asked twice")
+    assert compaction["extra"] == {"turn": 2, "compaction": True, "replaced": 2, "kept": 0,
+                                   "tokens_before": 900, "tokens_after": 40, "rewound": True}
+    assert [step["extra"].get("rewound", False) for step in steps] == [False, False, True, True, True]
+
+
 def test_a_session_with_no_message_yet_is_still_a_valid_trajectory(new_session, tmp_path: Path) -> None:
     writer = new_session("s-empty")
     out = tmp_path / "empty.json"

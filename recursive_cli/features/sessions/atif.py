@@ -4,9 +4,9 @@ ATIF is the trajectory format Harbor reads (its RFC 0001; Harbor's pydantic mode
 tests' oracle). One step per message: the user's prompts are `user` steps, each model reply
 an `agent` step (one LLM call, its tokens and cost as `metrics`) carrying its tool calls,
 and the results of those calls are that step's `observation`. A goal run's evaluations (the
-checks and the judge's verdict) are `system` steps. A sub-conversation (a subagent run by a
-tool call) is an embedded trajectory of its own in `subagent_trajectories`, referenced from
-the result of the call that ran it. What ATIF has no field for (turns, finish reasons, the
+checks and the judge's verdict) and compactions (the summary that replaced older turns) are
+`system` steps. A sub-conversation (a subagent run by a tool call) is an embedded trajectory
+of its own in `subagent_trajectories`, referenced from the result of the call that ran it. What ATIF has no field for (turns, finish reasons, the
 final answer, cache writes) goes in `extra`.
 """
 
@@ -219,6 +219,8 @@ class _StepBuilder:
             self.add(_Entry(None, record.turn, record.time, None, record))
         elif isinstance(record, ExtraRecord) and record.type == "goal_evaluation":
             self._goal_step(record)
+        elif isinstance(record, ExtraRecord) and record.type == "compaction":
+            self._compaction_step(record)
 
     def add(self, entry: _Entry) -> None:
         if entry.repair is not None:
@@ -268,6 +270,16 @@ class _StepBuilder:
         entry = _Entry(None, _int(fields.get("session_turn")), str(fields.get("time", "")), None)
         self._append("system", text, entry, observation=AtifObservation(results=results),
                      extra_fields={"goal_evaluation": True, "achieved": fields.get("achieved")})
+
+    def _compaction_step(self, record: ExtraRecord) -> None:
+        """The older turns were summarised (features/compaction): the model sees the summary
+        in their place from here on."""
+        fields = record.fields()
+        counts = {name: fields.get(name) for name in ("replaced", "kept", "tokens_before", "tokens_after")}
+        entry = _Entry(None, _int(fields.get("turn")), str(fields.get("time", "")), None)
+        self._append("system", f"conversation compacted; the summary that replaces the "
+                     f"{fields.get('replaced', '?')} earlier messages:\n{fields.get('summary', '')}",
+                     entry, extra_fields={"compaction": True, **_drop_none(counts)})
 
     def _append(self, source: Literal["system", "user", "agent"], content: Content, entry: _Entry,
                 extra_fields: dict[str, Any] | None = None, **fields: Any) -> AtifStep:
