@@ -136,3 +136,17 @@ except ValueError as exc:
     assert first == ("('anthropic', 'claude-sonnet-4-5') ('openai', 'gpt-5') ('openai', 'gpt-5') "
                      "('openai', 'qwen/qwen3-coder') ('openai', 'gpt-5')")
     assert "--ak provider=openai" in refused
+
+
+def test_a_provider_error_fails_the_agent_step_and_still_leaves_the_trajectory(tmp_path: Path) -> None:
+    """Exit 1 (the API refused the key) is an agent error for Harbor, classified from the stderr
+    the run echoes; the session's trajectory is exported all the same."""
+    refused = {"error": {"status": 401, "message": "Incorrect API key provided"}}
+    with FakeLLMServer([refused], model="fake-model") as server:
+        result = _trial(tmp_path, server.openai_base_url, {"skip_install": True},
+                        env=_image_with_recursive(tmp_path))
+    error = result["exception_info"]
+    assert error is not None and error["exception_type"] == "AgentAuthenticationError", error
+    assert "exit 1" in error["exception_message"]
+    assert_valid_atif(_agent_dir(result) / "trajectory.json")
+    assert (_agent_dir(result) / "recursive.exit").read_text().strip() == "1"

@@ -170,14 +170,21 @@ class RecursiveAgent(BaseInstalledAgent):
         return args
 
     @override
-    def populate_context_post_run(self, context: AgentContext) -> None:
-        """Tokens and cost from the trajectory the run exported; the exit code and finish reason
-        as metadata."""
-        path = self.logs_dir / TRAJECTORY
+    def convert_trajectory(self, logs_dir: Path) -> Trajectory | None:
+        """The trajectory the run exported (it is ATIF already), or None without a valid one."""
+        path = logs_dir / TRAJECTORY
         try:
-            trajectory = Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
+            return Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             self.logger.warning(f"recursive: no valid trajectory at {path}: {exc}")
+            return None
+
+    @override
+    def populate_context_post_run(self, context: AgentContext) -> None:
+        """Tokens and cost from the trajectory the run exported; the exit code, finish reason
+        and final answer as metadata."""
+        trajectory = self.convert_trajectory(self.logs_dir)
+        if trajectory is None:
             return
         metrics = trajectory.final_metrics
         if metrics is not None:
