@@ -101,6 +101,8 @@ class RecursiveAgent(BaseInstalledAgent):
     @override
     async def install(self, environment: BaseEnvironment) -> None:
         source = self._options.source
+        if source is None and self._version:  # Harbor's `--ak version=X`: that release
+            source = f"recursive-cli=={self._version}"
         if source is None:
             await self._upload_checkout(environment)
             source = str(SOURCE_DIR)
