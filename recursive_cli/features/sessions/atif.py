@@ -17,107 +17,28 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
-
 from ...core.messages import Image, Message, ToolCall, Usage
 from ...core.pricing import cost_usd
+from .atif_schema import (
+    AtifAgent,
+    AtifContentPart,
+    AtifFinalMetrics,
+    AtifImageSource,
+    AtifMetrics,
+    AtifObservation,
+    AtifObservationResult,
+    AtifStep,
+    AtifSubagentRef,
+    AtifToolCall,
+    AtifTrajectory,
+    Content,
+)
 from .reader import LoadedSession, rewound_turns
 from .records import ExtraRecord, MessageRecord, RepairRecord, TranscriptRecord
 
-SCHEMA_VERSION = "ATIF-v1.7"  # subagent_trajectories with trajectory_id, llm_call_count
 AGENT_NAME = "recursive"
 ATIF_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 PARENT_FIELDS = ("parent_tool_use_id", "parent_tool_call_id")  # a sub-conversation's link
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-
-class AtifImageSource(_Model):
-    media_type: str
-    path: str
-
-
-class AtifContentPart(_Model):
-    type: Literal["text", "image"]
-    text: str | None = None
-    source: AtifImageSource | None = None
-
-
-Content = str | list[AtifContentPart]
-
-
-class AtifToolCall(_Model):
-    tool_call_id: str
-    function_name: str
-    arguments: dict[str, Any]
-    extra: dict[str, Any] | None = None
-
-
-class AtifSubagentRef(_Model):
-    trajectory_id: str
-    session_id: str | None = None
-
-
-class AtifObservationResult(_Model):
-    source_call_id: str | None = None
-    content: Content | None = None
-    subagent_trajectory_ref: list[AtifSubagentRef] | None = None
-    extra: dict[str, Any] | None = None
-
-
-class AtifObservation(_Model):
-    results: list[AtifObservationResult] = []
-
-
-class AtifMetrics(_Model):
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int | None = None
-    cost_usd: float | None = None
-    extra: dict[str, Any] | None = None
-
-
-class AtifStep(_Model):
-    step_id: int
-    timestamp: str | None = None
-    source: Literal["system", "user", "agent"]
-    message: Content
-    reasoning_content: str | None = None
-    tool_calls: list[AtifToolCall] | None = None
-    observation: AtifObservation | None = None
-    metrics: AtifMetrics | None = None
-    llm_call_count: int | None = None
-    extra: dict[str, Any] | None = None
-
-
-class AtifAgent(_Model):
-    name: str
-    version: str
-    model_name: str | None = None
-    extra: dict[str, Any] | None = None
-
-
-class AtifFinalMetrics(_Model):
-    total_prompt_tokens: int
-    total_completion_tokens: int
-    total_cached_tokens: int
-    total_cost_usd: float | None = None
-    total_steps: int
-    extra: dict[str, Any] | None = None
-
-
-class AtifTrajectory(_Model):
-    schema_version: str = SCHEMA_VERSION
-    session_id: str
-    trajectory_id: str | None = None
-    agent: AtifAgent
-    steps: list[AtifStep]
-    notes: str | None = None
-    final_metrics: AtifFinalMetrics | None = None
-    extra: dict[str, Any] | None = None
-    subagent_trajectories: list["AtifTrajectory"] | None = None
 
 
 class _Entry(NamedTuple):
@@ -308,6 +229,13 @@ class _StepBuilder:
             step.observation = AtifObservation()
         step.observation.results.append(result)
 
+    def has_call(self, call_id: str) -> bool:
+        return call_id in self._by_call
+
+    def turn_of_call(self, call_id: str) -> int:
+        """The turn of the step that made the call."""
+        return _int((self._by_call[call_id][0].extra or {}).get("turn"))
+
     def link(self, call_id: str, trajectory_id: str, session_id: str) -> None:
         """Point the result of `call_id` at the subagent trajectory it ran."""
         result = self._results.get(call_id)
@@ -337,8 +265,8 @@ def _subagent_trajectories(session_id: str, model: str, records: list[Transcript
     builders = [root]
     trajectories: list[AtifTrajectory] = []
     for call_id, group in groups.items():
-        owner = next((b for b in builders if call_id in b._by_call), None)
-        turn = _step_turn(owner._by_call[call_id][0]) if owner is not None else 0
+        owner = next((b for b in builders if b.has_call(call_id)), None)
+        turn = owner.turn_of_call(call_id) if owner is not None else 0
         task, end = started.get(call_id, {}), ended.get(call_id, {})
         sub_model = str(task.get("model") or group[0].model or model)
         builder = _StepBuilder(sub_model, root.rewound)
@@ -371,10 +299,6 @@ def _task_records(records: list[TranscriptRecord], kind: str) -> dict[str, dict[
             if isinstance(fields.get("tool_use_id"), str):
                 found[fields["tool_use_id"]] = fields
     return found
-
-
-def _step_turn(step: AtifStep) -> int:
-    return _int((step.extra or {}).get("turn"))
 
 
 def _sum_metrics(steps: list[AtifStep]) -> AtifFinalMetrics:
