@@ -11,8 +11,10 @@ limit resources or the network.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path, PurePosixPath
 
@@ -81,15 +83,18 @@ class LocalEnvironment(BaseEnvironment):
         try:
             stdout, stderr = await asyncio.wait_for(process.communicate(), timeout_sec)
         except TimeoutError:
-            process.kill()
+            _kill(process)
             await process.communicate()
             return ExecResult(stdout="", stderr=f"timed out after {timeout_sec} s", return_code=124)
+        except asyncio.CancelledError:  # Harbor's own timeout of the agent: the command dies with it
+            _kill(process)
+            raise
         return ExecResult(stdout=stdout.decode(errors="replace"), stderr=stderr.decode(errors="replace"),
                           return_code=process.returncode or 0)
 
     def _binds(self) -> list[str]:
         """An empty root holding this machine's top folders and the task's folders."""
-        args = ["--tmpfs", "/", "--proc", "/proc", "--dev-bind", "/dev", "/dev"]
+        args = ["--die-with-parent", "--tmpfs", "/", "--proc", "/proc", "--dev-bind", "/dev", "/dev"]
         for entry in sorted(Path("/").iterdir()):
             if entry.name in ("proc", "dev", *TASK_ROOTS):
                 continue
@@ -100,3 +105,9 @@ class LocalEnvironment(BaseEnvironment):
         for name in TASK_ROOTS:
             args += ["--bind", str(self._root / name), f"/{name}"]
         return args
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the command's whole process group (bwrap and what runs inside)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)

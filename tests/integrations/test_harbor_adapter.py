@@ -34,12 +34,12 @@ WRITE_HELLO = {"text": "Writing it.", "tool_calls": [
 
 
 def _trial(tmp_path: Path, base_url: str, kwargs: dict[str, Any],
-           env: dict[str, str] | None = None) -> dict[str, Any]:
+           env: dict[str, str] | None = None, agent: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one trial of the task with the recursive agent; Harbor's TrialResult as JSON."""
     config = {"task": {"path": str(TASK)}, "trials_dir": str(tmp_path / "trials"),
               "agent": {"import_path": "recursive_harbor:RecursiveAgent",
                         "model_name": "openai/fake-model",
-                        "kwargs": {"api_base": base_url, **kwargs}},
+                        "kwargs": {"api_base": base_url, **kwargs}, **(agent or {})},
               "environment": {"import_path": "harbor_local:LocalEnvironment", "type": None}}
     child = {**os.environ, "HARBOR_TELEMETRY": "0", "OPENAI_API_KEY": "sk-test",
              "PYTHONPATH": os.pathsep.join([str(ROOT / "integrations" / "harbor"), str(HERE)]),
@@ -150,3 +150,18 @@ def test_a_provider_error_fails_the_agent_step_and_still_leaves_the_trajectory(t
     assert "exit 1" in error["exception_message"]
     assert_valid_atif(_agent_dir(result) / "trajectory.json")
     assert (_agent_dir(result) / "recursive.exit").read_text().strip() == "1"
+
+
+def test_a_run_cut_short_by_harbor_still_reports_its_trajectory(tmp_path: Path) -> None:
+    """Harbor's agent timeout kills the run mid-turn, before it exports: the trajectory is
+    exported on Harbor's side from the session in the agent's logs, so the steps done are kept."""
+    with FakeLLMServer([WRITE_HELLO, {"text": "late", "delay": 20}], model="fake-model") as server:
+        result = _trial(tmp_path, server.openai_base_url, {"skip_install": True},
+                        env=_image_with_recursive(tmp_path), agent={"override_timeout_sec": 3})
+    assert result["exception_info"]["exception_type"] == "AgentTimeoutError"
+    trajectory = _agent_dir(result) / "trajectory.json"
+    assert_valid_atif(trajectory)
+    steps = json.loads(trajectory.read_text())["steps"]
+    assert [step["source"] for step in steps] == ["user", "agent"]
+    assert steps[1]["observation"]["results"][0]["source_call_id"] == steps[1]["tool_calls"][0]["tool_call_id"]
+    assert result["agent_result"]["n_input_tokens"] == 10

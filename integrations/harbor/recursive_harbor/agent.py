@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import sys
 import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, override
@@ -173,8 +174,11 @@ class RecursiveAgent(BaseInstalledAgent):
 
     @override
     def convert_trajectory(self, logs_dir: Path) -> Trajectory | None:
-        """The trajectory the run exported (it is ATIF already), or None without a valid one."""
+        """The trajectory the run exported (it is ATIF already); when the run was cut short
+        before it could (Harbor's agent timeout), exported here from the session in the logs."""
         path = logs_dir / TRAJECTORY
+        if not path.is_file():
+            export_on_host(logs_dir / "recursive-home" / "sessions" / SESSION_ID, path)
         try:
             return Trajectory.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -196,6 +200,20 @@ class RecursiveAgent(BaseInstalledAgent):
             context.cost_usd = metrics.total_cost_usd
         extra = trajectory.extra or {}
         context.metadata = {**(context.metadata or {}), **_metadata(extra, self.logs_dir / EXIT_FILE)}
+
+
+def export_on_host(session: Path, path: Path) -> None:
+    """Write the session's ATIF trajectory with this checkout's exporter (its session reading
+    and ATIF models need only pydantic, which Harbor has); nothing when either is missing."""
+    if not (session / "transcript.jsonl").is_file() or not (_CHECKOUT / "recursive_cli").is_dir():
+        return
+    if str(_CHECKOUT) not in sys.path:
+        sys.path.append(str(_CHECKOUT))
+    from recursive_cli import __version__
+    from recursive_cli.features.sessions.atif import export_atif
+    from recursive_cli.features.sessions.reader import load_session
+
+    path.write_text(export_atif(load_session(session), __version__), encoding="utf-8")
 
 
 def install_command(source: str, python: str) -> str:
