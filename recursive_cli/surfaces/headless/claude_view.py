@@ -1,0 +1,242 @@
+"""Claude Code's transcript of a headless session, beside our own: what the Agent SDKs read.
+
+Claude's SDKs find a session in `$CLAUDE_CONFIG_DIR/projects/<project>/<session id>.jsonl`
+(`~/.claude` without the variable; `<project>` is the working folder's real path with every
+character other than a letter or digit made `-`): `list_sessions()`, `get_session_info()`,
+`get_session_messages()` read it, and a `SessionStore` gets it line by line as
+`transcript_mirror` frames on stdout (`--session-mirror`). So a headless session whose id is a
+UUID (every new `recursive -p` session's is) also keeps that file: one entry per message (the
+prompt, each reply, each tool result) linked by `parentUuid`, each with the `uuid` its stream
+line had, and a `last-prompt` entry at each turn's end (the SDK's `summary`).
+
+Our session (`$RECURSIVE_HOME/sessions/ID/`) stays the record: this file is a view made from
+the same events, written the same way (one whole line per `os.write` on an append-only file,
+fsynced at turn end), never read back by us. A view that cannot be written is warned of once
+and given up; the run and its session go on. A resumed session appends to its view (from the
+message the conversation goes on from, so a truncating resume is a branch, as Claude writes
+it) and writes it whole first when it has none (a fork, or a session from before the view).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+import sys
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from ... import __version__
+from ...core.events import AgentEvent, MessageAdded, TurnFinished
+from ...core.messages import Message, Usage
+from ...features.sessions.records import MessageRecord
+from ...features.sessions.writer import ends_torn
+from ...sinks.claude_stream import Presenter, as_shown, assistant_content, claude_usage, tool_result_block
+
+_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+_LONGEST = 200  # a longer folder name is cut here and given a hash of the path (as Claude's are)
+
+Entry = dict[str, Any]
+
+
+def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's configuration folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    given = (env if env is not None else os.environ).get("CLAUDE_CONFIG_DIR")
+    folder = given or str(Path.home() / ".claude")
+    return Path(unicodedata.normalize("NFC", folder))
+
+
+def project_folder_name(path: Path) -> str:
+    """The folder under `projects/` for a working folder, as Claude Code and its SDKs name it."""
+    try:
+        real = os.path.realpath(path)
+    except OSError:
+        real = str(path)
+    real = unicodedata.normalize("NFC", real)
+    name = _NOT_ALNUM.sub("-", real)
+    return name if len(name) <= _LONGEST else f"{name[:_LONGEST]}-{_base36_hash(real)}"
+
+
+def _base36_hash(text: str) -> str:
+    """A 32-bit string hash in base 36 (JavaScript's `h = (h << 5) - h + c | 0`), the suffix
+    Claude's SDKs give a cut folder name."""
+    h = 0
+    for char in text:
+        h = ((h << 5) - h + ord(char)) & 0xFFFFFFFF
+    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, digit = divmod(h, 36)
+        out = digits[digit] + out
+        if h == 0:
+            return out
+
+
+def view_path(workspace: Path, session_id: str, env: Mapping[str, str] | None = None) -> Path:
+    """Where the view of session `session_id` run in `workspace` lives."""
+    return claude_config_dir(env) / "projects" / project_folder_name(workspace) / f"{session_id}.jsonl"
+
+
+def _now() -> str:
+    """Claude's timestamps: UTC, milliseconds, `Z`."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class ClaudeTranscript:
+    """Appends a headless session's messages to its Claude-layout view (an event sink).
+
+    `model` names the model of the reply being recorded, `present` shows tool calls under
+    Claude's names (as the stream does), `parent` is the entry the next one follows (None for a
+    new session), `mirror` takes each `transcript_mirror` frame (`--session-mirror`)."""
+
+    def __init__(self, path: Path, session_id: str, cwd: str, *, model: Callable[[], str],
+                 present: Presenter = as_shown, parent: str | None = None,
+                 mirror: Callable[[Entry], None] | None = None) -> None:
+        self.path = path
+        self.session_id = session_id
+        self._cwd = cwd
+        self._model = model
+        self._present = present
+        self._parent = parent
+        self._mirror = mirror
+        self._fd: int | None = None
+        self._failed = False
+        self._callers: dict[str, str] = {}  # tool call id → the uuid of the reply that made it
+        self._prompt = ""  # the last prompt (a `last-prompt` entry's text)
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageAdded):
+            entry = self._entry(event.message, event.uuid, self._model())
+            if entry is not None:
+                self._append([entry])
+        elif isinstance(event, TurnFinished) and self._parent is not None and self._prompt:
+            self._append([{"type": "last-prompt", "lastPrompt": self._prompt, "leafUuid": self._parent,
+                           "sessionId": self.session_id}])
+            self._sync()
+
+    def backfill(self, records: Iterable[MessageRecord], model: str) -> None:
+        """Write the entries of a conversation recorded before this view (a fork, an older
+        session), so that the view holds the whole of it."""
+        entries = [entry for record in records
+                   if (entry := self._entry(record.message, record.uuid or str(uuid4()), model)) is not None]
+        if entries and self._prompt:
+            entries.append({"type": "last-prompt", "lastPrompt": self._prompt, "leafUuid": self._parent,
+                            "sessionId": self.session_id})
+        self._append(entries)
+        self._sync()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self._sync()
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    # -- entries ---------------------------------------------------------------------------
+
+    def _entry(self, message: Message, uid: str, model: str) -> Entry | None:
+        """The entry of one message, linked to the one before it; None for a system message."""
+        if message.role == "user":
+            self._prompt = message.content.replace("\n", " ").strip()
+            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": message.content}}
+        elif message.role == "assistant":
+            for call in message.tool_calls:
+                self._callers[call.id] = uid
+            body = {"type": "assistant", "message": {
+                "id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
+                "model": model, "content": assistant_content(message, self._present),
+                "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
+                "usage": claude_usage(message.usage or Usage())}}
+        elif message.role == "tool":
+            body = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]}}
+            caller = self._callers.pop(message.tool_call_id or "", None)
+            if caller is not None:
+                body["sourceToolAssistantUUID"] = caller
+        else:
+            return None
+        entry = {"parentUuid": self._parent, "isSidechain": False, **body, "uuid": uid,
+                 "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
+                 "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
+        self._parent = uid
+        return entry
+
+    # -- the file ----------------------------------------------------------------------------
+
+    def _append(self, entries: list[Entry]) -> None:
+        if not entries:
+            return
+        data = "".join(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n" for entry in entries)
+        if self._mirror is not None:
+            self._mirror({"type": "transcript_mirror", "filePath": str(self.path), "entries": entries})
+        fd = self._open()
+        if fd is None:
+            return
+        try:
+            view = memoryview(data.encode("utf-8", "surrogatepass"))
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            self._give_up(exc)
+
+    def _open(self) -> int | None:
+        if self._fd is None and not self._failed:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                torn = self.path.exists() and ends_torn(self.path)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                if torn:  # a torn last line must not swallow the next entry
+                    os.write(self._fd, b"\n")
+            except OSError as exc:
+                self._give_up(exc)
+        return self._fd
+
+    def _sync(self) -> None:
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        """Stop writing the view (warned of once); the session itself is unaffected."""
+        if not self._failed:
+            sys.stderr.write(f"warning: cannot write Claude's transcript {self.path}: {exc.strerror or exc}; "
+                             "the session is kept, but Claude's SDKs will not see the rest of it\n")
+        self._failed = True
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def open_view(session_id: str, workspace: Path, records: list[MessageRecord] | None, *, model: Callable[[], str],
+              saved_model: str = "", present: Presenter = as_shown,
+              mirror: Callable[[Entry], None] | None = None) -> ClaudeTranscript | None:
+    """The view of a headless session, when its id is one Claude's SDKs take (a UUID). A resumed
+    session (`records`: the message records of the conversation it goes on with) continues its
+    view from its last message, after writing the whole conversation first when it has no view."""
+    from ...features.sessions.ids import is_uuid
+
+    if not is_uuid(session_id):
+        return None
+    path = view_path(workspace, session_id)
+    fresh = not path.exists()
+    last = next((r.uuid for r in reversed(records or []) if r.message.role != "system"), None)
+    transcript = ClaudeTranscript(path, session_id, str(workspace), model=model, present=present,
+                                  parent=None if fresh else last, mirror=mirror)
+    if records and fresh:
+        transcript.backfill(records, saved_model)
+    return transcript

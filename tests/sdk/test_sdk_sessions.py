@@ -1,0 +1,178 @@
+"""Sessions run through `recursive` (as the SDK's `cli_path=`) seen through the Agent SDK's own
+session API: `list_sessions()`, `get_session_info()`, `get_session_messages()`, a `SessionStore`
+fed by `--session-mirror`, and the truncating resume (`resume_session_at`, `resume_drops_turn`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from clitools import require
+
+from .conftest import AgentCli
+from .test_python_sdk import collect_until_error as run
+
+sdk = require("claude_agent_sdk")
+
+from claude_agent_sdk import (  # noqa: E402
+    AssistantMessage,
+    ClaudeAgentOptions,
+    InMemorySessionStore,
+    ResultMessage,
+    UserMessage,
+    get_session_info,
+    get_session_messages,
+    get_session_messages_from_store,
+    list_sessions,
+    project_key_for_directory,
+)
+
+TIMEOUT = 60
+
+
+def options(cli: AgentCli, **kwargs: Any) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=str(cli.path), cwd=str(cli.workspace), env=cli.env(), **kwargs)
+
+
+def ok(prompt: str, opts: ClaudeAgentOptions) -> list[Any]:
+    messages, error = run(prompt, opts)
+    assert error is None, error
+    return messages
+
+
+def session_of(messages: list[Any]) -> str:
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert len(results) == 1 and not results[0].is_error, messages
+    return results[0].session_id
+
+
+def texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of each user and assistant message the model received (tool results as `tool`)."""
+    return [(m["role"], m.get("content") or "") for m in body["messages"] if m["role"] != "system"]
+
+
+def test_a_session_is_listed_and_read_back_in_order(agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"text": "", "tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]},
+                         {"text": "It said hi."})
+
+    messages = ok("Say hi with the shell", options(agent_cli))
+    session_id = session_of(messages)
+
+    listed = list_sessions(str(agent_cli.workspace))
+    assert [info.session_id for info in listed] == [session_id]
+    info = listed[0]
+    assert info.summary == "Say hi with the shell" and info.first_prompt == "Say hi with the shell"
+    assert info.cwd == os.path.realpath(agent_cli.workspace)
+    assert get_session_info(session_id) is not None and get_session_info(session_id).summary == info.summary
+    read = get_session_messages(session_id, str(agent_cli.workspace))
+    assert [m.type for m in read] == ["user", "assistant", "user", "assistant"]
+    assert read[0].message == {"role": "user", "content": "Say hi with the shell"}
+    call = read[1].message["content"][0]
+    assert call["type"] == "tool_use" and call["name"] == "Bash" and call["input"]["command"] == "echo hi"
+    result = read[2].message["content"][0]
+    assert result["type"] == "tool_result" and result["tool_use_id"] == call["id"] and "hi" in result["content"]
+    assert read[3].message["content"] == [{"type": "text", "text": "It said hi."}]
+    # The stream's lines and the session's messages are the same messages, by uuid.
+    streamed = [m.uuid for m in messages if isinstance(m, (AssistantMessage, UserMessage))]
+    assert streamed == [m.uuid for m in read[1:]]
+    assert {m.session_id for m in read} == {session_id}
+
+
+def test_a_session_store_gets_the_transcript(agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"text": "Hello there."})
+    store = InMemorySessionStore()
+
+    session_id = session_of(ok("Greet me", options(agent_cli, session_store=store)))
+
+    key = {"project_key": project_key_for_directory(agent_cli.workspace), "session_id": session_id}
+    entries = asyncio.run(store.load(key))  # type: ignore[arg-type]
+    assert entries, "the store got nothing"
+    on_disk = [json.loads(line) for line in _view(agent_cli, session_id).read_text().splitlines()]
+    assert entries == on_disk
+    from_store = asyncio.run(get_session_messages_from_store(store, session_id, directory=str(agent_cli.workspace)))
+    assert [(m.type, m.uuid) for m in from_store] == [(m.type, m.uuid) for m in
+                                                       get_session_messages(session_id, str(agent_cli.workspace))]
+    assert [m.type for m in from_store] == ["user", "assistant"]
+
+
+def _view(cli: AgentCli, session_id: str) -> Path:
+    (path,) = Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session_id}.jsonl")
+    return path
+
+
+def _two_turns(cli: AgentCli) -> tuple[str, list[Any]]:
+    cli.server.add({"text": "one"}, {"text": "two"})
+    session_id = session_of(ok("first", options(cli)))
+    session_of(ok("second", options(cli, resume=session_id)))
+    read = get_session_messages(session_id, str(cli.workspace))
+    assert [(m.type, m.message["content"] if m.type == "user" else m.message["content"][0]["text"])
+            for m in read] == [("user", "first"), ("assistant", "one"), ("user", "second"), ("assistant", "two")]
+    return session_id, read
+
+
+def test_resume_at_a_message_drops_the_turns_after_it(agent_cli: AgentCli) -> None:
+    session_id, read = _two_turns(agent_cli)
+    agent_cli.server.add({"text": "three"})
+    before = len(agent_cli.server.requests)
+
+    messages = ok("third", options(agent_cli, resume=session_id, resume_session_at=read[1].uuid,
+                                   resume_drops_turn=read[2].uuid))
+
+    assert session_of(messages) == session_id
+    (request,) = agent_cli.server.requests[before:]
+    assert texts(request.body) == [("user", "first"), ("assistant", "one"), ("user", "third")]
+    after = get_session_messages(session_id, str(agent_cli.workspace))
+    assert [m.uuid for m in after[:2]] == [read[0].uuid, read[1].uuid]
+    assert [m.message["content"] if m.type == "user" else m.message["content"][0]["text"]
+            for m in after] == ["first", "one", "third", "three"]
+    # A later plain resume goes on from there too.
+    agent_cli.server.add({"text": "four"})
+    ok("fourth", options(agent_cli, resume=session_id))
+    assert texts(agent_cli.server.requests[-1].body) == [
+        ("user", "first"), ("assistant", "one"), ("user", "third"), ("assistant", "three"), ("user", "fourth")]
+
+
+def test_resume_at_a_message_in_a_fork_leaves_the_session(agent_cli: AgentCli) -> None:
+    session_id, read = _two_turns(agent_cli)
+    agent_cli.server.add({"text": "branch"})
+
+    fork = session_of(ok("other", options(agent_cli, resume=session_id, fork_session=True,
+                                          resume_session_at=read[1].uuid)))
+
+    assert fork != session_id
+    assert texts(agent_cli.server.requests[-1].body) == [("user", "first"), ("assistant", "one"), ("user", "other")]
+    assert [m.uuid for m in get_session_messages(session_id, str(agent_cli.workspace))] == [m.uuid for m in read]
+    forked = get_session_messages(fork, str(agent_cli.workspace))
+    assert [m.type for m in forked] == ["user", "assistant", "user", "assistant"]
+    assert {info.session_id for info in list_sessions(str(agent_cli.workspace))} == {session_id, fork}
+
+
+def test_a_wrong_resume_point_is_refused(agent_cli: AgentCli) -> None:
+    session_id, read = _two_turns(agent_cli)
+    before = len(agent_cli.server.requests)
+    missing = "00000000-0000-4000-8000-000000000000"
+
+    _, error = run("third", options(agent_cli, resume=session_id, resume_session_at=missing))
+    assert error is not None and f"No message found with message.uuid of: {missing}" in str(error)
+
+    # Dropping turn 2 declared as turn 1's: refused, in Claude Code's words.
+    _, error = run("third", options(agent_cli, resume=session_id, resume_session_at=read[1].uuid,
+                                    resume_drops_turn=read[0].uuid))
+    assert error is not None and "Resume rejected by --resume-drops-turn:" in str(error)
+    assert f"first discarded entry 0 [type=user, uuid={read[2].uuid}]" in str(error)
+
+    _, error = run("third", options(agent_cli, resume=session_id, resume_session_at=read[0].uuid,
+                                    resume_drops_turn=read[2].uuid))
+    assert error is not None and "range does not start with the declared turn prompt" in str(error)
+
+    _, error = run("third", options(agent_cli, resume=session_id, resume_session_at=read[1].uuid,
+                                    resume_drops_turn="bogus"))
+    assert error is not None and "declared turn id is not a UUID: bogus" in str(error)
+
+    assert len(agent_cli.server.requests) == before  # no model call was made
+    assert [m.uuid for m in get_session_messages(session_id, str(agent_cli.workspace))] == [m.uuid for m in read]
+    refused = [line for line in agent_cli.lines() if line["type"] == "result" and line["is_error"]]
+    assert len(refused) == 4 and all(line["subtype"] == "error_during_execution" for line in refused)
