@@ -96,6 +96,19 @@ def test_a_session_store_gets_the_transcript(agent_cli: AgentCli) -> None:
     assert [(m.type, m.uuid) for m in from_store] == [(m.type, m.uuid) for m in
                                                        get_session_messages(session_id, str(agent_cli.workspace))]
     assert [m.type for m in from_store] == ["user", "assistant"]
+    mirrored = [line for line in agent_cli.lines() if line["type"] == "transcript_mirror"]
+    assert {line["filePath"] for line in mirrored} == {str(_view(agent_cli, session_id))}
+    lines = [line["type"] for line in agent_cli.lines()]
+    assert lines.index("result") > max(i for i, kind in enumerate(lines) if kind == "transcript_mirror")
+
+
+def test_no_mirror_lines_unless_asked(agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"text": "Hello there."})
+
+    session_id = session_of(ok("Greet me", options(agent_cli)))
+
+    assert _view(agent_cli, session_id).exists()
+    assert not [line for line in agent_cli.lines() if line["type"] == "transcript_mirror"]
 
 
 def _view(cli: AgentCli, session_id: str) -> Path:
