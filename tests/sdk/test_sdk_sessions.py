@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from clitools import require
+import pytest
+from clitools import json_lines, require, run_cli, write_script
 
 from .conftest import AgentCli
 from .test_python_sdk import collect_until_error as run
@@ -177,15 +178,92 @@ def test_a_wrong_resume_point_is_refused(agent_cli: AgentCli) -> None:
     assert error is not None and "Resume rejected by --resume-drops-turn:" in str(error)
     assert f"first discarded entry 0 [type=user, uuid={read[2].uuid}]" in str(error)
 
-    _, error = run("third", options(agent_cli, resume=session_id, resume_session_at=read[0].uuid,
-                                    resume_drops_turn=read[2].uuid))
-    assert error is not None and "range does not start with the declared turn prompt" in str(error)
-
-    _, error = run("third", options(agent_cli, resume=session_id, resume_session_at=read[1].uuid,
-                                    resume_drops_turn="bogus"))
-    assert error is not None and "declared turn id is not a UUID: bogus" in str(error)
-
     assert len(agent_cli.server.requests) == before  # no model call was made
     assert [m.uuid for m in get_session_messages(session_id, str(agent_cli.workspace))] == [m.uuid for m in read]
     refused = [line for line in agent_cli.lines() if line["type"] == "result" and line["is_error"]]
-    assert len(refused) == 4 and all(line["subtype"] == "error_during_execution" for line in refused)
+    assert len(refused) == 2 and all(line["subtype"] == "error_during_execution" for line in refused)
+
+
+def test_resume_point_refusals_on_the_command_line(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "replies.json", [{"text": "one"}, {"text": "two"}])
+    flags = ("-C", str(workspace), "--provider", "scripted", "--script", str(script), "--no-checkpoints")
+    first = run_cli("-p", "first", *flags, "--output-format", "json")
+    session_id = json.loads(first.stdout)["session_id"]
+    assert run_cli("-p", "second", "--resume", session_id, *flags).returncode == 0
+    read = get_session_messages(session_id, str(workspace))
+    assert [m.type for m in read] == ["user", "assistant", "user", "assistant"]
+
+    def refused(*args: str) -> tuple[int, str, list[dict[str, Any]]]:
+        proc = run_cli("-p", "third", "--resume", session_id, *flags, *args)
+        return proc.returncode, proc.stderr, json_lines(proc.stdout)
+
+    code, err, lines = refused(f"--resume-session-at={read[0].uuid}", f"--resume-drops-turn={read[2].uuid}",
+                               "--output-format", "stream-json", "--verbose")
+    assert code == 1 and "range does not start with the declared turn prompt; first discarded entry 0 " \
+        f"[type=assistant, uuid={read[1].uuid}]" in err
+    (line,) = lines  # no init line: nothing ran
+    assert line["type"] == "result" and line["is_error"] and line["errors"] == [err.strip().removeprefix("error: ")]
+    code, err, lines = refused(f"--resume-session-at={read[1].uuid}", "--resume-drops-turn=bogus")
+    assert (code, lines) == (1, []) and "declared turn id is not a UUID: bogus" in err
+    code, err, _ = refused("--resume-drops-turn=" + read[2].uuid)
+    assert code == 2 and "--resume-drops-turn requires --resume-session-at" in err
+    proc = run_cli("-p", "third", f"--resume-session-at={read[1].uuid}", *flags)
+    assert proc.returncode == 2 and "--resume-session-at needs --resume or --continue" in proc.stderr
+    assert [m.uuid for m in get_session_messages(session_id, str(workspace))] == [m.uuid for m in read]
+
+
+# -- against the real Claude Code ---------------------------------------------------------------
+
+def _claude(tmp_path: Path, server: Any) -> dict[str, Any]:
+    """Options for the SDK's own bundled Claude Code CLI on the fake model (Anthropic's wire)."""
+    bundled = Path(sdk.__file__).parent / "_bundled" / "claude"
+    if not bundled.exists():
+        pytest.skip("this claude-agent-sdk has no bundled Claude Code")
+    workspace = tmp_path / "claude-ws"
+    workspace.mkdir()
+    env = {"ANTHROPIC_BASE_URL": server.anthropic_base_url, "ANTHROPIC_API_KEY": "sk-test", "HOME": str(tmp_path),
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1"}
+    return {"cli_path": str(bundled), "cwd": str(workspace), "env": env, "model": "claude-sonnet-4-5"}
+
+
+def _anthropic_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """(role, text) of the model's messages, without Claude Code's `<system-reminder>` blocks."""
+    out = []
+    for message in body["messages"]:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        out += [(message["role"], block["text"]) for block in blocks
+                if block.get("type") == "text" and not block["text"].startswith("<system-reminder>")]
+    return out
+
+
+def test_claude_code_does_the_same(agent_cli: AgentCli, tmp_path: Path) -> None:
+    """The same two turns, truncating resume and refusal with the real Claude Code: what the SDK
+    reads back, what the model gets on the resume and the refusal's words agree with ours."""
+    from fakeserver import FakeLLMServer
+
+    with FakeLLMServer([{"text": "one"}, {"text": "two"}, {"text": "three"}], model="claude-sonnet-4-5") as server:
+        claude = _claude(tmp_path, server)
+        first = session_of(ok("first", ClaudeAgentOptions(**claude)))
+        session_of(ok("second", ClaudeAgentOptions(**claude, resume=first)))
+        read = get_session_messages(first, claude["cwd"])
+        assert [m.type for m in read] == ["user", "assistant", "user", "assistant"]
+        assert list_sessions(claude["cwd"])[0].summary == "second"
+        at, drops = read[1].uuid, read[2].uuid
+        ok("third", ClaudeAgentOptions(**claude, resume=first, resume_session_at=at, resume_drops_turn=drops))
+        claude_resumed = _anthropic_texts(server.requests[-1].body)
+        _, claude_refusal = run("x", ClaudeAgentOptions(**claude, resume=first, resume_session_at=at,
+                                                        resume_drops_turn=read[0].uuid))
+
+    ours, ours_read = _two_turns(agent_cli)
+    assert list_sessions(str(agent_cli.workspace))[0].summary == "second"
+    agent_cli.server.add({"text": "three"})
+    ok("third", options(agent_cli, resume=ours, resume_session_at=ours_read[1].uuid,
+                        resume_drops_turn=ours_read[2].uuid))
+    assert texts(agent_cli.server.requests[-1].body) == claude_resumed == [
+        ("user", "first"), ("assistant", "one"), ("user", "third")]
+    _, our_refusal = run("x", options(agent_cli, resume=ours, resume_session_at=ours_read[1].uuid,
+                                      resume_drops_turn=ours_read[0].uuid))
+    common = "would discard entries not attributable to turn {}: range does not start with the declared turn prompt"
+    assert claude_refusal is not None and common.format(read[0].uuid) in str(claude_refusal)
+    assert our_refusal is not None and common.format(ours_read[0].uuid) in str(our_refusal)
