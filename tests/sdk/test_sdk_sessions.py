@@ -267,3 +267,56 @@ def test_claude_code_does_the_same(agent_cli: AgentCli, tmp_path: Path) -> None:
     common = "would discard entries not attributable to turn {}: range does not start with the declared turn prompt"
     assert claude_refusal is not None and common.format(read[0].uuid) in str(claude_refusal)
     assert our_refusal is not None and common.format(ours_read[0].uuid) in str(our_refusal)
+
+
+# -- the view on disk ---------------------------------------------------------------------------
+
+def _scripted(workspace: Path, tmp_path: Path, *replies: str) -> tuple[str, ...]:
+    script = write_script(tmp_path / "replies.json", [{"text": text} for text in replies])
+    return ("-C", str(workspace), "--provider", "scripted", "--script", str(script), "--no-checkpoints")
+
+
+def test_a_view_that_cannot_be_written_leaves_the_run_and_session_alone(workspace: Path, tmp_path: Path,
+                                                                         isolated_home: Path) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+
+    proc = run_cli("-p", "hello", *_scripted(workspace, tmp_path, "hi"), "--output-format", "json",
+                   env={"CLAUDE_CONFIG_DIR": str(blocked)})
+
+    assert proc.returncode == 0 and json.loads(proc.stdout)["result"] == "hi"
+    assert proc.stderr.count("warning: cannot write Claude's transcript") == 1, proc.stderr
+    session_id = json.loads(proc.stdout)["session_id"]
+    transcript = (isolated_home / "sessions" / session_id / "transcript.jsonl").read_text()
+    assert [json.loads(line)["message"]["content"] for line in transcript.splitlines()
+            if json.loads(line)["type"] == "message" and json.loads(line)["message"]["role"] != "system"] == ["hello", "hi"]
+
+
+def test_a_torn_view_line_does_not_swallow_the_next_entry(workspace: Path, tmp_path: Path) -> None:
+    flags = _scripted(workspace, tmp_path, "one", "two")
+    session_id = json.loads(run_cli("-p", "first", *flags, "--output-format", "json").stdout)["session_id"]
+    view = next(Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session_id}.jsonl"))
+    with view.open("a") as handle:
+        handle.write('{"parentUuid":"cut off by a kill -9')
+
+    assert run_cli("-p", "second", "--resume", session_id, *flags).returncode == 0
+
+    read = get_session_messages(session_id, str(workspace))
+    assert [m.type for m in read] == ["user", "assistant", "user", "assistant"]
+    assert read[2].message["content"] == "second"
+
+
+def test_a_client_chosen_prompt_uuid_names_the_prompt(workspace: Path, tmp_path: Path) -> None:
+    chosen = "4b0c8a52-7d1e-4f3a-9c2b-6e5d4c3b2a10"
+    line = {"type": "user", "message": {"role": "user", "content": "hello"}, "parent_tool_use_id": None,
+            "session_id": "", "uuid": chosen}
+
+    proc = run_cli("--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                   "--replay-user-messages", *_scripted(workspace, tmp_path, "hi"), input=json.dumps(line) + "\n")
+
+    assert proc.returncode == 0, proc.stderr
+    lines = json_lines(proc.stdout)
+    (replay,) = [out for out in lines if out["type"] == "user" and out.get("isReplay")]
+    assert replay["uuid"] == chosen
+    session_id = lines[-1]["session_id"]
+    assert get_session_messages(session_id, str(workspace))[0].uuid == chosen
