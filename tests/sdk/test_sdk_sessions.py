@@ -328,3 +328,17 @@ def test_a_client_chosen_prompt_uuid_names_the_prompt(workspace: Path, tmp_path:
     assert replay["uuid"] == chosen
     session_id = lines[-1]["session_id"]
     assert get_session_messages(session_id, str(workspace))[0].uuid == chosen
+
+
+def test_turns_run_by_recursive_resume_reach_the_view_at_the_next_headless_run(workspace: Path,
+                                                                               tmp_path: Path) -> None:
+    flags = _scripted(workspace, tmp_path, "one", "two", "three")
+    session_id = json.loads(run_cli("-p", "first", *flags, "--output-format", "json").stdout)["session_id"]
+    assert run_cli("resume", session_id, "second", "--no-checkpoints").returncode == 0  # (no view written)
+    assert len(get_session_messages(session_id, str(workspace))) == 2
+
+    assert run_cli("-p", "third", "--resume", session_id, *flags).returncode == 0
+
+    read = get_session_messages(session_id, str(workspace))
+    assert [m.message["content"] if m.type == "user" else m.message["content"][0]["text"] for m in read] == [
+        "first", "one", "second", "two", "third", "three"]

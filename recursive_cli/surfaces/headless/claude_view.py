@@ -11,10 +11,11 @@ line had, and a `last-prompt` entry at each turn's end (the SDK's `summary`).
 
 Our session (`$RECURSIVE_HOME/sessions/ID/`) stays the record: this file is a view made from
 the same events, written the same way (one whole line per `os.write` on an append-only file,
-fsynced at turn end), never read back by us. A view that cannot be written is warned of once
-and given up; the run and its session go on. A resumed session appends to its view (from the
+fsynced at turn end), never parsed by us. A view that cannot be written is warned of once and
+given up; the run and its session go on. A headless resume appends to its view (from the
 message the conversation goes on from, so a truncating resume is a branch, as Claude writes
-it) and writes it whole first when it has none (a fork, or a session from before the view).
+it), after the messages the view lacks: all of them when it has none (a fork, a session from
+before the view), those of turns that `recursive resume` ran (which writes no view).
 """
 
 from __future__ import annotations
@@ -227,16 +228,31 @@ def open_view(session_id: str, workspace: Path, records: list[MessageRecord] | N
               mirror: Callable[[Entry], None] | None = None) -> ClaudeTranscript | None:
     """The view of a headless session, when its id is one Claude's SDKs take (a UUID). A resumed
     session (`records`: the message records of the conversation it goes on with) continues its
-    view from its last message, after writing the whole conversation first when it has no view."""
+    view from its last message, after writing first the messages the view lacks (all of them
+    when it has none: a fork, an older session; those of turns run by `recursive resume`)."""
     from ...features.sessions.ids import is_uuid
 
     if not is_uuid(session_id):
         return None
     path = view_path(workspace, session_id)
-    fresh = not path.exists()
-    last = next((r.uuid for r in reversed(records or []) if r.message.role != "system"), None)
+    records = [record for record in records or [] if record.message.role != "system"]
+    missing, parent = _missing(path, records)
     transcript = ClaudeTranscript(path, session_id, str(workspace), model=model, present=present,
-                                  parent=None if fresh else last, mirror=mirror)
-    if records and fresh:
-        transcript.backfill(records, saved_model)
+                                  parent=parent, mirror=mirror)
+    if missing:
+        transcript.backfill(missing, saved_model)
     return transcript
+
+
+def _missing(path: Path, records: list[MessageRecord]) -> tuple[list[MessageRecord], str | None]:
+    """The records after the last one the view at `path` holds, and that one's uuid (the view is
+    only searched for the uuids, not parsed)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return records, None
+    for index in range(len(records) - 1, -1, -1):
+        uid = records[index].uuid
+        if uid and f'"uuid":"{uid}"'.encode() in data:
+            return records[index + 1:], uid
+    return [], None  # (records from before uuids: the view goes on from its own last entry)
