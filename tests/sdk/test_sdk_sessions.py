@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from claude_agent_sdk import (  # noqa: E402
     InMemorySessionStore,
     ResultMessage,
     UserMessage,
+    fork_session,
     get_session_info,
     get_session_messages,
     get_session_messages_from_store,
@@ -272,6 +274,12 @@ def test_claude_code_does_the_same(agent_cli: AgentCli, tmp_path: Path) -> None:
         ("user", "first"), ("assistant", "one"), ("user", "third")]
     _, our_refusal = run("x", options(agent_cli, resume=ours, resume_session_at=ours_read[1].uuid,
                                       resume_drops_turn=ours_read[0].uuid))
+    # recursive goes on with the session Claude Code ran (its newest branch), from its transcript.
+    agent_cli.server.add({"text": "on"})
+    ok("go on", ClaudeAgentOptions(cli_path=str(agent_cli.path), cwd=claude["cwd"], env=agent_cli.env(),
+                                   resume=first))
+    assert texts(agent_cli.server.requests[-1].body) == [
+        ("user", "first"), ("assistant", "one"), ("user", "third"), ("assistant", "three"), ("user", "go on")]
     common = "would discard entries not attributable to turn {}: range does not start with the declared turn prompt"
     assert claude_refusal is not None and common.format(read[0].uuid) in str(claude_refusal)
     assert our_refusal is not None and common.format(ours_read[0].uuid) in str(our_refusal)
@@ -342,3 +350,31 @@ def test_turns_run_by_recursive_resume_reach_the_view_at_the_next_headless_run(w
     read = get_session_messages(session_id, str(workspace))
     assert [m.message["content"] if m.type == "user" else m.message["content"][0]["text"] for m in read] == [
         "first", "one", "second", "two", "third", "three"]
+
+
+
+def test_a_session_only_the_sdk_holds_is_resumed(agent_cli: AgentCli, isolated_home: Path) -> None:
+    """The SDK's own `fork_session()` copy, and a SessionStore's copy on a machine whose
+    recursive never ran the session: `resume` goes on with the conversation either way."""
+    agent_cli.server.add({"text": "", "tool_calls": [{"name": "run_shell", "arguments": {"command": "echo hi"}}]},
+                         {"text": "It said hi."}, {"text": "two"})
+    store = InMemorySessionStore()
+    session_id = session_of(ok("Say hi", options(agent_cli, session_store=store)))
+    session_of(ok("second", options(agent_cli, resume=session_id)))
+    read = get_session_messages(session_id, str(agent_cli.workspace))
+
+    forked = fork_session(session_id, str(agent_cli.workspace), up_to_message_id=read[3].uuid).session_id
+    agent_cli.server.add({"text": "forked"})
+    assert session_of(ok("from the fork", options(agent_cli, resume=forked))) == forked
+    body = agent_cli.server.requests[-1].body
+    assert [m["role"] for m in body["messages"][1:]] == ["user", "assistant", "tool", "assistant", "user"]
+    assert body["messages"][2]["tool_calls"][0]["function"]["name"] == "run_shell"
+    assert json.loads(body["messages"][2]["tool_calls"][0]["function"]["arguments"]) == {"command": "echo hi"}
+    assert "hi" in body["messages"][3]["content"] and body["messages"][-1]["content"] == "from the fork"
+
+    shutil.rmtree(isolated_home / "sessions" / session_id)  # (another machine: only the store has it)
+    _view(agent_cli, session_id).unlink()
+    agent_cli.server.add({"text": "back"})
+    assert session_of(ok("again", options(agent_cli, resume=session_id, session_store=store))) == session_id
+    assert texts(agent_cli.server.requests[-1].body)[:1] == [("user", "Say hi")]
+    assert texts(agent_cli.server.requests[-1].body)[-1] == ("user", "again")

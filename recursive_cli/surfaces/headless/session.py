@@ -10,11 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...core.settings import LoadedSettings
-from ...features.sessions.ids import check_session_id, new_uuid_session_id
+from ...features.sessions.ids import check_session_id, is_uuid, new_uuid_session_id
 from ...features.sessions.lock import SessionLock, acquire_lock
 from ...features.sessions.meta import write_meta
 from ...features.sessions.reader import LoadedSession, load_session
-from ...features.sessions.records import SessionError, SessionExistsError, SessionHeader, dump_record, now_iso
+from ...features.sessions.records import (
+    SessionError,
+    SessionExistsError,
+    SessionHeader,
+    SessionNotFoundError,
+    dump_record,
+    now_iso,
+)
 from ...features.sessions.resume import pick_session, restore_settings
 from ...features.sessions.store import SessionStore
 from ...features.sessions.writer import TRANSCRIPT_FILE
@@ -50,7 +57,7 @@ def pick(options: HeadlessOptions, loaded: LoadedSettings) -> Continued:
             return Continued(wanted or new_uuid_session_id(), loaded)
         ref = latest
     else:
-        ref = pick_session(store, options.resume, workspace)
+        ref = _ours_or_claudes(store, options.resume or "", workspace)
     if options.fork_session:
         if options.resume_session_at:  # (refused before the copy is made)
             truncate(load_session(store.folder(ref)), options.resume_session_at, options.resume_drops_turn,
@@ -69,6 +76,19 @@ def pick(options: HeadlessOptions, loaded: LoadedSettings) -> Continued:
         raise
     restored = LoadedSettings(settings, loaded.sources, loaded.home, loaded.env, loaded.trust, loaded.held)
     return Continued(ref, restored, session, lock)
+
+
+def _ours_or_claudes(store: SessionStore, ref: str, workspace: Path) -> str:
+    """The session `ref` names: one of ours, else one only Claude's transcript of this workspace
+    holds (an SDK's fork or SessionStore copy, a Claude Code session), imported under its id."""
+    try:
+        return pick_session(store, ref, workspace)
+    except SessionNotFoundError:
+        from .claude_import import import_claude_session
+
+        if is_uuid(ref) and import_claude_session(store, ref, workspace):
+            return ref
+        raise
 
 
 def fork(store: SessionStore, source: str, new_id: str) -> str:
