@@ -37,3 +37,32 @@ def test_the_view_is_under_claude_config_dir(tmp_path: Path) -> None:
     path = view_path(tmp_path, "0190aaaa-0000-7000-8000-000000000000", {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")})
     assert path == tmp_path / "cfg" / "projects" / project_folder_name(tmp_path) / (path.stem + ".jsonl")
     assert str(path.parent.parent) == str(sessions._get_projects_dir({"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}))
+
+
+def test_a_damaged_claude_transcript_never_crashes_the_import() -> None:
+    """(claude_import.py reads files other programs wrote: any JSON shape is survived.)"""
+    import json
+    import random
+
+    from recursive_cli.surfaces.headless.claude_import import _entries, conversation
+    from recursive_cli.tools.claude_names import ClaudeView
+
+    rng = random.Random(35)
+    values: list[object] = [None, 1, "x", [], {}, [1], {"a": 1}, True, "u1", "u2"]
+
+    def block() -> dict[str, object]:
+        return rng.choice([{"type": "tool_use", "id": rng.choice(values), "name": rng.choice(values),
+                            "input": rng.choice(values)},
+                           {"type": "tool_result", "tool_use_id": rng.choice(values), "content": rng.choice(values),
+                            "is_error": rng.choice(values)},
+                           {"type": "text", "text": rng.choice(values)}])
+
+    for _ in range(500):
+        entries = [{"uuid": rng.choice(["u1", "u2", "u3"]), "type": rng.choice(["user", "assistant", "attachment", 7]),
+                    "parentUuid": rng.choice(values), "isSidechain": rng.choice([False, None, 1]),
+                    "message": rng.choice([None, "s", {"id": rng.choice(values),
+                                                       "content": rng.choice([*values, [block(), block()]])}])}
+                   for _ in range(rng.randint(1, 6))]
+        text = "\n".join(json.dumps(entry) for entry in entries) + "\n{torn"
+        for _uid, message in conversation(_entries(text), ClaudeView(Path("/ws"))):
+            assert message.role in ("user", "assistant", "tool")

@@ -79,10 +79,15 @@ def conversation(entries: list[Entry], view: ClaudeView) -> list[tuple[str, Mess
     while entry is not None and entry["uuid"] not in seen:
         seen.add(entry["uuid"])
         chain.append(entry)
-        entry = by_uuid.get(entry.get("parentUuid") or "")
+        parent = entry.get("parentUuid")
+        entry = by_uuid.get(parent) if isinstance(parent, str) else None
     chain.reverse()
     results = {block.get("tool_use_id"): (e["uuid"], block) for e in entries if e.get("type") == "user"
-               for block in _blocks(e) if block.get("type") == "tool_result"}
+               for block in _blocks(e) if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str)}
+    replies: dict[str, list[Entry]] = {}  # a reply's entries (one per block), by its message id
+    for part in entries:
+        if part.get("type") == "assistant":
+            replies.setdefault(_reply_id(part), []).append(part)
     out: list[tuple[str, Message]] = []
     replies_done: set[str] = set()
     for entry in chain:
@@ -93,12 +98,11 @@ def conversation(entries: list[Entry], view: ClaudeView) -> list[tuple[str, Mess
             if text and not entry.get("isMeta"):
                 out.append((entry["uuid"], Message.user(text)))
             continue
-        reply_id = (entry.get("message") or {}).get("id") or entry["uuid"]
+        reply_id = _reply_id(entry)
         if reply_id in replies_done:
             continue
         replies_done.add(reply_id)
-        parts = [e for e in entries if e.get("type") == "assistant"
-                 and ((e.get("message") or {}).get("id") or e["uuid"]) == reply_id]
+        parts = replies[reply_id]
         blocks = [block for part in parts for block in _blocks(part)]
         calls = tuple(_call(block, view) for block in blocks if block.get("type") == "tool_use")
         out.append((parts[-1]["uuid"], Message(role="assistant", content=_text(blocks), tool_calls=calls)))
@@ -111,11 +115,18 @@ def conversation(entries: list[Entry], view: ClaudeView) -> list[tuple[str, Mess
     return out
 
 
+def _reply_id(entry: Entry) -> str:
+    message = entry.get("message")
+    reply = message.get("id") if isinstance(message, dict) else None
+    return reply if isinstance(reply, str) and reply else str(entry["uuid"])
+
+
 def _blocks(entry: Entry) -> list[dict[str, Any]]:
-    content = (entry.get("message") or {}).get("content")
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [block for block in content or [] if isinstance(block, dict)]
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
 
 
 def _text(blocks: list[dict[str, Any]]) -> str:
