@@ -378,3 +378,15 @@ def test_a_session_only_the_sdk_holds_is_resumed(agent_cli: AgentCli, isolated_h
     assert session_of(ok("again", options(agent_cli, resume=session_id, session_store=store))) == session_id
     assert texts(agent_cli.server.requests[-1].body)[:1] == [("user", "Say hi")]
     assert texts(agent_cli.server.requests[-1].body)[-1] == ("user", "again")
+
+
+def test_the_transcript_shows_the_prompt_as_typed(workspace: Path, tmp_path: Path) -> None:
+    schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+
+    proc = run_cli("-p", "How many?", *_scripted(workspace, tmp_path, '{"n": 3}'), "--json-schema", schema,
+                   "--output-format", "json")
+
+    assert proc.returncode == 0 and json.loads(proc.stdout)["structured_output"] == {"n": 3}, proc.stdout
+    (info,) = list_sessions(str(workspace))
+    assert info.summary == "How many?" and info.first_prompt == "How many?"
+    assert get_session_messages(info.session_id, str(workspace))[0].message["content"] == "How many?"

@@ -109,6 +109,9 @@ class ClaudeTranscript:
         self._failed = False
         self._callers: dict[str, str] = {}  # tool call id → the uuid of the reply that made it
         self._prompt = ""  # the last prompt (a `last-prompt` entry's text)
+        # The next prompt as the client wrote it, when the model gets more (a hook's context,
+        # the --json-schema instruction): the transcript shows what was typed, as Claude's does.
+        self.next_prompt: str | None = None
 
     @property
     def exists(self) -> bool:
@@ -149,8 +152,10 @@ class ClaudeTranscript:
     def _entry(self, message: Message, uid: str, model: str) -> Entry | None:
         """The entry of one message, linked to the one before it; None for a system message."""
         if message.role == "user":
-            self._prompt = message.content.replace("\n", " ").strip()
-            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": message.content}}
+            typed, self.next_prompt = self.next_prompt, None
+            text = message.content if typed is None else typed
+            self._prompt = text.replace("\n", " ").strip()
+            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": text}}
         elif message.role == "assistant":
             for call in message.tool_calls:
                 self._callers[call.id] = uid

@@ -133,9 +133,12 @@ class HeadlessServer:
             turn = Turn(outcome, 0, 0, Usage(), time.monotonic() - started)
             self._write_result(turn, blocked=True)
             return turn
+        typed = prompt
         if verdict.context:
             prompt = f"{prompt}\n\n{verdict.context}"
         schema = self.run.schema
+        if self.run.claude_view is not None and (schema is not None or typed != prompt):
+            self.run.claude_view.next_prompt = typed  # (Claude's transcript shows the prompt as typed)
         self._turn_running = True
         try:
             turn = Turn(await self._turn(prompt + schema.instruction() if schema else prompt), 0, 0, Usage(), 0)
