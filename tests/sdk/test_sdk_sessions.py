@@ -218,7 +218,7 @@ def test_resume_point_refusals_on_the_command_line(workspace: Path, tmp_path: Pa
     code, err, _ = refused("--resume-drops-turn=" + read[2].uuid)
     assert code == 2 and "--resume-drops-turn requires --resume-session-at" in err
     proc = run_cli("-p", "third", f"--resume-session-at={read[1].uuid}", *flags)
-    assert proc.returncode == 2 and "--resume-session-at needs --resume or --continue" in proc.stderr
+    assert proc.returncode == 2 and "--resume-session-at requires --resume" in proc.stderr
     assert [m.uuid for m in get_session_messages(session_id, str(workspace))] == [m.uuid for m in read]
 
 

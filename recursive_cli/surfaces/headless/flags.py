@@ -287,7 +287,7 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
     if options.resume_drops_turn is not None and not options.resume_session_at:
         raise UsageError("--resume-drops-turn requires --resume-session-at")
     if options.resume_session_at and not (options.continue_session or options.resume is not None):
-        raise UsageError("--resume-session-at needs --resume or --continue")
+        raise UsageError("--resume-session-at requires --resume (or --continue)")
     return options
 
 
