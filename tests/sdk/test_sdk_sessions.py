@@ -390,3 +390,15 @@ def test_the_transcript_shows_the_prompt_as_typed(workspace: Path, tmp_path: Pat
     (info,) = list_sessions(str(workspace))
     assert info.summary == "How many?" and info.first_prompt == "How many?"
     assert get_session_messages(info.session_id, str(workspace))[0].message["content"] == "How many?"
+
+
+def test_sessions_rm_removes_claudes_transcript_too(workspace: Path, tmp_path: Path) -> None:
+    flags = _scripted(workspace, tmp_path, "one")
+    session_id = json.loads(run_cli("-p", "first", *flags, "--output-format", "json").stdout)["session_id"]
+    assert [info.session_id for info in list_sessions(str(workspace))] == [session_id]
+
+    assert run_cli("sessions", "rm", session_id).returncode == 0
+
+    assert list_sessions(str(workspace)) == []
+    again = run_cli("-p", "more", "--resume", session_id, *flags)
+    assert again.returncode == 1 and f"no session matches {session_id!r}" in again.stderr

@@ -23,10 +23,8 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import re
 import sys
-import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -34,53 +32,13 @@ from uuid import uuid4
 from ... import __version__
 from ...core.events import AgentEvent, MessageAdded, TurnFinished
 from ...core.messages import Message, Usage
+from ...features.sessions.claude_paths import claude_config_dir, project_folder_name, view_path
 from ...features.sessions.records import MessageRecord
 from ...features.sessions.writer import ends_torn
 from ...sinks.claude_stream import Presenter, as_shown, assistant_content, claude_usage, tool_result_block
 
-_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
-_LONGEST = 200  # a longer folder name is cut here and given a hash of the path (as Claude's are)
-
 Entry = dict[str, Any]
-
-
-def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Claude Code's configuration folder: `CLAUDE_CONFIG_DIR`, else `~/.claude`."""
-    given = (env if env is not None else os.environ).get("CLAUDE_CONFIG_DIR")
-    folder = given or str(Path.home() / ".claude")
-    return Path(unicodedata.normalize("NFC", folder))
-
-
-def project_folder_name(path: Path) -> str:
-    """The folder under `projects/` for a working folder, as Claude Code and its SDKs name it."""
-    try:
-        real = os.path.realpath(path)
-    except OSError:
-        real = str(path)
-    real = unicodedata.normalize("NFC", real)
-    name = _NOT_ALNUM.sub("-", real)
-    return name if len(name) <= _LONGEST else f"{name[:_LONGEST]}-{_base36_hash(real)}"
-
-
-def _base36_hash(text: str) -> str:
-    """A 32-bit string hash in base 36 (JavaScript's `h = (h << 5) - h + c | 0`), the suffix
-    Claude's SDKs give a cut folder name."""
-    h = 0
-    for char in text:
-        h = ((h << 5) - h + ord(char)) & 0xFFFFFFFF
-    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        h, digit = divmod(h, 36)
-        out = digits[digit] + out
-        if h == 0:
-            return out
-
-
-def view_path(workspace: Path, session_id: str, env: Mapping[str, str] | None = None) -> Path:
-    """Where the view of session `session_id` run in `workspace` lives."""
-    return claude_config_dir(env) / "projects" / project_folder_name(workspace) / f"{session_id}.jsonl"
+__all__ = ["ClaudeTranscript", "claude_config_dir", "open_view", "project_folder_name", "view_path"]
 
 
 def _now() -> str:
