@@ -109,6 +109,24 @@ def thinking_block(item: Reasoning) -> dict[str, Any]:
     return {"type": "thinking", "thinking": item.text, "signature": item.signature or ""}
 
 
+def assistant_content(message: Message, present: Presenter = as_shown) -> list[dict[str, Any]]:
+    """An assistant message's content blocks as Claude shows them: thinking, text, tool calls."""
+    content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
+                                     if item.kind in ("thinking", "redacted_thinking")]
+    if message.content:
+        content.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        name, shown = present(call)
+        content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+    return content
+
+
+def tool_result_block(message: Message) -> dict[str, Any]:
+    """A tool result message as Claude's `tool_result` block."""
+    return {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content,
+            "is_error": message.is_error}
+
+
 @dataclass(frozen=True)
 class InitInfo:
     """What the `system` `init` line says about the run."""
@@ -213,9 +231,10 @@ class ClaudeStreamSink:
         self._out.write(compact(record, self._ascii) + "\n")
         self._out.flush()
 
-    def _line(self, record: dict[str, Any]) -> None:
+    def _line(self, record: dict[str, Any], line_id: str | None = None) -> None:
+        """A stream line; `line_id` its `uuid` when it shows a message (the message's own)."""
         if self._stream:
-            self.write_line({**record, "session_id": self.session_id, "uuid": str(uuid.uuid4())})
+            self.write_line({**record, "session_id": self.session_id, "uuid": line_id or str(uuid.uuid4())})
 
     def write_init(self, info: InitInfo) -> None:
         """The `system` `init` line that opens a turn."""
@@ -282,7 +301,7 @@ class ClaudeStreamSink:
         elif isinstance(event, ThinkingDelta):
             self._on_delta("thinking", event.text)
         elif isinstance(event, MessageAdded):
-            self._on_message(event.message)
+            self._on_message(event.message, event.uuid)
         elif isinstance(event, ToolStarted):
             self._turn.inputs[event.call.id] = self._present(event.call)
         elif isinstance(event, PermissionDenied):
@@ -330,17 +349,15 @@ class ClaudeStreamSink:
             self._event({"type": "content_block_stop", "index": self._turn.blocks - 1})
             self._turn.open_block = None
 
-    def _on_message(self, message: Message) -> None:
+    def _on_message(self, message: Message, line_id: str) -> None:
         if message.role == "assistant":
-            self._on_reply(message)
+            self._on_reply(message, line_id)
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
-            block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                     "content": message.content, "is_error": message.is_error}
-            self._line({"type": "user", "message": {"role": "user", "content": [block]},
-                        "parent_tool_use_id": None})
+            self._line({"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+                        "parent_tool_use_id": None}, line_id)
 
-    def _on_reply(self, message: Message) -> None:
+    def _on_reply(self, message: Message, line_id: str) -> None:
         turn = self._turn
         if turn.request_started is not None:
             turn.api_seconds += time.monotonic() - turn.request_started
@@ -348,20 +365,14 @@ class ClaudeStreamSink:
         model = self._model()
         usage = message.usage or Usage()
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
-        content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
-                                         if item.kind in ("thinking", "redacted_thinking")]
-        if message.content:
-            content.append({"type": "text", "text": message.content})
-        for call in message.tool_calls:
-            name, shown = self._present(call)
-            content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+        content = assistant_content(message, self._present)
         if self._partial:
             self._close_stream(content, usage)
         self._line({"type": "assistant", "message": {
             "id": turn.message_id or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
             "role": "assistant", "model": model, "content": content,
             "stop_reason": turn.stop_reason, "stop_sequence": None, "usage": claude_usage(usage)},
-            "parent_tool_use_id": None})
+            "parent_tool_use_id": None}, line_id)
 
     def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
         """The rest of the reply's stream events: the open text or thinking block's end, the
