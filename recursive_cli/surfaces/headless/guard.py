@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from ...core.events import AgentEvent, ToolStarted
-from ...core.guards import Decision
+from ...core.guards import Decision, HaltTurn
 from ...core.messages import ToolCall
 from ...core.tool import Tool, ToolContext, ToolRegistry, ToolResult
+from ...features.hooks.context import context_note, with_notes
 from ...features.permissions import PLAN_TOOL, READ_ONLY_EXTRAS, read_only_command
 from . import hooks as hook_rules
 from .channel import ControlChannel, ControlError
@@ -193,12 +194,20 @@ class ClientGuard:
                      approved: bool = False) -> Decision:
         call, arguments = self._ledger.arguments(tool, call)
         hooked = await self._pre_tool_hooks(tool, call, arguments)
-        if hooked.stop:
-            self._stop_turn()
-            return Decision(False, hooked.reason or "a PreToolUse hook stopped the turn")
+        if hooked.stop:  # `continue: false`: the call is not run, and the turn ends (`hook_stopped`)
+            return Decision(False, f"a PreToolUse hook stopped the run: {hooked.reason or 'no reason given'}",
+                            halt=True)
         if hooked.updated_input is not None and call is not None:
             arguments = self._rewrite(tool, call, hooked.updated_input, arguments)
             subject = self._subject(tool, arguments)
+        decision = await self._judge(tool, kind, subject, call, arguments, hooked, approved)
+        if decision.allowed and (hooked.contexts or self.client.hooks.has("PostToolUse")):
+            return decision._replace(after=self._after(hooked.contexts))
+        return decision
+
+    async def _judge(self, tool: str, kind: str, subject: str, call: ToolCall | None,
+                     arguments: dict[str, Any], hooked: hook_rules.ToolVerdict, approved: bool) -> Decision:
+        """The hooks' decision, then the rules', then the client's answer when they ask."""
         if hooked.decision == "deny":
             return Decision(False, hooked.reason or "denied by a PreToolUse hook")
         verdict, reason = ("allow", "") if hooked.decision == "allow" else (
@@ -216,6 +225,27 @@ class ClientGuard:
                                        "can_use_tool)")
             return await self._ask(tool, call, arguments)
         return Decision(True)
+
+    def _after(self, contexts: tuple[str, ...]) -> Callable[[ToolCall, ToolResult], Awaitable[ToolResult]]:
+        """The after-call step: the PreToolUse hooks' contexts, then the PostToolUse hooks (their
+        contexts and blocks' reasons join the result; `continue: false` ends the turn)."""
+        async def after(call: ToolCall, result: ToolResult) -> ToolResult:
+            name, shown = self._view.present_input(call.name, call.arguments_or_empty())
+            result = with_notes(result, [context_note("PreToolUse", name, text) for text in contexts])
+            hooks = self.client.hooks
+            if not hooks.has("PostToolUse"):
+                return result
+            payload = {**self.client.hook_base(), "tool_name": name, "tool_input": shown,
+                       "tool_response": result.content, "tool_use_id": call.id}
+            told = hook_rules.result_verdict(await hooks.call(
+                self.client.channel, "PostToolUse", payload, tool=name, tool_use_id=call.id))
+            result = with_notes(result, [*told.notes, *(context_note("PostToolUse", name, text)
+                                                         for text in told.contexts)])
+            if told.stop is not None:
+                raise HaltTurn(f"a PostToolUse hook stopped the run: {told.stop}", result)
+            return result
+
+        return after
 
     async def _pre_tool_hooks(self, tool: str, call: ToolCall | None,
                               arguments: dict[str, Any]) -> hook_rules.ToolVerdict:
