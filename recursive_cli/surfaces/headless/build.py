@@ -174,6 +174,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
     rules = ClaudeRules.of(mode, options.allowed_tools,
                            [rule for rule in options.disallowed_tools if "(" in rule])
+    rules.roots = tuple(str(root) for root in (view.workspace, *_roots(settings.add_dir)))
     client = ClientSide(ControlChannel(sink.write_line), asks=options.prompt_permission)
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
                       default_model=runtime.provider.model, view=view, schema=schema,
@@ -183,6 +184,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
     return run
+
+
+def _roots(add_dir: list[Path]) -> list[Path]:
+    return [Path(root).expanduser().resolve() for root in add_dir or ()]
 
 
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:

@@ -8,7 +8,8 @@ sends the client a `can_use_tool` request when it registered a permission callba
 client may allow the call with a changed input (`updatedInput`): `RewritingToolRegistry` runs
 the call with it.
 
-Modes: `default` asks for everything but reading; `acceptEdits` also allows file edits;
+Modes: `default` asks for everything but reading (read-only commands inside the workspace
+included); `acceptEdits` also allows file edits and filesystem commands in the workspace;
 `plan` allows only reading, read-only commands and ExitPlanMode (features/plan_mode.py); `bypassPermissions` allows all; `dontAsk` denies what would be
 asked. Reading needs no permission in any mode (web_fetch, which reaches the network, does).
 """
@@ -27,7 +28,8 @@ from ...core.guards import Decision, HaltTurn
 from ...core.messages import ToolCall
 from ...core.tool import Tool, ToolContext, ToolRegistry, ToolResult
 from ...features.hooks.context import context_note, with_notes
-from ...features.permissions import PLAN_TOOL, READ_ONLY_EXTRAS, read_only_command
+from ...features.permissions import PLAN_TOOL, READ_ONLY_EXTRAS
+from ...features.safe_commands import inside_roots, read_only_command, workspace_command
 from . import hooks as hook_rules
 from .channel import ControlChannel, ControlError
 from .hooks import HookSet
@@ -93,6 +95,7 @@ class ClaudeRules:
     mode: str = "default"
     allowed: list[ClaudeRule] = field(default_factory=list)
     denied: list[ClaudeRule] = field(default_factory=list)
+    roots: tuple[str, ...] = ()  # the workspace (first: commands run there) and the --add-dir roots
 
     @classmethod
     def of(cls, mode: str, allowed: list[str], denied: list[str]) -> ClaudeRules:
@@ -115,9 +118,20 @@ class ClaudeRules:
             return "deny", f"plan mode: {shown} would change something, and nothing may change yet"
         if self.mode == "acceptEdits" and kind == "edit":
             return "allow", ""
+        if tool == "run_shell" and self.roots and self._safe_command(subject):
+            return "allow", ""
         if self.mode == "dontAsk":
             return "deny", f"{shown} was not allowed beforehand (--allowedTools) and dontAsk mode asks no one"
         return "ask", ""
+
+
+    def _safe_command(self, command: str) -> bool:
+        """A command Claude Code runs without asking: one that only reads inside the roots, or
+        under acceptEdits one that only changes files inside them (features/safe_commands.py)."""
+        inside = inside_roots(self.roots, self.roots[0])
+        if self.mode == "acceptEdits":
+            return workspace_command(command, inside)
+        return read_only_command(command, inside)
 
 
 class CallLedger:
