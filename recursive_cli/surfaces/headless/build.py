@@ -20,6 +20,7 @@ from ...launch.errors import EXIT_USAGE
 from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from ...launch.settings import command_hooks
 from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
+from ...tools.sandbox import WorkspaceSandbox
 from . import session
 from .channel import ControlChannel
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
@@ -174,6 +175,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
     rules = ClaudeRules.of(mode, options.allowed_tools,
                            [rule for rule in options.disallowed_tools if "(" in rule])
+    rules.ours = options.permission_mode not in (None, *CLAUDE_MODES)
     rules.roots = tuple(str(root) for root in (view.workspace, *_roots(settings.add_dir)))
     client = ClientSide(ControlChannel(sink.write_line), asks=options.prompt_permission)
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
@@ -182,8 +184,14 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     run.connect_sdk_servers()
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
-                                  recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
+                                  recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt,
+                                  sandbox=_workspace_sandbox(runtime)))
     return run
+
+
+def _workspace_sandbox(runtime: AgentRuntime) -> WorkspaceSandbox | None:
+    sandbox = runtime.tool_context.sandbox
+    return sandbox if isinstance(sandbox, WorkspaceSandbox) else None
 
 
 def _roots(add_dir: list[Path]) -> list[Path]:
