@@ -85,5 +85,7 @@ def check_line(record: dict[str, Any]) -> None:
         has(record, CONTROL_REQUEST, "control_request")
     elif kind == "control_cancel_request":
         assert isinstance(record.get("request_id"), str)
+    elif kind == "conversation_reset":  # `/clear`, as Claude Code writes it
+        assert all(isinstance(record.get(key), str) for key in ("new_conversation_id", "uuid", "session_id"))
     else:
         raise AssertionError(f"a line of a type SPEC §4 does not list: {record}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,8 +14,9 @@ from ... import __version__
 from ...agent import AgentRuntime
 from ...core.budget import unenforceable_budget
 from ...core.events import AgentEvent, FanoutSink, ModelRequest
-from ...core.settings import ConfigError, LoadedSettings, load_settings
+from ...core.settings import ConfigError, LoadedSettings, Settings, load_settings
 from ...features.sessions.binding import SessionBinding
+from ...features.slash_commands import SlashCommand, command_folders, invocation, load_commands, workspace_commands
 from ...launch.errors import EXIT_USAGE
 from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from ...launch.settings import command_hooks
@@ -24,7 +25,7 @@ from ...tools.sandbox import WorkspaceSandbox
 from . import session
 from .channel import ControlChannel
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
-from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
+from .guard import CallLedger, ClaudeRule, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
 from .tool_names import ClaudeView, claude_name
 
 if TYPE_CHECKING:
@@ -51,6 +52,16 @@ class HeadlessRun:
     view: ClaudeView
     schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
     mcp: McpManager | None = None  # the MCP servers (--mcp-config, .mcp.json, the user's)
+    commands: dict[str, SlashCommand] = field(default_factory=dict)  # custom slash commands, by name
+
+    def expand_command(self, prompt: str) -> tuple[str, list[ClaudeRule]]:
+        """A prompt `/name args` naming one of the custom commands, as the model gets it, with
+        the permission rules of its `allowed-tools`; any other prompt as it is."""
+        called = invocation(prompt)
+        command = self.commands.get(called[0]) if called else None
+        if called is None or command is None:
+            return prompt, []
+        return command.expand(called[1]), [ClaudeRule.parse(rule) for rule in command.allowed_tools]
 
     def connect_sdk_servers(self) -> None:
         """Servers inside the client's own process (`"type": "sdk"`) are asked through its
@@ -73,7 +84,8 @@ class HeadlessRun:
                         permission_mode=self.permission_mode,
                         api_key_source="user" if self.loaded.settings.api_key else "none",
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
-                        slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
+                        slash_commands=[*self.commands, "clear",
+                                        *([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [])],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
                                "recursive_version": __version__})
 
@@ -182,11 +194,29 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                       default_model=runtime.provider.model, view=view, schema=schema,
                       mcp=runtime.mcp())
     run.connect_sdk_servers()
+    run.commands = slash_commands(picked.loaded, settings)
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt,
                                   sandbox=_workspace_sandbox(runtime)))
     return run
+
+
+def slash_commands(loaded: LoadedSettings, settings: Settings) -> dict[str, SlashCommand]:
+    """The custom slash commands of this run: the user's, and the workspace's once it is
+    trusted (a note on stderr names those an untrusted workspace leaves out)."""
+    from ...features.trust import verdict_for
+
+    if settings.bare:
+        return {}
+    workspace = settings.workspace.expanduser().resolve()
+    verdict = verdict_for(loaded, workspace)
+    skipped = [] if verdict.trusted or verdict.quiet else workspace_commands(workspace)
+    if skipped:
+        sys.stderr.write(f"note: skipped the workspace's slash commands ({', '.join('/' + n for n in skipped)}): "
+                         f"{verdict.reason}; trust the workspace (`recursive trust`, --trust-workspace, or "
+                         "setting_sources naming project) to use them\n")
+    return load_commands(command_folders(workspace, loaded.home, verdict.trusted))
 
 
 def _workspace_sandbox(runtime: AgentRuntime) -> WorkspaceSandbox | None:

@@ -130,6 +130,8 @@ class HeadlessServer:
             self._write_result(turn)
             self._last = turn
             return turn
+        if prompt.strip() == "/clear":
+            return self._clear(started)
         verdict = await self._prompt_hooks(prompt)
         if verdict.blocked:
             outcome = TurnOutcome(FinishReason.COMPLETED, detail=verdict.reason or "blocked by a hook")
@@ -138,8 +140,10 @@ class HeadlessServer:
             return turn
         if verdict.context:
             prompt = f"{prompt}\n\n{verdict.context}"
+        prompt, rules = self.run.expand_command(prompt)
         schema = self.run.schema
         self._turn_running = True
+        self.run.rules.allowed.extend(rules)  # the command's `allowed-tools`, for this turn
         try:
             turn = Turn(await self._turn(prompt + schema.instruction() if schema else prompt), 0, 0, Usage(), 0)
             turn = self._add(turn, turn.outcome)
@@ -151,8 +155,21 @@ class HeadlessServer:
             structured = await self._structured(turn) if schema is not None else None
         finally:
             self._turn_running = False
+            for rule in rules:
+                self.run.rules.allowed.remove(rule)
         turn.code, turn.seconds = self._code(turn.outcome), time.monotonic() - started
         self._write_result(turn, structured=structured)
+        self._last = turn
+        return turn
+
+    def _clear(self, started: float) -> Turn:
+        """`/clear`: the conversation starts over (the system prompt stays); Claude Code's
+        `conversation_reset` line, then a result with no model call."""
+        self.runtime.truncate_transcript(1)
+        self.run.sink.write_line({"type": "conversation_reset", "new_conversation_id": str(uuid.uuid4()),
+                                  "uuid": str(uuid.uuid4()), "session_id": self.runtime.session_id})
+        turn = Turn(TurnOutcome(FinishReason.COMPLETED), 0, 0, Usage(), time.monotonic() - started)
+        self._write_result(turn)
         self._last = turn
         return turn
 

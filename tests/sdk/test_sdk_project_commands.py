@@ -1,0 +1,84 @@
+"""The workspace's own slash commands and `/clear`, through the real Agent SDK, as the real
+Claude Code CLI runs them against the same scripted model: `.claude/commands/*.md` are listed in
+`init`'s `slash_commands` and a prompt `/name args` reaches the model expanded (Claude Code's
+command header, `$ARGUMENTS` and `$0`… replaced), its `allowed-tools` allowing what it names for
+that turn; an untrusted workspace's commands are left out with a note. `/clear` starts the
+conversation over: a `conversation_reset` line and a result, and no model request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clitools import require
+
+from .conftest import AgentCli
+from .test_python_sdk import call, client_run, collect, options, response, result_of
+
+sdk = require("claude_agent_sdk")
+
+from claude_agent_sdk import ClaudeSDKClient, ConversationResetMessage, SystemMessage  # noqa: E402
+
+GREET = "---\ndescription: Greets someone\nallowed-tools: Bash(touch:*)\n---\nSay hello to $ARGUMENTS, first $0 then $1.\n"
+
+
+def commands(cli: AgentCli) -> None:
+    folder = cli.workspace / ".claude" / "commands"
+    (folder / "git").mkdir(parents=True)
+    (folder / "greet.md").write_text(GREET)
+    (folder / "git" / "summary.md").write_text("Summarise the log\n")
+
+
+def last_user_text(cli: AgentCli, index: int) -> str:
+    return str(cli.server.requests[index].body["messages"][-1]["content"])
+
+
+def test_a_project_command_is_listed_and_expanded(agent_cli: AgentCli) -> None:
+    commands(agent_cli)
+    agent_cli.server.add({"tool_calls": [call("run_shell", command="touch made.txt")]}, {"text": "hello"},
+                         {"text": "summary"})
+
+    messages = collect("/greet Bob Alice", options(agent_cli, setting_sources=["project"]))
+    again = collect("/git:summary --since monday", options(agent_cli, setting_sources=["project"]))
+
+    init = messages[0]
+    assert isinstance(init, SystemMessage) and {"greet", "git:summary", "clear"} <= set(init.data["slash_commands"])
+    assert last_user_text(agent_cli, 0) == (
+        "<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
+        "<command-args>Bob Alice</command-args>\n\nSay hello to Bob Alice, first Bob then Alice.\n")
+    assert (agent_cli.workspace / "made.txt").exists()  # its allowed-tools, in default mode
+    assert result_of(messages).permission_denials == []
+    assert last_user_text(agent_cli, 2).endswith("Summarise the log\n\n\nARGUMENTS: --since monday")
+    assert result_of(again).result == "summary"
+
+
+def test_an_untrusted_workspaces_commands_are_left_out(agent_cli: AgentCli) -> None:
+    commands(agent_cli)
+    agent_cli.server.add({"text": "plain"})
+    stderr: list[str] = []
+
+    messages = collect("/greet Bob", options(agent_cli, stderr=stderr.append))
+
+    assert "greet" not in messages[0].data["slash_commands"]
+    assert last_user_text(agent_cli, 0) == "/greet Bob"
+    assert any("skipped the workspace's slash commands (/git:summary, /greet)" in line for line in stderr)
+
+
+def test_clear_starts_the_conversation_over(agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"text": "noted"}, {"text": "no idea"})
+
+    async def conversation(client: ClaudeSDKClient) -> list[list[Any]]:
+        seen = []
+        for prompt in ("remember 42", "/clear", "what number?"):
+            await client.query(prompt)
+            seen.append(await response(client))
+        return seen
+
+    first, cleared, last = client_run(agent_cli, conversation)
+
+    assert any(isinstance(m, ConversationResetMessage) for m in cleared)
+    assert (result_of(cleared).subtype, result_of(cleared).num_turns) == ("success", 0)
+    assert len(agent_cli.server.requests) == 2  # /clear asked the model nothing
+    said = [m["content"] for m in agent_cli.server.requests[1].body["messages"][1:]]
+    assert said == ["what number?"]
+    assert result_of(last).result == "no idea"
+    agent_cli.lines()  # every line in its SPEC §4 shape
