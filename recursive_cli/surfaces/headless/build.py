@@ -24,6 +24,7 @@ from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
 from ...tools.sandbox import WorkspaceSandbox
 from . import session
 from .channel import ControlChannel
+from .entry import PROTOCOL_VERSION
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
 from .guard import CallLedger, ClaudeRule, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
 from .tool_names import ClaudeView, claude_name
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     from ...features.mcp import McpManager
     from ...launch.final_answer import OutputSchema
 
-# The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
-PROTOCOL_VERSION = "2.0.0"
 _CHECKPOINT_TOOLS = ("checkpoint_list", "checkpoint_diff")
 
 
@@ -131,7 +130,11 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     from ...features.trust import check_trust
 
     schema = json_schema(options.json_schema) if options.json_schema else None
-    loaded = load_settings(settings_flags(options), trust=check_trust)
+    flags = settings_flags(options)
+    loaded = load_settings(flags, trust=check_trust)
+    claude = claude_provider(loaded)
+    if claude:  # (Claude Code's own variables choose the model, as `claude -p` reads them)
+        loaded = load_settings({**flags, **claude}, trust=check_trust)
     sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
     refused = unenforceable_budget(loaded)
     if refused:
@@ -226,6 +229,24 @@ def _workspace_sandbox(runtime: AgentRuntime) -> WorkspaceSandbox | None:
 
 def _roots(add_dir: list[Path]) -> list[Path]:
     return [Path(root).expanduser().resolve() for root in add_dir or ()]
+
+
+CLAUDE_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+
+
+def claude_provider(loaded: LoadedSettings) -> dict[str, Any]:
+    """The Anthropic provider, with `ANTHROPIC_MODEL` when no model is set, for a run whose
+    provider nothing of ours chose (no flag, variable or config key, no RECURSIVE_API_KEY) and
+    whose environment holds Claude Code's variables (what wrappers of `claude` pass on); else
+    nothing."""
+    env = loaded.env
+    if "provider" in loaded.sources or env.get("RECURSIVE_API_KEY") or not any(
+            env.get(name) for name in CLAUDE_VARIABLES):
+        return {}
+    chosen: dict[str, Any] = {"provider": "anthropic"}
+    if "model" not in loaded.sources and env.get("ANTHROPIC_MODEL"):
+        chosen["model"] = env["ANTHROPIC_MODEL"]
+    return chosen
 
 
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
