@@ -7,6 +7,8 @@ conversation over: a `conversation_reset` line and a result, and no model reques
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from clitools import require
@@ -82,3 +84,24 @@ def test_clear_starts_the_conversation_over(agent_cli: AgentCli) -> None:
     assert said == ["what number?"]
     assert result_of(last).result == "no idea"
     agent_cli.lines()  # every line in its SPEC §4 shape
+
+
+def test_a_plugins_commands_and_the_output_style(agent_cli: AgentCli, tmp_path: Path) -> None:
+    plugin = tmp_path / "demo-plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "demo", "version": "1.0.0"}))
+    (plugin / "commands").mkdir()
+    (plugin / "commands" / "hello.md").write_text("---\ndescription: Say hello\n---\nHello from plugin $ARGUMENTS\n")
+    (plugin / "hooks").mkdir()
+    agent_cli.server.add({"text": "done"})
+    stderr: list[str] = []
+
+    messages = collect("/demo:hello world", options(
+        agent_cli, plugins=[{"type": "local", "path": str(plugin)}], stderr=stderr.append,
+        settings=json.dumps({"outputStyle": "Explanatory"})))
+
+    init = messages[0].data
+    assert init["plugins"] == [{"name": "demo", "path": str(plugin), "source": "demo@inline", "version": "1.0.0"}]
+    assert "demo:hello" in init["slash_commands"] and init["output_style"] == "Explanatory"
+    assert last_user_text(agent_cli, 0).endswith("<command-args>world</command-args>\n\nHello from plugin world\n")
+    assert any("plugin demo: only its commands are loaded here, not its hooks" in line for line in stderr)

@@ -31,6 +31,7 @@ from .tool_names import ClaudeView, claude_name
 
 if TYPE_CHECKING:
     from ...features.mcp import McpManager
+    from ...features.plugins import Plugin
     from ...launch.final_answer import OutputSchema
 
 _CHECKPOINT_TOOLS = ("checkpoint_list", "checkpoint_diff")
@@ -52,6 +53,8 @@ class HeadlessRun:
     schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
     mcp: McpManager | None = None  # the MCP servers (--mcp-config, .mcp.json, the user's)
     commands: dict[str, SlashCommand] = field(default_factory=dict)  # custom slash commands, by name
+    plugins: list[dict[str, Any]] = field(default_factory=list)  # `init`'s `plugins`
+    output_style: str = "default"  # the settings' `outputStyle`, as `init` reports it
 
     def expand_command(self, prompt: str) -> tuple[str, list[ClaudeRule]]:
         """A prompt `/name args` naming one of the custom commands, as the model gets it, with
@@ -86,6 +89,7 @@ class HeadlessRun:
                         slash_commands=[*self.commands, "clear",
                                         *([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [])],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
+                               "plugins": self.plugins, "output_style": self.output_style,
                                "recursive_version": __version__})
 
     @property
@@ -198,6 +202,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                       mcp=runtime.mcp())
     run.connect_sdk_servers()
     run.commands = slash_commands(picked.loaded, settings)
+    for plugin in plugins(options.plugin_dir):
+        run.plugins.append(plugin.record())
+        run.commands.update(plugin.commands)
+    run.output_style = output_style(picked.loaded, options.settings)
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt,
@@ -220,6 +228,56 @@ def slash_commands(loaded: LoadedSettings, settings: Settings) -> dict[str, Slas
                          f"{verdict.reason}; trust the workspace (`recursive trust`, --trust-workspace, or "
                          "setting_sources naming project) to use them\n")
     return load_commands(command_folders(workspace, loaded.home, verdict.trusted))
+
+
+def plugins(folders: list[str]) -> list[Plugin]:
+    """The plugins of `--plugin-dir` (UsageError for a folder that is none); a note on stderr
+    names the parts of each that are not loaded here."""
+    from ...features.plugins import load_plugin
+
+    loaded = []
+    for folder in folders:
+        try:
+            plugin = load_plugin(Path(folder))
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        if plugin.unused:
+            sys.stderr.write(f"note: plugin {plugin.name}: only its commands are loaded here, not its "
+                             f"{', '.join(plugin.unused)}\n")
+        loaded.append(plugin)
+    return loaded
+
+
+def output_style(loaded: LoadedSettings, given: str | None) -> str:
+    """The `outputStyle` of the settings, as Claude Code reads it: `--settings` over the
+    workspace's settings files (once it is trusted) over the user's; "default" when none names one.
+    (As under Claude Code's SDK system prompt, the style changes no prompt here: it is reported.)"""
+    from ...features.hooks.config import workspace_settings_files
+    from ...features.trust import verdict_for
+
+    workspace = loaded.settings.workspace.expanduser().resolve()
+    files = [] if loaded.settings.bare else [loaded.home / "settings.json"]
+    if verdict_for(loaded, workspace).trusted:
+        files += workspace_settings_files(workspace, loaded.home)
+    texts = [path.read_text(encoding="utf-8", errors="replace") for path in files if path.is_file()]
+    if given:
+        texts.append(given if given.lstrip().startswith("{") else _file_text(Path(given)))
+    style = "default"
+    for text in texts:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue  # (a malformed file is reported where its hooks are read)
+        if isinstance(value, dict) and isinstance(value.get("outputStyle"), str):
+            style = value["outputStyle"]
+    return style
+
+
+def _file_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
 
 
 def _workspace_sandbox(runtime: AgentRuntime) -> WorkspaceSandbox | None:
