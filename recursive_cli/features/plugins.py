@@ -48,6 +48,6 @@ def load_plugin(folder: Path) -> Plugin:
         manifest = read if isinstance(read, dict) else {}
     name = str(manifest.get("name") or path.name)
     version = manifest.get("version")
-    commands = {f"{name}:{key}": command for key, command in load_commands([path / "commands"]).items()}
+    commands = {f"{name}:{key}": command for key, command in load_commands([(path / "commands", name)]).items()}
     unused = tuple(label for part, label in _OTHER_PARTS.items() if (path / part).exists())
     return Plugin(name, str(version) if version else None, path, commands, unused)

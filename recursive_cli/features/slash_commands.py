@@ -31,6 +31,13 @@ class SlashCommand:
     allowed_tools: tuple[str, ...]
     body: str
     path: Path
+    argument_hint: str = ""
+    scope: str = "project"  # where it comes from: project, user, or a plugin's name
+
+    def listing(self) -> dict[str, str]:
+        """Its entry in `initialize`'s `commands`, as Claude Code lists one."""
+        entry = {"name": self.name, "description": f"{self.description} ({self.scope})"}
+        return {**entry, "argumentHint": self.argument_hint} if self.argument_hint else entry
 
     def expand(self, arguments: str) -> str:
         """The user message that runs this command with `arguments`."""
@@ -54,16 +61,16 @@ def invocation(prompt: str) -> tuple[str, str] | None:
     return (match[1], (match[2] or "").strip()) if match else None
 
 
-def command_folders(workspace: Path, home: Path, trusted: bool) -> list[Path]:
-    """Where commands come from, later ones overriding earlier ones of the same name."""
-    folders = [home / COMMANDS_DIR]
-    return [*folders, workspace / ".claude" / COMMANDS_DIR] if trusted else folders
+def command_folders(workspace: Path, home: Path, trusted: bool) -> list[tuple[Path, str]]:
+    """Where commands come from, and their scope; later ones override earlier ones of the same name."""
+    folders = [(home / COMMANDS_DIR, "user")]
+    return [*folders, (workspace / ".claude" / COMMANDS_DIR, "project")] if trusted else folders
 
 
-def load_commands(folders: list[Path]) -> dict[str, SlashCommand]:
-    """The commands of `folders` by name; a file that cannot be read is left out."""
+def load_commands(folders: list[tuple[Path, str]]) -> dict[str, SlashCommand]:
+    """The commands of `folders` (each with its scope) by name; a file that cannot be read is left out."""
     found: dict[str, SlashCommand] = {}
-    for folder in folders:
+    for folder, scope in folders:
         if not folder.is_dir():
             continue
         for path in sorted(folder.rglob("*.md")):
@@ -72,16 +79,16 @@ def load_commands(folders: list[Path]) -> dict[str, SlashCommand]:
             except (OSError, UnicodeDecodeError):
                 continue
             name = ":".join(path.relative_to(folder).with_suffix("").parts)
-            found[name] = _parse(name, text, path)
+            found[name] = _parse(name, text, path, scope)
     return found
 
 
 def workspace_commands(workspace: Path) -> list[str]:
     """The names of the workspace's own commands (to say which an untrusted run leaves out)."""
-    return sorted(load_commands([workspace / ".claude" / COMMANDS_DIR]))
+    return sorted(load_commands([(workspace / ".claude" / COMMANDS_DIR, "project")]))
 
 
-def _parse(name: str, text: str, path: Path) -> SlashCommand:
+def _parse(name: str, text: str, path: Path, scope: str) -> SlashCommand:
     fields: dict[str, str] = {}
     body = text
     if text.startswith("---\n"):
@@ -95,4 +102,5 @@ def _parse(name: str, text: str, path: Path) -> SlashCommand:
     first = next((line.strip() for line in body.splitlines() if line.strip()), "")
     tools = fields.get("allowed-tools", "")
     rules = tuple(rule.strip() for rule in re.split(r",(?![^(]*\))", tools) if rule.strip())
-    return SlashCommand(name, fields.get("description") or first, rules, body, path)
+    return SlashCommand(name, fields.get("description") or first, rules, body, path,
+                        fields.get("argument-hint", ""), scope)

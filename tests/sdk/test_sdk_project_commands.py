@@ -105,3 +105,19 @@ def test_a_plugins_commands_and_the_output_style(agent_cli: AgentCli, tmp_path: 
     assert "demo:hello" in init["slash_commands"] and init["output_style"] == "Explanatory"
     assert last_user_text(agent_cli, 0).endswith("<command-args>world</command-args>\n\nHello from plugin world\n")
     assert any("plugin demo: only its commands are loaded here, not its hooks" in line for line in stderr)
+
+
+def test_server_info_lists_the_commands_and_the_output_style(agent_cli: AgentCli) -> None:
+    commands(agent_cli)
+    (agent_cli.workspace / ".claude" / "commands" / "greet.md").write_text(
+        "---\ndescription: Greets someone\nargument-hint: NAME\n---\nHi $ARGUMENTS\n")
+
+    async def ask(client: ClaudeSDKClient) -> Any:
+        return await client.get_server_info()
+
+    info = client_run(agent_cli, ask, setting_sources=["project"], settings=json.dumps({"outputStyle": "Learning"}))
+
+    listed = {entry["name"]: entry for entry in info["commands"]}
+    assert listed["greet"] == {"name": "greet", "description": "Greets someone (project)", "argumentHint": "NAME"}
+    assert listed["git:summary"]["description"] == "Summarise the log (project)"
+    assert info["output_style"] == "Learning" and "Learning" in info["available_output_styles"]

@@ -54,8 +54,9 @@ class ClientRequests:
                 raise ValueError(str(exc)) from None
         applied = self._add_mcp_servers(init) if init.mcp_servers or init.sdk_mcp_servers else None
         model = self.run.runtime.provider.model
-        answer = {"commands": [], "agents": [], "output_style": "default",
-                  "available_output_styles": ["default"],
+        answer = {"commands": [command.listing() for command in self.run.commands.values()], "agents": [],
+                  "output_style": self.run.output_style,
+                  "available_output_styles": sorted({"default", self.run.output_style}),
                   "models": [{"value": model, "displayName": model, "description": "the model in use"}],
                   "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
         if init.mcp_servers is not None:
