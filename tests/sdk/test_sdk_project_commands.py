@@ -66,7 +66,7 @@ def test_an_untrusted_workspaces_commands_are_left_out(agent_cli: AgentCli) -> N
 
 
 def test_clear_starts_the_conversation_over(agent_cli: AgentCli) -> None:
-    agent_cli.server.add({"text": "noted"}, {"text": "no idea"})
+    agent_cli.server.add({"text": "noted"}, {"text": "no idea"}, {"text": "resumed"}, {"text": "x"})
 
     async def conversation(client: ClaudeSDKClient) -> list[list[Any]]:
         seen = []
@@ -83,6 +83,16 @@ def test_clear_starts_the_conversation_over(agent_cli: AgentCli) -> None:
     said = [m["content"] for m in agent_cli.server.requests[1].body["messages"][1:]]
     assert said == ["what number?"]
     assert result_of(last).result == "no idea"
+    reset = next(m for m in cleared if isinstance(m, ConversationResetMessage))
+    assert reset.session_id == result_of(first).session_id  # the old session's, as Claude Code writes it
+    assert result_of(cleared).session_id != result_of(first).session_id == reset.session_id
+    assert result_of(last).session_id == result_of(cleared).session_id
+    old = collect("and now?", options(agent_cli, resume=result_of(first).session_id))  # the old one resumes whole
+    said = [m["content"] for m in agent_cli.server.requests[2].body["messages"][1:]]
+    assert said == ["remember 42", "noted", "and now?"] and result_of(old).result == "resumed"
+    collect("next?", options(agent_cli, resume=result_of(last).session_id))  # the new one holds what came after
+    said = [m["content"] for m in agent_cli.server.requests[3].body["messages"][1:]]
+    assert said == ["what number?", "no idea", "next?"]
     agent_cli.lines()  # every line in its SPEC §4 shape
 
 

@@ -55,6 +55,22 @@ class HeadlessRun:
     commands: dict[str, SlashCommand] = field(default_factory=dict)  # custom slash commands, by name
     plugins: list[dict[str, Any]] = field(default_factory=list)  # `init`'s `plugins`
     output_style: str = "default"  # the settings' `outputStyle`, as `init` reports it
+    fan: FanoutSink | None = None  # the runtime's sinks (the session writer first)
+
+    def start_over(self) -> None:
+        """`/clear`: a fresh conversation (the system prompt stays) in a new session, as Claude
+        Code starts one; the old session is closed as it was, and stays resumable."""
+        from ...features.sessions.ids import new_session_id
+
+        runtime = self.runtime
+        runtime.truncate_transcript(1)  # (turns go on counting: the checkpoints made so far keep their refs)
+        runtime.session_id = self.sink.session_id = new_session_id()
+        if self.binding is None or self.fan is None:
+            return
+        self.fan.sinks.remove(self.binding.writer)
+        self.binding.close()
+        self.binding = bind_session(self.loaded, runtime.session_id, "run", "", None, None, runtime)
+        self.fan.sinks.insert(0, self.binding.writer)
 
     def expand_command(self, prompt: str) -> tuple[str, list[ClaudeRule]]:
         """A prompt `/name args` naming one of the custom commands, as the model gets it, with
@@ -200,6 +216,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
                       default_model=runtime.provider.model, view=view, schema=schema,
                       mcp=runtime.mcp())
+    run.fan = fan
     run.connect_sdk_servers()
     run.commands = slash_commands(picked.loaded, settings)
     for plugin in plugins(options.plugin_dir):

@@ -163,11 +163,13 @@ class HeadlessServer:
         return turn
 
     def _clear(self, started: float) -> Turn:
-        """`/clear`: the conversation starts over (the system prompt stays); Claude Code's
-        `conversation_reset` line, then a result with no model call."""
-        self.runtime.truncate_transcript(1)
+        """`/clear`: the conversation starts over in a new session (HeadlessRun.start_over);
+        Claude Code's `conversation_reset` line (the old session's id), then a result with no
+        model call (the new one's)."""
+        old = self.runtime.session_id
+        self.run.start_over()
         self.run.sink.write_line({"type": "conversation_reset", "new_conversation_id": str(uuid.uuid4()),
-                                  "uuid": str(uuid.uuid4()), "session_id": self.runtime.session_id})
+                                  "uuid": str(uuid.uuid4()), "session_id": old})
         turn = Turn(TurnOutcome(FinishReason.COMPLETED), 0, 0, Usage(), time.monotonic() - started)
         self._write_result(turn)
         self._last = turn
