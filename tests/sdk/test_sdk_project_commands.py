@@ -131,3 +131,15 @@ def test_server_info_lists_the_commands_and_the_output_style(agent_cli: AgentCli
     assert listed["greet"] == {"name": "greet", "description": "Greets someone (project)", "argumentHint": "NAME"}
     assert listed["git:summary"]["description"] == "Summarise the log (project)"
     assert info["output_style"] == "Learning" and "Learning" in info["available_output_styles"]
+
+
+def test_the_workspaces_output_style_is_reported_unless_setting_sources_leave_it_out(agent_cli: AgentCli) -> None:
+    (agent_cli.workspace / ".claude").mkdir()
+    (agent_cli.workspace / ".claude" / "settings.local.json").write_text('{"outputStyle": "local-test-style"}')
+    agent_cli.server.add({"text": "4"}, {"text": "4"})
+
+    default = collect("2 + 2?", options(agent_cli))  # (no setting_sources: Claude Code reads them all)
+    user_only = collect("2 + 2?", options(agent_cli, setting_sources=["user"]))
+
+    assert default[0].data["output_style"] == "local-test-style"
+    assert user_only[0].data["output_style"] == "default"

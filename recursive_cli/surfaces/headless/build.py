@@ -222,7 +222,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     for plugin in plugins(options.plugin_dir):
         run.plugins.append(plugin.record())
         run.commands.update(plugin.commands)
-    run.output_style = output_style(picked.loaded, options.settings)
+    run.output_style = output_style(picked.loaded, options)
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt,
@@ -265,17 +265,19 @@ def plugins(folders: list[str]) -> list[Plugin]:
     return loaded
 
 
-def output_style(loaded: LoadedSettings, given: str | None) -> str:
+def output_style(loaded: LoadedSettings, options: HeadlessOptions) -> str:
     """The `outputStyle` of the settings, as Claude Code reads it: `--settings` over the
-    workspace's settings files (once it is trusted) over the user's; "default" when none names one.
-    (As under Claude Code's SDK system prompt, the style changes no prompt here: it is reported.)"""
+    workspace's settings files over the user's; "default" when none names one. As under
+    Claude Code's SDK system prompt, the style changes no prompt here, it is only reported: so
+    the workspace's files count without trust, unless `setting_sources` leaves them out."""
     from ...features.hooks.config import workspace_settings_files
-    from ...features.trust import verdict_for
 
     workspace = loaded.settings.workspace.expanduser().resolve()
     files = [] if loaded.settings.bare else [loaded.home / "settings.json"]
-    if verdict_for(loaded, workspace).trusted:
+    sources = options.setting_sources
+    if not loaded.settings.bare and (sources is None or {"project", "local"} & set(sources)):
         files += workspace_settings_files(workspace, loaded.home)
+    given = options.settings
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in files if path.is_file()]
     if given:
         texts.append(given if given.lstrip().startswith("{") else _file_text(Path(given)))
