@@ -44,7 +44,7 @@ def test_claudes_variables_choose_the_anthropic_provider(tmp_path: Path, workspa
     assert result_of(messages).result == "from the anthropic endpoint"
     assert request.path == "/v1/messages" and request.body["model"] == "claude-wrapped"
     assert request.headers["authorization"] == "Bearer sk-ant-test"
-    assert messages[0].data["model"] == "claude-wrapped"
+    assert (messages[0].data["model"], messages[0].data["apiKeySource"]) == ("claude-wrapped", key)
 
 
 def test_version_line_reads_as_claude_codes(tmp_path: Path) -> None:

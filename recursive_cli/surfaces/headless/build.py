@@ -100,13 +100,22 @@ class HeadlessRun:
         return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
                         tools=[claude_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
-                        api_key_source="user" if self.loaded.settings.api_key else "none",
+                        api_key_source=self.api_key_source,
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
                         slash_commands=[*self.commands, "clear",
                                         *([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [])],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
                                "plugins": self.plugins, "output_style": self.output_style,
                                "recursive_version": __version__})
+
+    @property
+    def api_key_source(self) -> str:
+        """`apiKeySource`: the variable the key came from (Claude Code names `ANTHROPIC_API_KEY`
+        so), "user" for one from elsewhere, "none" without a key."""
+        if not self.loaded.settings.api_key:
+            return "none"
+        source = self.loaded.sources.get("api_key", "")
+        return source.removeprefix("env ") if source.startswith("env ") else "user"
 
     @property
     def permission_mode(self) -> str:
