@@ -129,7 +129,7 @@ def test_server_info_lists_the_commands_and_the_output_style(agent_cli: AgentCli
 
     listed = {entry["name"]: entry for entry in info["commands"]}
     assert listed["greet"] == {"name": "greet", "description": "Greets someone (project)", "argumentHint": "NAME"}
-    assert listed["git:summary"]["description"] == "Summarise the log (project)"
+    assert listed["git:summary"]["description"] == "Summarise the log (project)" and listed["clear"]["builtin"]
     assert info["output_style"] == "Learning" and "Learning" in info["available_output_styles"]
 
 
