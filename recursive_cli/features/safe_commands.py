@@ -38,6 +38,8 @@ _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-delete", "-ok", "-okdir", "-fp
                            "-fls"})
 
 _OPERATOR_CHARS = frozenset("();<>|&")
+_RISKY_OPTIONS = {"date": ("--set",), "rg": ("--pre",), "file": ("-C", "--compile"),
+                  "git": ("--ext-diff", "--textconv", "-c")}
 
 Inside = Callable[[str], bool]
 
@@ -106,6 +108,13 @@ def _part_passes(tokens: list[str], edits: bool, inside: Inside | None) -> bool:
     return _command_passes(words, edits, inside)
 
 
+def _changes(name: str, word: str) -> bool:
+    """Whether `word` makes a reading command change or run something."""
+    risky = _RISKY_OPTIONS.get(name, ())
+    return any(word == option or word.startswith(option + "=") for option in risky) or (
+        name == "date" and word.startswith("-s"))
+
+
 def _writable(target: str, edits: bool, inside: Inside | None) -> bool:
     if target == "/dev/null":
         return True
@@ -126,6 +135,8 @@ def _command_passes(words: list[str], edits: bool, inside: Inside | None) -> boo
     if any(word.startswith("--output") for word in words) or (
             name in ("sort", "tree") and any(word.startswith("-o") for word in args)):
         return False  # (`git diff --output=F`, `sort -o F` write files)
+    if any(_changes(name, word) for word in words[1:]) or (name == "hostname" and args):
+        return False  # (`date -s`, `rg --pre CMD`, `file -C`, `hostname NAME` change or run something)
     if name in FILESYSTEM_COMMANDS and any(os.path.normpath(word) == "." for word in args):
         return False  # (the workspace itself is not an edit in it)
     if inside is None or name in _TEXT_ARGUMENTS:
