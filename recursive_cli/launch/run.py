@@ -26,7 +26,16 @@ from ..features.sessions.records import SessionError, SessionWriteError
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
-from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
+from .parts import (
+    bind_session,
+    keep_mcp_flags,
+    keep_skill_flags,
+    mcp_flags,
+    mcp_servers,
+    note_untrusted,
+    run_skills,
+    run_tools,
+)
 from .prompt_input import empty_prompt_message
 from .served_model import with_served_model
 from .settings import command_settings
@@ -196,6 +205,18 @@ def launch(spec: Launch, work: Work) -> int:
     return _run(spec, runtime, binding, work)
 
 
+def start_runtime(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
+    """The runtime of `spec`, its session bound (None: `--no-session`), for a front end that
+    drives its turns itself (`recursive acp`); CliError for a launch that cannot start, a
+    resumed session's lock then released."""
+    try:
+        return _start(spec)
+    except BaseException:
+        if spec.lock is not None:
+            spec.lock.release()
+        raise
+
+
 def _detachment(spec: Launch) -> Detachment:
     """`--bg`: the streams onto the session's files, and the stream-json lines too."""
     from ..features.sessions.store import SessionStore
@@ -236,6 +257,9 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             from ..core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
+        skills = run_skills(spec.loaded, resumed=spec.resumed)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
         if spec.fallback_models:
             runtime.provider = with_fallback(runtime.provider, spec.fallback_models, settings)
@@ -248,6 +272,11 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        keep_skill_flags(runtime, settings)
+        if settings.otel:  # (the SDK is imported only then)
+            from ..features.telemetry import attach_telemetry
+
+            attach_telemetry(runtime, settings, spec.mode)
         runtime.next_images = spec.images
         if spec.worktree is not None and spec.resumed is None:
             from ..features.worktrees import WorktreeState
