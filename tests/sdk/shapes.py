@@ -89,5 +89,7 @@ def check_line(record: dict[str, Any]) -> None:
     elif kind == "transcript_mirror":
         has(record, TRANSCRIPT_MIRROR, "transcript_mirror")
         assert all(isinstance(entry, dict) and isinstance(entry.get("type"), str) for entry in record["entries"])
+    elif kind == "conversation_reset":  # `/clear`, as Claude Code writes it
+        assert all(isinstance(record.get(key), str) for key in ("new_conversation_id", "uuid", "session_id"))
     else:
         raise AssertionError(f"a line of a type SPEC §4 does not list: {record}")

@@ -146,7 +146,7 @@ def test_a_cached_install_is_used_only_while_complete(tmp_path: Path) -> None:
 
 
 def test_typescript_query(ts_sdk: Path, agent_cli: AgentCli) -> None:
-    agent_cli.server.add({"tool_calls": [{"name": "run_shell", "arguments": {"command": "ls"}}]},
+    agent_cli.server.add({"tool_calls": [{"name": "run_shell", "arguments": {"command": "rm -rf build"}}]},
                          {"tool_calls": [{"name": "write_file", "arguments": {"path": "t.txt", "content": "model"}}]},
                          {"text": "done"})
 
@@ -154,7 +154,7 @@ def test_typescript_query(ts_sdk: Path, agent_cli: AgentCli) -> None:
                    permissions={"Write": {"behavior": "allow", "merge": {"content": "from ts"}}})
 
     assert out["error"] is None
-    assert out["asked"] == [["Bash", {"command": "ls"}],
+    assert out["asked"] == [["Bash", {"command": "rm -rf build"}],  # (`ls` would run unasked: it only reads)
                             ["Write", {"file_path": str(agent_cli.workspace / "t.txt"), "content": "model"}]]
     assert (agent_cli.workspace / "t.txt").read_text() == "from ts"
     kinds = [m["type"] for m in out["messages"]]

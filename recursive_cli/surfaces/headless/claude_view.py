@@ -96,6 +96,12 @@ class ClaudeTranscript:
         self._append(entries)
         self._sync()
 
+    def restarted(self, session_id: str) -> ClaudeTranscript:
+        """The view of the new session `/clear` starts (this one is closed, as it was)."""
+        self.close()
+        return ClaudeTranscript(view_path(Path(self._cwd), session_id), session_id, self._cwd, model=self._model,
+                                present=self._present, mirror=self._mirror)
+
     def close(self) -> None:
         if self._fd is not None:
             self._sync()

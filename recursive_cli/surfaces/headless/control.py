@@ -19,6 +19,9 @@ from .hooks import HookSet
 if TYPE_CHECKING:
     from ...features.mcp import McpConfig
 
+# The one built-in command here, as Claude Code lists its own (server.py runs it).
+CLEAR_COMMAND = {"name": "clear", "description": "Start a new session with empty context", "builtin": True}
+
 
 class ClientRequests:
     """Answers the client's control requests for one run; `interrupt` ends the running turn."""
@@ -56,8 +59,10 @@ class ClientRequests:
             self._only_skills(init.skills)
         applied = self._add_mcp_servers(init) if init.mcp_servers or init.sdk_mcp_servers else None
         model = self.run.runtime.provider.model
-        answer = {"commands": [], "agents": [], "output_style": "default",
-                  "available_output_styles": ["default"],
+        commands = [*(command.listing() for command in self.run.commands.values()), CLEAR_COMMAND]
+        answer = {"commands": commands, "agents": [],
+                  "output_style": self.run.output_style,
+                  "available_output_styles": sorted({"default", self.run.output_style}),
                   "models": [{"value": model, "displayName": model, "description": "the model in use"}],
                   "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
         if init.mcp_servers is not None:

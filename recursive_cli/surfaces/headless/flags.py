@@ -7,8 +7,9 @@ Values are taken as given, even ones that start with `-` (a system prompt may), 
 (`thinking_settings`): `--max-thinking-tokens N` a thinking budget (0: none), `--thinking
 adaptive` adaptive thinking (at the API's default effort, high, unless `--effort` says),
 `--thinking disabled` none, `--effort LEVEL` that effort (`xhigh`, which our levels lack, as
-the next one down). Flags of Claude Code that change nothing here (its debug and plugin
-switches, `--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
+the next one down). `--plugin-dir DIR` loads a plugin's commands (features/plugins.py). Flags
+of Claude Code that change nothing here (its debug switches, `--plugin-dir-no-mcp`,
+`--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
 usage error, as it is for Claude Code.
 """
 
@@ -67,6 +68,7 @@ class HeadlessOptions:
     strict_mcp_config: bool = False
     settings: str | None = None
     setting_sources: list[str] | None = None  # Claude's `user`, `project`, `local` (None: not given)
+    plugin_dir: list[str] = field(default_factory=list)  # the SDK's `plugins=` (local folders)
     include_partial_messages: bool = False
     include_hook_events: bool = False
     replay_user_messages: bool = False
@@ -163,6 +165,7 @@ _FLAGS: dict[str, Flag] = {
     "--add-dir": Flag("add_dir", "list"),
     "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
     "--settings": Flag("settings"), "--setting-sources": Flag("setting_sources", "list"),
+    "--plugin-dir": Flag("plugin_dir", "append"),
     "--include-partial-messages": Flag("include_partial_messages", "bool"),
     "--include-hook-events": Flag("include_hook_events", "bool"),
     "--replay-user-messages": Flag("replay_user_messages", "bool"),
@@ -188,7 +191,7 @@ _FLAGS: dict[str, Flag] = {
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
 # Claude Code's flags that have nothing to change here: accepted, and listed in `ignored`.
-_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir", "--plugin-dir-no-mcp", "--agent",
+_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir-no-mcp", "--agent",
                   "--agents", "--task-budget",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")

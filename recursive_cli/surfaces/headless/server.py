@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
-from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, ToolStarted
+from ...core.events import FinishReason, RunFinished
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
-from ...core.messages import Image, ToolCall, Usage
+from ...core.messages import Image, Usage
 from ...core.provider import ChatProvider
 from ...core.results import errors, exit_code_for, stop_reason
 from ...features.sessions.ids import is_uuid
@@ -66,6 +66,14 @@ class Turn:
     seconds: float
 
 
+def _terminal(blocked: bool, outcome: TurnOutcome) -> dict[str, Any]:
+    """Claude's `terminal_reason` for a turn a hook ended: a prompt it blocked, or its
+    `continue: false` (the turn ends after that call, with no more model requests)."""
+    if blocked:
+        return {"terminal_reason": "blocked_by_hook"}
+    return {"terminal_reason": "hook_stopped"} if outcome.halted else {}
+
+
 class HeadlessServer:
     """Runs prompts from stdin (or one from the command line) and answers the client."""
 
@@ -78,9 +86,7 @@ class HeadlessServer:
         self._last: Turn | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started = time.monotonic()
-        self._calls: dict[str, ToolCall] = {}
         self._requests = ClientRequests(run, interrupt=self._interrupt)
-        run.runtime.add_event_sink(self)
 
     # -- the two ways in ---------------------------------------------------------------------
 
@@ -127,6 +133,8 @@ class HeadlessServer:
             self._write_result(turn)
             self._last = turn
             return turn
+        if prompt.strip() == "/clear":
+            return self._clear(started)
         verdict = await self._prompt_hooks(prompt)
         if verdict.blocked:
             outcome = TurnOutcome(FinishReason.COMPLETED, detail=verdict.reason or "blocked by a hook")
@@ -136,10 +144,12 @@ class HeadlessServer:
         typed = prompt
         if verdict.context:
             prompt = f"{prompt}\n\n{verdict.context}"
+        prompt, rules = self.run.expand_command(prompt)
         schema = self.run.schema
         if self.run.claude_view is not None and (schema is not None or typed != prompt):
             self.run.claude_view.next_prompt = typed  # (Claude's transcript shows the prompt as typed)
         self._turn_running = True
+        self.run.rules.allowed.extend(rules)  # the command's `allowed-tools`, for this turn
         try:
             turn = Turn(await self._turn(prompt + schema.instruction() if schema else prompt), 0, 0, Usage(), 0)
             turn = self._add(turn, turn.outcome)
@@ -151,8 +161,23 @@ class HeadlessServer:
             structured = await self._structured(turn) if schema is not None else None
         finally:
             self._turn_running = False
+            for rule in rules:
+                self.run.rules.allowed.remove(rule)
         turn.code, turn.seconds = self._code(turn.outcome), time.monotonic() - started
         self._write_result(turn, structured=structured)
+        self._last = turn
+        return turn
+
+    def _clear(self, started: float) -> Turn:
+        """`/clear`: the conversation starts over in a new session (HeadlessRun.start_over);
+        Claude Code's `conversation_reset` line (the old session's id), then a result with no
+        model call (the new one's)."""
+        old = self.runtime.session_id
+        self.run.start_over()
+        self.run.sink.write_line({"type": "conversation_reset", "new_conversation_id": str(uuid.uuid4()),
+                                  "uuid": str(uuid.uuid4()), "session_id": old})
+        turn = Turn(TurnOutcome(FinishReason.COMPLETED), 0, 0, Usage(), time.monotonic() - started)
+        self._write_result(turn)
         self._last = turn
         return turn
 
@@ -208,6 +233,8 @@ class HeadlessServer:
 
     def _code(self, outcome: TurnOutcome) -> int:
         reason = outcome.finish_reason
+        if outcome.halted:  # a hook's `continue: false` ended the turn: Claude Code's `hook_stopped`
+            return 0
         if (reason is FinishReason.PERMISSION_DENIED and outcome.text
                 and "permission_denied" not in self.run.options.fail_on):
             return 0  # the model answered after being refused: an answer, as in Claude Code
@@ -231,7 +258,7 @@ class HeadlessServer:
             total_cost_usd=self.runtime.budget.total_cost, errors=errors(turn.code, detail, reason),
             stop_reason=stop_reason(reason, outcome.detail), structured_output=structured,
             model_usage=self.runtime.budget.by_model,
-            extra={"terminal_reason": "blocked_by_hook"} if blocked else {}))
+            extra=_terminal(blocked, outcome)))
 
     def _print_text(self, turn: Turn) -> None:
         text = turn.outcome.text
@@ -271,23 +298,6 @@ class HeadlessServer:
         outputs = await client.hooks.call(client.channel, "Stop", {
             **client.hook_base(), "stop_hook_active": active, "last_assistant_message": outcome.text})
         return hook_rules.stop_reason(outputs)
-
-    def emit(self, event: AgentEvent) -> None:
-        """As an event sink: tell PostToolUse hooks of each call's result (their output is not
-        used), in a task of its own, so the turn goes on meanwhile."""
-        client = self.run.client
-        if isinstance(event, ToolStarted):
-            self._calls[event.call.id] = event.call
-        if not (isinstance(event, MessageAdded) and event.message.role == "tool"
-                and client.hooks.has("PostToolUse")):
-            return
-        message = event.message
-        call = self._calls.pop(message.tool_call_id or "", None)
-        name, shown = self.run.view.present(call) if call is not None else (message.tool_name or "", {})
-        payload = {**client.hook_base(), "tool_name": name, "tool_input": shown,
-                   "tool_response": message.content, "tool_use_id": message.tool_call_id}
-        self._spawn(client.hooks.call(client.channel, "PostToolUse", payload, tool=name,
-                                      tool_use_id=message.tool_call_id))
 
     # -- stdin ---------------------------------------------------------------------------------
 
