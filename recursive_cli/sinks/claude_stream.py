@@ -39,6 +39,7 @@ from ..core.events import (
     PermissionDenied,
     RunFinished,
     RunStarted,
+    SubagentMessage,
     TextDelta,
     ThinkingDelta,
     ToolStarted,
@@ -205,6 +206,8 @@ class ClaudeStreamSink:
         self._whole_runs = whole_runs
         # hook_started / hook_finished lines (the user's hooks): only with --include-hook-events.
         self.include_hook_events = False
+        # A subagent's text and thinking too, not only its tool calls (the SDK's initialize asks).
+        self.forward_subagent_text = False
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -293,6 +296,8 @@ class ClaudeStreamSink:
             self._line({"type": "system", "subtype": "api_retry", "attempt": event.attempt,
                         "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
                         "error_status": event.error_status, "error": event.error})
+        elif isinstance(event, SubagentMessage):
+            self._on_subagent(event)
         elif isinstance(event, Notice):
             if event.type in _HOOK_EVENTS and not self.include_hook_events:
                 return
@@ -345,23 +350,50 @@ class ClaudeStreamSink:
         if turn.request_started is not None:
             turn.api_seconds += time.monotonic() - turn.request_started
             turn.request_started = None
-        model = self._model()
         usage = message.usage or Usage()
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
-        content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
-                                         if item.kind in ("thinking", "redacted_thinking")]
-        if message.content:
-            content.append({"type": "text", "text": message.content})
-        for call in message.tool_calls:
-            name, shown = self._present(call)
-            content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+        content = self._content(message)
         if self._partial:
             self._close_stream(content, usage)
         self._line({"type": "assistant", "message": {
             "id": turn.message_id or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
-            "role": "assistant", "model": model, "content": content,
+            "role": "assistant", "model": self._model(), "content": content,
             "stop_reason": turn.stop_reason, "stop_sequence": None, "usage": claude_usage(usage)},
             "parent_tool_use_id": None})
+
+    def _content(self, message: Message, words: bool = True) -> list[dict[str, Any]]:
+        """A reply's blocks: its thinking and text (unless not `words`), then its tool calls."""
+        content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
+                                         if words and item.kind in ("thinking", "redacted_thinking")]
+        if message.content and words:
+            content.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            name, shown = self._present(call)
+            content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+        return content
+
+    def _on_subagent(self, event: SubagentMessage) -> None:
+        """A subagent's message, under the parent's task call, as Claude Code streams it: its
+        prompt, its tool calls and their results; its text and thinking only with
+        `forward_subagent_text` (the SDKs' `forward_subagent_text`)."""
+        message = event.message
+        about = {"parent_tool_use_id": event.parent_tool_use_id, "agent_id": event.agent_id,
+                 "subagent_type": event.subagent_type}
+        if message.role == "user":
+            self._line({"type": "user", "message": {"role": "user", "content": [
+                {"type": "text", "text": message.content}]}, **about})
+        elif message.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
+                     "content": message.content, "is_error": message.is_error}
+            self._line({"type": "user", "message": {"role": "user", "content": [block]}, **about})
+        elif message.role == "assistant":
+            content = self._content(message, words=self.forward_subagent_text)
+            if content:
+                self._line({"type": "assistant", "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                    "model": event.model, "content": content,
+                    "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
+                    "usage": claude_usage(message.usage or Usage())}, **about})
 
     def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
         """The rest of the reply's stream events: the open text or thinking block's end, the

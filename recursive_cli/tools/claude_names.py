@@ -45,8 +45,12 @@ ALIASES = (
     ToolAlias("ExitPlanMode", "exit_plan_mode", (("plan", "plan"),)),
     ToolAlias("ListMcpResourcesTool", "list_mcp_resources", (("server", "server"),)),
     ToolAlias("ReadMcpResourceTool", "read_mcp_resource", (("server", "server"), ("uri", "uri"))),
+    ToolAlias("Agent", "task", (("description", "description"), ("prompt", "prompt"),
+                                ("subagent_type", "subagent_type"), ("model", "model"),
+                                ("run_in_background", "run_in_background"))),
 )
 BY_CLAUDE = {alias.claude: alias for alias in ALIASES}
+BY_CLAUDE["Task"] = BY_CLAUDE["Agent"]  # (Claude Code's name for it before 2.1)
 BY_OURS = {alias.ours: alias for alias in ALIASES}
 
 
@@ -58,7 +62,7 @@ def our_name(name: str) -> str:
 
 
 # Claude's names a hook matcher may use for one of our tools that has no alias of its own.
-MATCHER_EXTRAS = {"apply_patch": ("Edit", "MultiEdit"), "edit_file": ("MultiEdit",)}
+MATCHER_EXTRAS = {"apply_patch": ("Edit", "MultiEdit"), "edit_file": ("MultiEdit",), "task": ("Task",)}
 
 
 def matcher_names(ours: str) -> tuple[str, ...]:
