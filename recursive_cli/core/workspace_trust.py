@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 # fingerprints them (relative to the workspace).
 WORKSPACE_FILES = (".claude/settings.json", ".claude/settings.local.json", ".recursive/settings.json",
                    ".mcp.json", ".recursive/config.toml")
+# The workspace's own subagents (features/subagents): each `.claude/agents/NAME.md` is one of its config files too.
+AGENT_FOLDER = ".claude/agents"
 
 # Keys a workspace may never set before it is trusted, whatever their value: where the key
 # goes and what answers (api-base, provider, script), what a run costs (prices), what the
@@ -41,8 +43,18 @@ def own_files(workspace: Path, home: Path) -> tuple[str, ...]:
     """The workspace's own config files that exist (`WORKSPACE_FILES`); one that is a file of
     the user's (`$RECURSIVE_HOME/…`: a workspace at `~` has it as `.recursive/config.toml`)
     is theirs, not the workspace's."""
-    return tuple(name for name in WORKSPACE_FILES
+    return tuple(name for name in (*WORKSPACE_FILES, *agent_files(workspace))
                  if (workspace / name).is_file() and not users_file(workspace / name, home))
+
+
+def agent_files(workspace: Path) -> list[str]:
+    """The workspace's agent files (`AGENT_FOLDER/*.md`), relative to it, by name; a listing
+    of a folder most workspaces do not have."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(workspace / AGENT_FOLDER) if entry.name.endswith(".md"))
+    except OSError:
+        return []
+    return [f"{AGENT_FOLDER}/{name}" for name in names]
 
 
 def users_file(path: Path, home: Path) -> bool:

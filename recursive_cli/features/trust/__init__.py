@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.settings import LoadedSettings
-from ...core.workspace_trust import HeldKey, TrustVerdict, own_files
+from ...core.workspace_trust import HeldKey, TrustVerdict, agent_files, own_files
 
 if TYPE_CHECKING:
     from ..hooks.config import HookCommand
     from ..mcp.config import ServerEntry
 
-ALL_PARTS = frozenset({"hooks", "mcp", "config"})  # what a workspace's configuration is made of
+ALL_PARTS = frozenset({"hooks", "mcp", "config", "agents"})  # what a workspace's configuration is made of
 
 
 def check_trust(workspace: Path, home: Path) -> TrustVerdict:
@@ -63,9 +63,10 @@ class WorkspaceOffer:
     servers: list[ServerEntry]
     keys: list[HeldKey]
     problems: list[str]
+    agents: list[str] = field(default_factory=list)  # its agent files (`.claude/agents/NAME.md`)
 
     def __bool__(self) -> bool:
-        return bool(self.hooks or self.servers or self.keys or self.problems)
+        return bool(self.hooks or self.servers or self.keys or self.problems or self.agents)
 
     def lines(self, parts: frozenset[str] = ALL_PARTS) -> list[str]:
         """One line per hook, server, key and unusable file (of `parts` only), as `trust` shows them."""
@@ -73,6 +74,7 @@ class WorkspaceOffer:
         lines += [_server_line(entry) for entry in self.servers] if "mcp" in parts else []
         lines += [f"config {key.key} = {key.value} ({_short(key.where, self.workspace)})"
                   for key in self.keys] if "config" in parts else []
+        lines += [f"subagent {Path(path).stem} ({path})" for path in self.agents] if "agents" in parts else []
         return lines + [_short(problem, self.workspace) for problem in self.problems]
 
 
@@ -95,7 +97,8 @@ def workspace_offer(workspace: Path, home: Path, env: Mapping[str, str], keys: l
             servers = list(project_servers(workspace, env).servers.values())
         except McpConfigError as exc:
             problems.append(str(exc))
-    return WorkspaceOffer(workspace, hooks, servers, keys, problems)
+    agents = agent_files(workspace) if "agents" in parts else []
+    return WorkspaceOffer(workspace, hooks, servers, keys, problems, agents)
 
 
 def run_notes(loaded: LoadedSettings, parts: frozenset[str] = ALL_PARTS) -> list[str]:

@@ -16,6 +16,7 @@ from ...core.budget import unenforceable_budget
 from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding
+from ...launch.agents import agent_definitions, keep_agents_flags, main_agent, take_tools
 from ...launch.errors import EXIT_USAGE
 from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from ...launch.settings import command_hooks
@@ -74,7 +75,16 @@ class HeadlessRun:
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
                         slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
-                               "recursive_version": __version__})
+                               "recursive_version": __version__, "agents": self.agent_names()})
+
+    def agent_names(self) -> list[str]:
+        """The subagents the Agent tool can start (the init line's `agents`)."""
+        if "recursive_cli.features.subagents.tool" not in sys.modules:  # (none was ever defined)
+            return []
+        from ...features.subagents import Subagents
+
+        found = self.runtime.feature(Subagents)
+        return found.names() if found is not None else []
 
     @property
     def permission_mode(self) -> str:
@@ -128,9 +138,13 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     if settings.permission_mode == "plan" and options.permission_mode != "plan":
         # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
         settings = settings.model_copy(update={"permission_mode": "auto"})
+    definitions = agent_definitions(picked.loaded, options.agents, picked.resumed)
+    main = None
+    if options.agent:
+        settings, main = main_agent(settings, options.agent, definitions)
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
-    known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
+    known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS) | {"task"}
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
@@ -150,11 +164,13 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         given = mcp_flags(options.mcp_config, options.strict_mcp_config)
         servers = mcp_servers(picked.loaded, given, picked.resumed, code=EXIT_USAGE)
         builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
-                   .session_id(picked.session_id).sink(fan).tools(registry))
+                   .session_id(picked.session_id).sink(fan).tools(registry).agents(definitions))
         hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
         builder.hooks(hooks)  # the settings files' and --settings' hooks
         note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
         runtime = (builder.mcp(servers) if servers else builder).build()
+        if main is not None:
+            take_tools(runtime, main)
     except BaseException:
         if picked.lock is not None:
             picked.lock.release()
@@ -169,6 +185,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         if not settings.no_checkpoints:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+    keep_agents_flags(runtime, options.agents)
     mode = options.permission_mode if options.permission_mode in CLAUDE_MODES else "default"
     if options.permission_mode not in (None, *CLAUDE_MODES):
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone

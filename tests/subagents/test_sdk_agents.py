@@ -1,0 +1,113 @@
+"""Claude's real Python Agent SDK with `agents=` (sent in `initialize`) and a scripted model that
+calls the Agent tool: the SDK gets the subagent's messages under the Agent call's id, the task
+lifecycle lines, and the result; the subagent's model request has its own prompt and tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from clitools import require
+
+from .conftest import AgentCli
+
+sdk = require("claude_agent_sdk")
+
+from claude_agent_sdk import (  # noqa: E402
+    AgentDefinition,
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ResultMessage,
+    SystemMessage,
+    TaskNotificationMessage,
+    TaskStartedMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    query,
+)
+
+REVIEWER = AgentDefinition(description="Reviews a file and reports problems",
+                           prompt="REVIEWER PROMPT: you review files and report.", tools=["Read", "Grep"])
+
+
+def call(name: str, id: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "id": id, "arguments": arguments}
+
+
+def collect(agent_cli: AgentCli, **options: Any) -> list[Any]:
+    opts = ClaudeAgentOptions(cli_path=str(agent_cli.path), cwd=str(agent_cli.workspace), env=agent_cli.env(),
+                              agents={"reviewer": REVIEWER}, **options)
+
+    async def run() -> list[Any]:
+        return [message async for message in query(prompt="review notes.txt", options=opts)]
+
+    return asyncio.run(asyncio.wait_for(run(), 60))
+
+
+def script_review(agent_cli: AgentCli) -> None:
+    (agent_cli.workspace / "notes.txt").write_text("TODO: fix\n", encoding="utf-8")
+    agent_cli.server.add(
+        {"tool_calls": [call("task", "call_task", description="review notes", prompt="Review notes.txt.",
+                             subagent_type="reviewer")]},
+        {"text": "Reading it.", "tool_calls": [call("read_file", "call_read", path="notes.txt")]},
+        {"text": "notes.txt has one TODO."},
+        {"text": "The reviewer found one TODO."})
+
+
+def test_query_with_agents_streams_the_subagent_under_the_agent_call(agent_cli: AgentCli) -> None:
+    script_review(agent_cli)
+
+    messages = collect(agent_cli)
+
+    init = messages[0]
+    assert isinstance(init, SystemMessage) and init.subtype == "init"
+    assert "reviewer" in init.data["agents"] and "Agent" in init.data["tools"]
+    main = [m for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id is None]
+    uses = [block for block in main[0].content if isinstance(block, ToolUseBlock)]
+    assert [(use.name, use.id, use.input["subagent_type"]) for use in uses] == [("Agent", "call_task", "reviewer")]
+    started = [m for m in messages if isinstance(m, TaskStartedMessage)]
+    finished = [m for m in messages if isinstance(m, TaskNotificationMessage)]
+    assert [(m.tool_use_id, m.description, m.task_type) for m in started] == [("call_task", "review notes",
+                                                                               "local_agent")]
+    assert [(m.tool_use_id, m.status, m.summary) for m in finished] == [("call_task", "completed",
+                                                                         "notes.txt has one TODO.")]
+    assert started[0].task_id == finished[0].task_id
+    sub_replies = [m for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id == "call_task"]
+    sub_uses = [block for m in sub_replies for block in m.content if isinstance(block, ToolUseBlock)]
+    assert [(use.name, use.input) for use in sub_uses] == [
+        ("Read", {"file_path": str(agent_cli.workspace / "notes.txt")})]
+    assert not [b for m in sub_replies for b in m.content if isinstance(b, TextBlock)]  # (forwarded only on request)
+    sub_results = [block for m in messages if isinstance(m, UserMessage) and m.parent_tool_use_id == "call_task"
+                   for block in (m.content if isinstance(m.content, list) else []) if isinstance(block, ToolResultBlock)]
+    assert [(r.tool_use_id, "TODO: fix" in str(r.content)) for r in sub_results] == [("call_read", True)]
+    answers = [block for m in messages if isinstance(m, UserMessage) and m.parent_tool_use_id is None
+               for block in (m.content if isinstance(m.content, list) else []) if isinstance(block, ToolResultBlock)]
+    assert [(a.tool_use_id, a.content) for a in answers] == [("call_task", "notes.txt has one TODO.")]
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and not result.is_error
+    assert result.result == "The reviewer found one TODO."
+
+    sub_request = agent_cli.server.requests[1].body
+    assert sub_request["messages"][0]["content"].startswith("REVIEWER PROMPT: you review files and report.")
+    assert sub_request["messages"][1] == {"role": "user", "content": "Review notes.txt."}
+    assert [tool["function"]["name"] for tool in sub_request["tools"]] == ["read_file", "search_files"]
+    main_request = agent_cli.server.requests[0].body
+    task_tool = next(t for t in main_request["tools"] if t["function"]["name"] == "task")
+    assert "- reviewer: Reviews a file and reports problems" in task_tool["function"]["description"]
+    last = agent_cli.server.requests[3].body["messages"]
+    assert [m for m in last if m["role"] == "tool"][-1]["content"] == "notes.txt has one TODO."
+    assert "REVIEWER PROMPT" not in json.dumps(last)  # the sub-conversation stays out of the parent's
+
+
+def test_forward_subagent_text_sends_the_subagents_words_too(agent_cli: AgentCli) -> None:
+    script_review(agent_cli)
+
+    messages = collect(agent_cli, forward_subagent_text=True)
+
+    texts = [block.text for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id == "call_task"
+             for block in m.content if isinstance(block, TextBlock)]
+    assert texts == ["Reading it.", "notes.txt has one TODO."]
+    agent_cli.lines()  # every line printed has its SPEC §4 shape
