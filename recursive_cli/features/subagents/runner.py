@@ -34,7 +34,7 @@ from ...core.events import (
     ToolFinished,
     ToolStarted,
 )
-from ...core.kernel import AgentKernel, TurnContext, TurnOutcome, ended_by
+from ...core.kernel import INTERRUPTED_RESULT, AgentKernel, TurnContext, TurnOutcome, ended_by
 from ...core.messages import Message, ToolCall, Usage
 from ...core.provider import ChatProvider, ProviderError
 from ...core.results import provider_failure
@@ -185,6 +185,9 @@ def _result(job: Assignment, outcome: TurnOutcome) -> ToolResult:
     if outcome.finish_reason is FinishReason.COMPLETED:
         return ToolResult(outcome.text.strip() or "(the subagent finished without a report)",
                           summary=f"{job.agent.name}: {steps}", steps=outcome.steps, usage=outcome.usage)
+    if outcome.finish_reason is FinishReason.INTERRUPTED:  # (as any call the interrupt stopped)
+        return ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted", steps=outcome.steps,
+                          usage=outcome.usage)
     said = f"\nIts last words:\n{outcome.text.strip()}" if outcome.text.strip() else ""
     return ToolResult(f"the {job.agent.name} subagent stopped before it finished ({outcome.finish_reason.value}: "
                       f"{outcome.detail}).{said}", is_error=True, summary=f"{job.agent.name} stopped: {steps}",
