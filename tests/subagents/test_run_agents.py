@@ -214,3 +214,22 @@ def test_agent_flag_naming_no_agent_is_a_usage_error(workspace: Path) -> None:
     result = invoke("run", "hi", "-C", str(workspace), "--provider", "scripted", "--agent", "ghost")
     assert result.returncode == 2
     assert "error: --agent: no agent named 'ghost' (defined: none)" in result.stderr
+
+
+def test_an_agent_file_may_list_its_tools_and_quote_its_model(workspace: Path, isolated_home: Path) -> None:
+    (isolated_home / "agents").mkdir(parents=True)
+    (isolated_home / "agents" / "finder.md").write_text(
+        "---\ndescription: 'Finds files: by name'\ntools:\n  - Read\n  - glob\nmodel: \"other-model\"\n"
+        "maxTurns: 1\n---\nFIND THEM.\n", encoding="utf-8")
+    replies = [{"tool_calls": [task("call_t", agent="finder")]},
+               {"tool_calls": [call("glob", "call_g", pattern="*.py")]},  # its one step: then it stops
+               {"text": "the finder ran out of steps"}]
+    with FakeLLMServer(replies) as server:
+        result = run(server, workspace, "--no-session")
+        bodies = [r.body for r in server.requests]
+
+    assert result.returncode == 0, result.stderr
+    assert (tools_of(bodies[1]), bodies[1]["model"]) == (["read_file", "glob"], "other-model")
+    assert "- finder: Finds files: by name" in json.dumps(bodies[0]["tools"])
+    answer = [m["content"] for m in bodies[2]["messages"] if m["role"] == "tool"][0]
+    assert answer.startswith("the finder subagent stopped before it finished (max_steps: reached its maxTurns 1)")

@@ -111,3 +111,30 @@ def test_forward_subagent_text_sends_the_subagents_words_too(agent_cli: AgentCli
              for block in m.content if isinstance(block, TextBlock)]
     assert texts == ["Reading it.", "notes.txt has one TODO."]
     agent_cli.lines()  # every line printed has its SPEC §4 shape
+
+
+def test_setting_sources_project_loads_the_workspaces_agent_files(agent_cli: AgentCli) -> None:
+    """As the SDK's own e2e test of filesystem agents: `.claude/agents/*.md` count only when the
+    program names `project` among its setting sources (the workspace's configuration)."""
+    folder = agent_cli.workspace / ".claude" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "fs-test-agent.md").write_text(
+        "---\nname: fs-test-agent\ndescription: A filesystem test agent\ntools:\n  - Read\n  - Glob\n"
+        "model: \"inherit\"\n---\n\n# Filesystem Test Agent\n\nFS AGENT PROMPT.\n", encoding="utf-8")
+
+    def init_agents(**options: Any) -> list[str]:
+        agent_cli.server.add({"text": "hello there friend"})
+        opts = ClaudeAgentOptions(cli_path=str(agent_cli.path), cwd=str(agent_cli.workspace), env=agent_cli.env(),
+                                  max_turns=1, **options)
+
+        async def run() -> list[Any]:
+            return [message async for message in query(prompt="Say hello in exactly 3 words", options=opts)]
+
+        messages = asyncio.run(asyncio.wait_for(run(), 60))
+        assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+        return list(messages[0].data["agents"])
+
+    assert "fs-test-agent" in init_agents(setting_sources=["project"])
+    described = json.dumps(agent_cli.server.requests[-1].body["tools"])
+    assert "fs-test-agent: A filesystem test agent" in described
+    assert "fs-test-agent" not in init_agents(setting_sources=["user"])

@@ -59,11 +59,11 @@ class SharedBudget(Budget):
     """A subagent's budget: the run's spending and clock, its own step count."""
 
     def __init__(self, run: Budget, pool: StepPool, max_turns: int | None) -> None:
-        limits = replace(run.limits, max_steps=max_turns) if max_turns else run.limits
-        super().__init__(limits=limits, spent=run.spent, price=run.price, started=run.started,
+        super().__init__(limits=run.limits, spent=run.spent, price=run.price, started=run.started,
                          by_model=run.by_model)
         self._run = run
         self._pool = pool
+        self._max_turns = max_turns
 
     def charge(self, usage: Usage, model: str | None = None) -> None:
         self._run.charge(usage, model)
@@ -72,9 +72,11 @@ class SharedBudget(Budget):
 
     def check_step(self, steps: int, messages: int) -> Exceeded | None:
         self.spent = self._run.spent  # (what the parent and other subagents spent meanwhile)
+        if self._max_turns is not None and steps >= self._max_turns:
+            return Exceeded(FinishReason.MAX_STEPS, f"reached its maxTurns {self._max_turns}")
         if self._pool.left <= 0:
             return Exceeded(FinishReason.MAX_STEPS, f"reached --max-steps {self._pool.limit}")
-        return super().check_step(steps, messages)
+        return self.check_iteration(messages)
 
 
 class SubsetRegistry(ToolRegistry):
