@@ -301,7 +301,7 @@ def add_subagents(runtime: AgentRuntime, definitions: list[AgentDefinition], set
         chosen = settings.model_copy(update={"model": resolve_model(settings.provider, model)})
         return make_provider(chosen, runtime.session_id or None)
 
-    return attach_subagents(runtime, definitions, provider_for, our_name)
+    return attach_subagents(runtime, definitions, provider_for, our_name, instructions=not settings.bare)
 
 
 def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:

@@ -233,3 +233,15 @@ def test_an_agent_file_may_list_its_tools_and_quote_its_model(workspace: Path, i
     assert "- finder: Finds files: by name" in json.dumps(bodies[0]["tools"])
     answer = [m["content"] for m in bodies[2]["messages"] if m["role"] == "tool"][0]
     assert answer.startswith("the finder subagent stopped before it finished (max_steps: reached its maxTurns 1)")
+
+
+def test_a_subagent_gets_the_project_instructions_and_not_the_runs_todo_list(workspace: Path) -> None:
+    (workspace / "AGENTS.md").write_text("Always run make test.\n", encoding="utf-8")
+    flag = json.dumps({"helper": {"description": "Helps", "prompt": "HELPER"}})
+    with FakeLLMServer([{"tool_calls": [task("call_t", agent="helper")]}, {"text": "ok"}, {"text": "done"}]) as server:
+        result = run(server, workspace, "--no-session", "--agents", flag)
+        body = server.requests[1].body
+
+    assert result.returncode == 0, result.stderr
+    assert "Project instructions from AGENTS.md:\nAlways run make test." in body["messages"][0]["content"]
+    assert "todo_write" not in tools_of(body) and "read_file" in tools_of(body) and "task" not in tools_of(body)

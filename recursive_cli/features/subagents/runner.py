@@ -36,6 +36,7 @@ from ...core.events import (
 )
 from ...core.kernel import INTERRUPTED_RESULT, AgentKernel, TurnContext, TurnOutcome, ended_by
 from ...core.messages import Message, ToolCall, Usage
+from ...core.prompts import project_instructions
 from ...core.provider import ChatProvider, ProviderError
 from ...core.results import provider_failure
 from ...core.runtime import RuntimeCore
@@ -126,7 +127,7 @@ class Assignment:
 def subagent_tools(agent: AgentDefinition, run: ToolRegistry, our_name: Callable[[str], str],
                    unless_named: frozenset[str] = frozenset()) -> list[str]:
     """The run's tools the agent gets, in the run's order: those its `tools` names (all when it
-    names none, but `unless_named`: plan mode's), less its `disallowedTools`; never `task` (a
+    names none, but `unless_named`), less its `disallowedTools`; never `task` (a
     subagent starts no subagents, as in Claude Code)."""
     wanted = None if agent.tools is None else {our_name(name) for name in agent.tools}
     dropped = {our_name(name) for name in agent.disallowed_tools} | {"task"}
@@ -134,15 +135,17 @@ def subagent_tools(agent: AgentDefinition, run: ToolRegistry, our_name: Callable
             and (name in wanted if wanted is not None else name not in unless_named)]
 
 
-def subagent_prompt(agent: AgentDefinition, runtime: RuntimeCore, tools: list[str]) -> str:
-    """The subagent's system prompt: its definition's, then where it works."""
-    return "\n\n".join([agent.prompt, SUBAGENT_NOTE,
-                        f"Workspace: {runtime.workspace}\nTools: {', '.join(tools) or 'none'}",
-                        f"Date: {datetime.date.today().isoformat()}"])
+def subagent_prompt(agent: AgentDefinition, runtime: RuntimeCore, tools: list[str], instructions: bool) -> str:
+    """The subagent's system prompt: its definition's, where it works, and (unless not
+    `instructions`: `--bare`) the workspace's AGENTS.md or CLAUDE.md, as the agent has them."""
+    parts = [agent.prompt, SUBAGENT_NOTE, f"Workspace: {runtime.workspace}\nTools: {', '.join(tools) or 'none'}",
+             f"Date: {datetime.date.today().isoformat()}",
+             project_instructions(runtime.workspace) if instructions else ""]
+    return "\n\n".join(part for part in parts if part)
 
 
 async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProvider, tools: list[str],
-                       pool: StepPool) -> ToolResult:
+                       pool: StepPool, instructions: bool = True) -> ToolResult:
     """Run the sub-conversation and answer the parent's call with its final text (an error
     result, with what it said, when it did not finish)."""
     started = SubagentStarted(task_id=f"a{secrets.token_hex(8)}", tool_use_id=job.call_id,
@@ -151,7 +154,7 @@ async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProv
     sink = SubagentSink(runtime.emit, started)
     registry = SubsetRegistry(runtime.tools, tools)
     parent = runtime.turn_context()
-    ctx = replace(parent, transcript=[Message.system(subagent_prompt(job.agent, runtime, registry.names()))],
+    ctx = replace(parent, transcript=[Message.system(subagent_prompt(job.agent, runtime, registry.names(), instructions))],
                   provider=provider, tools=registry, sink=sink, current_provider=None, stop_guards=(),
                   budget=SharedBudget(runtime.budget, pool, job.agent.max_turns))
     clock = time.monotonic()

@@ -24,7 +24,9 @@ from .definitions import GENERAL, GENERAL_PURPOSE, AgentDefinition, merge
 from .runner import Assignment, StepPool, run_subagent, subagent_tools
 
 TASK_TOOL = "task"
-PLAN_TOOLS = frozenset({"exit_plan_mode"})  # a subagent gets them only when its definition names them
+# The tools a subagent gets only when its definition names them: plan mode's answer, the loop's
+# own controls (they steer the main conversation's loop) and the todo list (the run has one).
+UNLESS_NAMED = frozenset({"exit_plan_mode", "stop_loop", "schedule_wakeup", "todo_write"})
 _CLAUDE_ALIASES = frozenset({"sonnet", "opus", "haiku", "fable"})
 _CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar("recursive_task_call", default=None)
 
@@ -71,8 +73,9 @@ class Subagents:
     (an event sink: the parent's model requests say how many it made)."""
 
     def __init__(self, runtime: RuntimeCore, provider_for: Callable[[str], ChatProvider],
-                 our_name: Callable[[str], str] = lambda name: name) -> None:
+                 our_name: Callable[[str], str] = lambda name: name, instructions: bool = True) -> None:
         self.runtime = runtime
+        self.instructions = instructions  # the workspace's AGENTS.md in their prompts (not with --bare)
         self.definitions: list[AgentDefinition] = []
         self._provider_for = provider_for
         self._our_name = our_name
@@ -104,9 +107,9 @@ class Subagents:
     async def run(self, job: Assignment, model: str | None) -> ToolResult:
         """Run `job` on its model (the call's `model`, else its definition's, else the run's)."""
         provider = self._provider(model or job.agent.model)
-        tools = subagent_tools(job.agent, self.runtime.tools, self._our_name, PLAN_TOOLS)
+        tools = subagent_tools(job.agent, self.runtime.tools, self._our_name, UNLESS_NAMED)
         try:
-            return await run_subagent(self.runtime, job, provider, tools, self._pool)
+            return await run_subagent(self.runtime, job, provider, tools, self._pool, self.instructions)
         finally:
             if provider is not self.runtime.provider:
                 with contextlib.suppress(Exception):
@@ -144,9 +147,9 @@ class _CallScope:
 
 def attach_subagents(runtime: RuntimeCore, definitions: list[AgentDefinition],
                      provider_for: Callable[[str], ChatProvider],
-                     our_name: Callable[[str], str] = lambda name: name) -> Subagents:
+                     our_name: Callable[[str], str] = lambda name: name, instructions: bool = True) -> Subagents:
     """Give the runtime the task tool for `definitions` (more can be added later)."""
-    agents = Subagents(runtime, provider_for, our_name)
+    agents = Subagents(runtime, provider_for, our_name, instructions)
     runtime.attach(agents)
     runtime.add_event_sink(agents)
     runtime.add_tool_observer(_CallScope())
