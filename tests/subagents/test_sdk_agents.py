@@ -138,3 +138,46 @@ def test_setting_sources_project_loads_the_workspaces_agent_files(agent_cli: Age
     described = json.dumps(agent_cli.server.requests[-1].body["tools"])
     assert "fs-test-agent: A filesystem test agent" in described
     assert "fs-test-agent" not in init_agents(setting_sources=["user"])
+
+
+def test_can_use_tool_and_hooks_are_told_which_subagent_asks(agent_cli: AgentCli) -> None:
+    """Parallel subagents' questions interleave on one channel: `agent_id` says whose each is."""
+    from claude_agent_sdk import HookMatcher, PermissionResultAllow
+
+    agent_cli.server.add(
+        {"tool_calls": [call("task", "call_task", description="write it", prompt="Write out.txt.",
+                             subagent_type="writer")]},
+        {"tool_calls": [call("write_file", "call_write", path="out.txt", content="hi\n")]},
+        {"text": "written"},
+        {"text": "The writer wrote it."})
+    asked: list[tuple[str, str | None]] = []
+    hooked: list[tuple[str, str, Any, Any]] = []
+
+    async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
+        asked.append((name, context.agent_id))
+        return PermissionResultAllow()
+
+    async def hook(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+        hooked.append((data["hook_event_name"], data["tool_name"], data.get("agent_id"), data.get("agent_type")))
+        return {}
+
+    async def prompt() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "write out.txt"}}
+
+    opts = ClaudeAgentOptions(
+        cli_path=str(agent_cli.path), cwd=str(agent_cli.workspace), env=agent_cli.env(), can_use_tool=can_use_tool,
+        agents={"writer": AgentDefinition(description="Writes files", prompt="WRITER", tools=["Write"])},
+        hooks={"PreToolUse": [HookMatcher(hooks=[hook])], "PostToolUse": [HookMatcher(hooks=[hook])]})
+
+    async def run() -> list[Any]:
+        return [message async for message in query(prompt=prompt(), options=opts)]
+
+    messages = asyncio.run(asyncio.wait_for(run(), 60))
+
+    task_id = next(m.task_id for m in messages if isinstance(m, TaskStartedMessage))
+    assert asked == [("Write", task_id)]  # (the Agent call itself needs no permission)
+    assert ("PreToolUse", "Agent", None, None) in hooked
+    assert [h for h in hooked if h[1] == "Write"] == [("PreToolUse", "Write", task_id, "writer"),
+                                                      ("PostToolUse", "Write", task_id, "writer")]
+    assert (agent_cli.workspace / "out.txt").read_text() == "hi\n"
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "The writer wrote it."

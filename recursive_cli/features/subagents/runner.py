@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ...core.agent_scope import AgentScope, working_for
 from ...core.budget import Budget, Exceeded
 from ...core.events import (
     AgentEvent,
@@ -164,7 +165,8 @@ async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProv
         prompt = Message.user(job.prompt)
         ctx.transcript.append(prompt)
         sink.emit(MessageAdded(message=prompt, turn=parent.turn))
-        outcome = await _turn(ctx)
+        with working_for(AgentScope(started.task_id, job.agent.name)):
+            outcome = await _turn(ctx)
     finally:
         status: Literal["completed", "failed", "stopped"] = (
             "completed" if outcome.finish_reason is FinishReason.COMPLETED else

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
-from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, ToolStarted
+from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, SubagentMessage, ToolStarted
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
 from ...core.messages import Image, ToolCall, Usage
@@ -272,7 +272,7 @@ class HeadlessServer:
         client = self.run.client
         if isinstance(event, ToolStarted):
             self._calls[event.call.id] = event.call
-        if not (isinstance(event, MessageAdded) and event.message.role == "tool"
+        if not (isinstance(event, (MessageAdded, SubagentMessage)) and event.message.role == "tool"
                 and client.hooks.has("PostToolUse")):
             return
         message = event.message
@@ -280,6 +280,8 @@ class HeadlessServer:
         name, shown = self.run.view.present(call) if call is not None else (message.tool_name or "", {})
         payload = {**client.hook_base(), "tool_name": name, "tool_input": shown,
                    "tool_response": message.content, "tool_use_id": message.tool_call_id}
+        if isinstance(event, SubagentMessage):  # (a subagent's call: which one, as Claude Code says it)
+            payload.update(agent_id=event.agent_id, agent_type=event.subagent_type)
         self._spawn(client.hooks.call(client.channel, "PostToolUse", payload, tool=name,
                                       tool_use_id=message.tool_call_id))
 
