@@ -152,13 +152,17 @@ def test_can_use_tool_and_hooks_are_told_which_subagent_asks(agent_cli: AgentCli
         {"text": "The writer wrote it."})
     asked: list[tuple[str, str | None]] = []
     hooked: list[tuple[str, str, Any, Any]] = []
+    stopped: list[dict[str, Any]] = []
 
     async def can_use_tool(name: str, tool_input: dict[str, Any], context: Any) -> Any:
         asked.append((name, context.agent_id))
         return PermissionResultAllow()
 
     async def hook(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
-        hooked.append((data["hook_event_name"], data["tool_name"], data.get("agent_id"), data.get("agent_type")))
+        hooked.append((data["hook_event_name"], data.get("tool_name", ""), data.get("agent_id"),
+                       data.get("agent_type")))
+        if data["hook_event_name"] == "SubagentStop":
+            stopped.append(data)
         return {}
 
     async def prompt() -> Any:
@@ -167,7 +171,8 @@ def test_can_use_tool_and_hooks_are_told_which_subagent_asks(agent_cli: AgentCli
     opts = ClaudeAgentOptions(
         cli_path=str(agent_cli.path), cwd=str(agent_cli.workspace), env=agent_cli.env(), can_use_tool=can_use_tool,
         agents={"writer": AgentDefinition(description="Writes files", prompt="WRITER", tools=["Write"])},
-        hooks={"PreToolUse": [HookMatcher(hooks=[hook])], "PostToolUse": [HookMatcher(hooks=[hook])]})
+        hooks={event: [HookMatcher(hooks=[hook])]  # type: ignore[misc]
+               for event in ("PreToolUse", "PostToolUse", "SubagentStart", "SubagentStop")})
 
     async def run() -> list[Any]:
         return [message async for message in query(prompt=prompt(), options=opts)]
@@ -179,5 +184,8 @@ def test_can_use_tool_and_hooks_are_told_which_subagent_asks(agent_cli: AgentCli
     assert ("PreToolUse", "Agent", None, None) in hooked
     assert [h for h in hooked if h[1] == "Write"] == [("PreToolUse", "Write", task_id, "writer"),
                                                       ("PostToolUse", "Write", task_id, "writer")]
+    assert [h for h in hooked if h[0].startswith("Subagent")] == [("SubagentStart", "", task_id, "writer"),
+                                                                   ("SubagentStop", "", task_id, "writer")]
+    assert stopped[0]["last_assistant_message"] == "written" and stopped[0]["stop_hook_active"] is False
     assert (agent_cli.workspace / "out.txt").read_text() == "hi\n"
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "The writer wrote it."

@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
-from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, SubagentMessage, ToolStarted
+from ...core.events import (
+    AgentEvent,
+    FinishReason,
+    MessageAdded,
+    RunFinished,
+    SubagentFinished,
+    SubagentMessage,
+    SubagentStarted,
+    ToolStarted,
+)
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
 from ...core.messages import Image, ToolCall, Usage
@@ -77,6 +86,7 @@ class HeadlessServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started = time.monotonic()
         self._calls: dict[str, ToolCall] = {}
+        self._agent_types: dict[str, str] = {}  # task_id → the running subagent's name (SubagentStop says it)
         self._requests = ClientRequests(run, interrupt=self._interrupt)
         run.runtime.add_event_sink(self)
 
@@ -272,6 +282,9 @@ class HeadlessServer:
         client = self.run.client
         if isinstance(event, ToolStarted):
             self._calls[event.call.id] = event.call
+        if isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._subagent_hook(event)
+            return
         if not (isinstance(event, (MessageAdded, SubagentMessage)) and event.message.role == "tool"
                 and client.hooks.has("PostToolUse")):
             return
@@ -284,6 +297,24 @@ class HeadlessServer:
             payload.update(agent_id=event.agent_id, agent_type=event.subagent_type)
         self._spawn(client.hooks.call(client.channel, "PostToolUse", payload, tool=name,
                                       tool_use_id=message.tool_call_id))
+
+    def _subagent_hook(self, event: SubagentStarted | SubagentFinished) -> None:
+        """Tell SubagentStart and SubagentStop hooks (told only: what they answer is not used)."""
+        client = self.run.client
+        hook = "SubagentStart" if isinstance(event, SubagentStarted) else "SubagentStop"
+        if not client.hooks.has(hook):
+            return
+        payload: dict[str, Any]
+        if isinstance(event, SubagentStarted):
+            self._agent_types[event.task_id] = event.subagent_type
+            payload = {"agent_id": event.task_id, "agent_type": event.subagent_type}
+        else:
+            transcript = self.run.binding.writer.path if self.run.binding is not None else ""
+            payload = {"agent_id": event.task_id, "agent_type": self._agent_types.pop(event.task_id, ""),
+                       "stop_hook_active": False, "agent_transcript_path": str(transcript),
+                       "last_assistant_message": event.summary if event.status == "completed" else ""}
+        self._spawn(client.hooks.call(client.channel, hook, {**client.hook_base(), **payload},
+                                      tool=payload["agent_type"]))
 
     # -- stdin ---------------------------------------------------------------------------------
 
