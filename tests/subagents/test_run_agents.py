@@ -245,3 +245,30 @@ def test_a_subagent_gets_the_project_instructions_and_not_the_runs_todo_list(wor
     assert result.returncode == 0, result.stderr
     assert "Project instructions from AGENTS.md:\nAlways run make test." in body["messages"][0]["content"]
     assert "todo_write" not in tools_of(body) and "read_file" in tools_of(body) and "task" not in tools_of(body)
+
+
+def test_a_call_naming_no_agent_gets_general_purpose_with_the_runs_tools(workspace: Path) -> None:
+    flag = json.dumps({"careful": {"description": "Careful", "prompt": "CAREFUL", "disallowedTools": ["Bash"]}})
+    replies = [{"tool_calls": [call("task", "call_g", description="look around", prompt="Look around."),
+                               task("call_c", agent="careful")]},
+               {"text": "looked"}, {"text": "careful"}, {"text": "done"}]
+    with FakeLLMServer(replies) as server:
+        result = run(server, workspace, "--no-session", "--agents", flag)
+        general, careful = (r.body for r in server.requests[1:3])
+
+    assert result.returncode == 0, result.stderr
+    if general["messages"][0]["content"].startswith("CAREFUL"):  # (the two ran at once: either asked first)
+        general, careful = careful, general
+    assert general["messages"][0]["content"].startswith("You are an agent that another agent handed a task to.")
+    assert "run_shell" in tools_of(general) and "task" not in tools_of(general)
+    assert "run_shell" not in tools_of(careful) and "read_file" in tools_of(careful)
+
+
+def test_recursive_tools_lists_the_task_tool_with_the_agent_files(workspace: Path, isolated_home: Path) -> None:
+    assert "task" not in invoke("tools", "-C", str(workspace)).stdout.split()
+    (isolated_home / "agents").mkdir(parents=True)
+    (isolated_home / "agents" / "reviewer.md").write_text(REVIEWER_MD, encoding="utf-8")
+    listed = json.loads(invoke("tools", "--json", "-C", str(workspace)).stdout)
+    task_tool = next(tool for tool in listed if tool["name"] == "task")
+    assert "- reviewer: Reviews code for bugs; use after a change" in task_tool["description"]
+    assert set(task_tool["parameters"]["required"]) == {"description", "prompt"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
@@ -49,14 +49,18 @@ class TaskTool(BaseTool[TaskArgs]):
     subject_field = "description"
     concurrent: ClassVar[bool] = True  # the task calls of one reply run at once (kernel)
 
-    def __init__(self, agents: Subagents) -> None:
+    def __init__(self, agents: Subagents | None = None, listed: Sequence[AgentDefinition] = ()) -> None:
+        """The tool of a run's `agents`; with none, only a listing of `listed` (`recursive tools`)."""
         self._agents = agents
+        self._listed = list(listed)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self._agents.tool_description(),
-                        inline_refs(TaskArgs.model_json_schema()))
+        defined = self._agents.definitions if self._agents is not None else self._listed
+        return ToolSpec(self.name, describe_agents(defined), inline_refs(TaskArgs.model_json_schema()))
 
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
+        if self._agents is None:
+            return ToolResult("no subagents in this run", is_error=True, summary="no subagents")
         call = _CALL.get()
         agent = self._agents.find(args.subagent_type or GENERAL)
         if agent is None:
@@ -96,14 +100,6 @@ class Subagents:
     def names(self) -> list[str]:
         return [found.name for found in self.all()]
 
-    def tool_description(self) -> str:
-        lines = [TaskTool.description, "Each agent starts with no context of its own: give it a complete, "
-                 "self-contained prompt, and say what it should report. Its final report comes back as "
-                 "this call's result and is not shown to the user. To run several agents at once, make "
-                 "several task calls in one reply.", "Available agent types (subagent_type):"]
-        lines += [f"- {found.name}: {found.description}" for found in self.all()]
-        return "\n".join(lines)
-
     async def run(self, job: Assignment, model: str | None) -> ToolResult:
         """Run `job` on its model (the call's `model`, else its definition's, else the run's)."""
         provider = self._provider(model or job.agent.model)
@@ -130,6 +126,16 @@ class Subagents:
             self._pool = StepPool(limit - event.step, limit)
         elif isinstance(event, TurnStarted):
             self._pool = StepPool(limit, limit)
+
+
+def describe_agents(definitions: Sequence[AgentDefinition]) -> str:
+    """The task tool's description: how to use it, and every agent a call may name."""
+    lines = [TaskTool.description, "Each agent starts with no context of its own: give it a complete, "
+             "self-contained prompt, and say what it should report. Its final report comes back as "
+             "this call's result and is not shown to the user. To run several agents at once, make "
+             "several task calls in one reply.", "Available agent types (subagent_type):"]
+    lines += [f"- {found.name}: {found.description}" for found in merge(definitions, [GENERAL_PURPOSE])]
+    return "\n".join(lines)
 
 
 class _CallScope:

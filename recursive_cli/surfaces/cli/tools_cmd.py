@@ -27,6 +27,13 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
         from ...features.plan_mode import ExitPlanModeTool, PlanState
 
         tools.append(ExitPlanModeTool(PlanState()))
+    from ...launch.agents import agent_definitions
+
+    definitions = agent_definitions(loaded, [])  # (the workspace's and the user's agent files)
+    if definitions:
+        from ...features.subagents import TaskTool
+
+        tools.append(TaskTool(listed=definitions))
     from .mcp_cmd import mcp_tools
 
     found = mcp_tools(loaded, mcp or McpOptions())  # started to be listed, then stopped
