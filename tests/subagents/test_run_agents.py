@@ -265,7 +265,7 @@ def test_a_call_naming_no_agent_gets_general_purpose_with_the_runs_tools(workspa
 
 
 def test_recursive_tools_lists_the_task_tool_with_the_agent_files(workspace: Path, isolated_home: Path) -> None:
-    assert "task" not in invoke("tools", "-C", str(workspace)).stdout.split()
+    assert "task" not in [line.split()[0] for line in invoke("tools", "-C", str(workspace)).stdout.splitlines()]
     (isolated_home / "agents").mkdir(parents=True)
     (isolated_home / "agents" / "reviewer.md").write_text(REVIEWER_MD, encoding="utf-8")
     listed = json.loads(invoke("tools", "--json", "-C", str(workspace)).stdout)
