@@ -61,6 +61,7 @@ def test_a_workspace_agent_file_gives_the_subagent_its_prompt_and_tools(workspac
 
     assert result.returncode == 0, result.stderr
     assert json_lines(result.stdout)[-1]["result"] == "The reviewer found a division by zero."
+    assert "▶ subagent reviewer: review app\n  ✓ read_file app.py" in result.stderr  # its calls, under it
     assert "task" in tools_of(bodies[0])
     system = bodies[1]["messages"][0]["content"]
     assert system.startswith("You are REVIEWER. Read the files named and list each bug you find.")
