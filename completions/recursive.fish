@@ -45,7 +45,7 @@ end
 
 function __recursive_is_command --description 'True when the argument is a command path'
     switch $argv[1]
-        case run resume tools agents logs queue stop attach loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"
+        case run resume tools agents logs queue stop attach loop goal chat trust acp sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"
             return 0
     end
     return 1
@@ -71,6 +71,8 @@ function __recursive_value_options --description 'Print the options of PATH that
             printf '%s\n' -- -i --image --settings -w --worktree --mcp-config -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case trust
             printf '%s\n' -- --revoke
+        case acp
+            printf '%s\n' -- -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port
         case "sessions export"
             printf '%s\n' -- -f --format --bundle
         case "sessions gc"
@@ -101,6 +103,7 @@ complete -c recursive -n '__recursive_arg "" 0 0' -a 'loop' -d 'Work autonomousl
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'goal' -d 'Run turns until the goal holds: every --check passes and the judge agrees --until holds.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'chat' -d 'Talk with the agent on this terminal: an interactive session in the workspace.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'trust' -d 'Trust a folder\'s own configuration: its hooks (.claude/settings.json, .claude/settings.local.json, .recursive/settings.json), its .mcp.json servers and the keys of its .recursive/config.toml that loosen yours take effect there, until one of those files changes. Shows what it trusts first.'
+complete -c recursive -n '__recursive_arg "" 0 0' -a 'acp' -d 'Serve an editor over the Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim…).'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'sessions' -d 'Inspect and manage saved sessions.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'config' -d 'Show the effective settings and the config files.'
 complete -c recursive -n '__recursive_arg "" 0 0' -a 'checkpoints' -d 'Workspace snapshots taken before and after every turn: list, diff, restore.'
@@ -144,7 +147,7 @@ complete -c recursive -n '__recursive_arg worktree 0 0' -a 'list' -d 'List this 
 complete -c recursive -n '__recursive_arg worktree 0 0' -a 'rm' -d 'Remove a worktree and its branch; one with uncommitted changes, or with commits HEAD lacks, only with --force (exit 1 otherwise).'
 complete -c recursive -n '__recursive_at ""' -l version -d 'Print the version and exit.'
 complete -c recursive -n '__recursive_at ""' -s p -l print -d 'Claude Code\'s headless mode, as `claude -p PROMPT`: run PROMPT with Claude\'s flags (--max-turns, --allowedTools, --output-format…) and print the result; Claude\'s Agent SDKs start `recursive` this way.'
-complete -c recursive -n '__recursive_at "" run resume tools agents logs queue stop attach loop goal chat trust sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"' -s h -l help -d 'Show this message and exit.'
+complete -c recursive -n '__recursive_at "" run resume tools agents logs queue stop attach loop goal chat trust acp sessions "sessions list" "sessions show" "sessions export" "sessions import" "sessions rm" "sessions gc" config "config show" "config path" checkpoints "checkpoints list" "checkpoints diff" "checkpoints restore" mcp "mcp list" "mcp get" hooks "hooks list" fleet "fleet run" "fleet status" "fleet resume" worktree "worktree list" "worktree rm"' -s h -l help -d 'Show this message and exit.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l no-stdin -d 'Never read stdin, even when it is a pipe or a file (e.g. inside `while read` loops).'
 complete -c recursive -n '__recursive_at run loop goal chat' -s c -l continue -d 'Continue this workspace\'s latest session, with its conversation and settings.'
 complete -c recursive -n '__recursive_at run resume loop goal chat' -s i -l image -r -F -d 'An image for the model with the first prompt: PNG, JPEG, GIF or WebP (repeatable).'
@@ -159,36 +162,37 @@ complete -c recursive -n '__recursive_at run loop goal chat' -s w -l worktree -x
 complete -c recursive -n '__recursive_at run resume loop goal' -l agents -x -d 'Subagents the task tool can start, in Claude Code\'s format, JSON text or a file (repeatable): {"NAME": {"description": …, "prompt": …, "tools": [...], "model": …}}; with the workspace\'s .claude/agents/*.md (once trusted) and ~/.recursive/agents/*.md.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l agent -x -d 'Run the main conversation as agent NAME: its prompt as the system prompt, its tools, its model.'
 complete -c recursive -n '__recursive_at run resume loop goal' -l fallback-model -x -d 'When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result\'s modelUsage.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s m -l model -x -d 'Model name (default: the provider\'s; with another server\'s --api-base, the one model it serves).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l effort -x -a 'low medium high max' -d 'How hard the model reasons: low, medium, high or max (Anthropic: adaptive thinking at that effort).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l thinking-budget -x -d 'Tokens the model may think before it answers (Anthropic extended thinking), 1024 or more.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l session-id -x -d 'Id for the new session.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l no-session -d 'Keep nothing on disk.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-checkpoints -d 'No workspace snapshots.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l permission-mode -x -a 'auto accept-edits read-only ask plan' -d 'auto, accept-edits, read-only, ask or plan.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l system-prompt -x -d 'Replace the built-in system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l append-system-prompt -x -d 'Extend the system prompt.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-stream -d 'Ask the provider for whole responses.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l wire -x -a 'responses chat' -d 'The openai provider\'s API: responses (OpenAI\'s Responses API) or chat (Chat Completions); default: responses for api.openai.com, chat for any other server.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l sandbox -x -a 'read-only workspace-write off' -d 'What the agent\'s commands may write: read-only, workspace-write or off (default: read-only in read-only mode, else workspace-write).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l sandbox-network -d 'Let the agent\'s commands reach the network (loopback included).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l sandbox-allow-port -x -d 'Without the network, let the agent\'s commands connect to this port on 127.0.0.1 (a local test database; repeatable).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l trust-workspace -d 'Let this workspace\'s own hooks, MCP servers and config take effect for this run (see `recursive trust`).'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l bare -d 'A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.'
-complete -c recursive -n '__recursive_at run resume tools loop goal chat "config show" "mcp list" "mcp get" "hooks list"' -l strict-config -d 'Fail on an unknown key in a config file.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -s m -l model -x -d 'Model name (default: the provider\'s; with another server\'s --api-base, the one model it serves).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l provider -x -a 'openai anthropic scripted' -d 'openai (any compatible server), anthropic or scripted.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l api-base -x -d 'Base URL of the API, e.g. http://127.0.0.1:11434/v1.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l effort -x -a 'low medium high max' -d 'How hard the model reasons: low, medium, high or max (Anthropic: adaptive thinking at that effort).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l thinking-budget -x -d 'Tokens the model may think before it answers (Anthropic extended thinking), 1024 or more.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Root the tools work in (default: current directory).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l add-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Another root the file tools may use (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l max-steps -x -d 'LLM calls per turn, 1 or more (default 100).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l max-cost -x -d 'USD for the whole session, e.g. 0.50.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l max-duration -x -d 'Wall clock, e.g. 90s, 20m, 2h.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -s o -l output-format -x -a 'text json stream-json' -d 'text, json or stream-json.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l session-id -x -d 'Id for the new session.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l no-session -d 'Keep nothing on disk.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-checkpoints -d 'No workspace snapshots.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l permission-mode -x -a 'auto accept-edits read-only ask plan' -d 'auto, accept-edits, read-only, ask or plan.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l allow -x -d 'Allow rule like \'run_shell(git *)\' (repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l deny -x -d 'Deny rule like \'write_file(secrets/**)\' (repeatable); deny wins.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l system-prompt -x -d 'Replace the built-in system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l append-system-prompt -x -d 'Extend the system prompt.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l no-stream -d 'Ask the provider for whole responses.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l wire -x -a 'responses chat' -d 'The openai provider\'s API: responses (OpenAI\'s Responses API) or chat (Chat Completions); default: responses for api.openai.com, chat for any other server.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -s q -l quiet -d 'Less on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -s v -l verbose -d 'More on stderr.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l otel -d 'Export a trace of the run (a span per turn, model call and tool call) and token and cost metrics over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (needs the otel extra; see docs/telemetry.md).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list" "fleet run"' -l script -r -F -d 'Replies for the scripted provider (JSON).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l sandbox -x -a 'read-only workspace-write off' -d 'What the agent\'s commands may write: read-only, workspace-write or off (default: read-only in read-only mode, else workspace-write).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l sandbox-network -d 'Let the agent\'s commands reach the network (loopback included).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l sandbox-allow-port -x -d 'Without the network, let the agent\'s commands connect to this port on 127.0.0.1 (a local test database; repeatable).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l trust-workspace -d 'Let this workspace\'s own hooks, MCP servers and config take effect for this run (see `recursive trust`).'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l bare -d 'A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.'
+complete -c recursive -n '__recursive_at run resume tools loop goal chat acp "config show" "mcp list" "mcp get" "hooks list"' -l strict-config -d 'Fail on an unknown key in a config file.'
 complete -c recursive -n '__recursive_at resume' -l last -d 'This workspace\'s latest session; all words are the prompt.'
 complete -c recursive -n '__recursive_at tools agents "sessions list" "checkpoints list" "mcp list" "hooks list" "worktree list"' -l json -d 'Machine-readable list.'
 complete -c recursive -n '__recursive_at agents' -l all-workspaces -d 'Running sessions of every workspace.'

@@ -9,7 +9,8 @@ of memory — a real regression (a heavy library pulled onto the start-up path: 
 every command's path is +45 modules and +2.4 MB for a run, `requests` +85 and +5.8 MB), not
 the noise of a refactor (h11 for HTTP is a dozen modules). It also fails when one of a few
 heavy modules that a command has never needed is loaded at all: no SDK (`openai`,
-`anthropic`, `mcp`: we speak their protocols ourselves), no Ray, no interactive UI
+`anthropic`, `mcp`: we speak their protocols ourselves; `opentelemetry` without --otel; `acp`, which
+only `recursive acp` loads), no Ray, no interactive UI
 (`prompt_toolkit`, `markdown_it`) outside `chat`, no `rich` for a run's plain output, and for
 `--version` none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
 Our own module paths are named nowhere: they move, the count is what matters.
@@ -74,7 +75,9 @@ MEASURED: dict[str, tuple[int, float]] = {
 MODULE_MARGIN = 0.10  # of today's modules (at 15 %, httpx2 back on a run's path would pass)
 RSS_MARGIN_MB = 5.0
 
-NEVER = frozenset({"openai", "anthropic", "mcp", "ray", "prompt_toolkit", "markdown_it"})
+NEVER = frozenset({"openai", "anthropic", "mcp", "ray", "prompt_toolkit", "markdown_it",
+                   "opentelemetry",  # (--otel's SDK: only a run that asks for it loads it)
+                   "acp"})  # (the Agent Client Protocol package: only `recursive acp` loads it)
 PLAIN_OUTPUT = NEVER | {"rich"}  # (only help and chat render with rich)
 NEVER_FOR = {"version": NEVER | {"pydantic", "asyncio", "rich", "importlib.metadata", "email", "zipfile"},
              "run": PLAIN_OUTPUT, "run-http": PLAIN_OUTPUT, "headless": PLAIN_OUTPUT}

@@ -83,6 +83,22 @@ class ModelRequest(EventModel):
     step: int
 
 
+class ModelReplied(EventModel):
+    """The model answered the call of `step`: on `model` (the one that answered, after any
+    fallback), why it stopped (`stop`, the kernel's word; `reason`, the provider's), what the
+    call used. Before the reply's `message` event; sinks that time calls (telemetry) end here."""
+
+    type: Literal["model_reply"] = "model_reply"
+    step: int
+    model: str
+    stop: str
+    reason: str = ""
+    usage: Usage
+    tool_calls: int = 0
+    response_model: str = ""  # the model the response named ("": it named none)
+    response_id: str = ""
+
+
 class TextDelta(EventModel):
     type: Literal["text_delta"] = "text_delta"
     text: str
@@ -463,7 +479,7 @@ AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupSchedul
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
              | QueueDelivered | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished
              | SubagentStarted | SubagentMessage | SubagentFinished)
-AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | TextDelta | ThinkingDelta | ToolStarted
+AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | ModelReplied | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 
 

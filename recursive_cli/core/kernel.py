@@ -16,6 +16,7 @@ from .events import (
     EventSink,
     FinishReason,
     MessageAdded,
+    ModelReplied,
     ModelRequest,
     PermissionDenied,
     TextDelta,
@@ -160,6 +161,9 @@ class AgentKernel:
                 return outcome
             # (read after the call: a provider that fell back to another model answered on it)
             self._account(ctx, outcome, reply, provider.model)
+            ctx.sink.emit(ModelReplied(step=outcome.steps, model=provider.model, stop=reply.stop, reason=reply.reason,
+                                       usage=reply.usage, tool_calls=len(reply.message.tool_calls),
+                                       response_model=reply.model, response_id=reply.response_id))
             message = self._keep(ctx, reply)
             if reply.stop == "length" and reply.message.tool_calls and not cut_off:
                 names = ", ".join(call.name or "?" for call in reply.message.tool_calls)

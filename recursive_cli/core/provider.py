@@ -39,13 +39,16 @@ class Completion:
     """One model response: the assistant message, why the model stopped, and what it cost.
 
     `reason` is the provider's own word for the stop (`max_tokens`, `refusal`, `abort`…), for
-    messages; `stop` is what the kernel acts on.
+    messages; `stop` is what the kernel acts on. `model` and `response_id` are what the
+    response said of itself, for telemetry.
     """
 
     message: Message
     stop: StopKind
     usage: Usage = field(default_factory=Usage)
     reason: str = ""
+    model: str = ""  # the model the server says answered ("": it did not say)
+    response_id: str = ""  # the server's id of the response ("": none)
 
     @property
     def whole(self) -> bool:

@@ -66,6 +66,7 @@ ENV_VARS = {
     "wire": "RECURSIVE_WIRE",
     "effort": "RECURSIVE_EFFORT",
     "thinking_budget": "RECURSIVE_THINKING_BUDGET",
+    "otel": "RECURSIVE_OTEL",
 }
 
 
@@ -122,6 +123,7 @@ class Settings(BaseModel):
     trust_workspace: bool = False  # the workspace's own hooks, servers and config count (features/trust)
     bare: bool = False  # no user or workspace config, hooks, servers, memory or context files
     strict_config: bool = False  # an unknown config key is an error, not ignored
+    otel: bool = False  # export a trace and metrics of the run over OTLP/HTTP (features/telemetry)
     prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
 
     @property

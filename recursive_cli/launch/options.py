@@ -217,6 +217,7 @@ class CommonOptions:
     wire: Annotated[Optional[Wire], typer.Option("--wire", metavar="WIRE", help="The openai provider's API: responses (OpenAI's Responses API) or chat (Chat Completions); default: responses for api.openai.com, chat for any other server.", rich_help_panel=MODEL, show_default=False)] = None
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Less on stderr.", rich_help_panel=OUTPUT)] = False
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="More on stderr.", rich_help_panel=OUTPUT)] = False
+    otel: Annotated[bool, typer.Option("--otel", help="Export a trace of the run (a span per turn, model call and tool call) and token and cost metrics over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT (needs the otel extra; see docs/telemetry.md).", rich_help_panel=OUTPUT)] = False
     script: Annotated[Optional[Path], typer.Option("--script", metavar="FILE", callback=script_value, help="Replies for the scripted provider (JSON).", rich_help_panel=ADVANCED)] = None
     sandbox: Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the agent's commands may write: " + spelled_out(SANDBOX_MODES) + " (default: read-only in read-only mode, else workspace-write).", rich_help_panel=SAFETY, show_default=False)] = None
     sandbox_network: Annotated[bool, typer.Option("--sandbox-network", help="Let the agent's commands reach the network (loopback included).", rich_help_panel=SAFETY)] = False

@@ -200,6 +200,18 @@ def launch(spec: Launch, work: Work) -> int:
     return _run(spec, runtime, binding, work)
 
 
+def start_runtime(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
+    """The runtime of `spec`, its session bound (None: `--no-session`), for a front end that
+    drives its turns itself (`recursive acp`); CliError for a launch that cannot start, a
+    resumed session's lock then released."""
+    try:
+        return _start(spec)
+    except BaseException:
+        if spec.lock is not None:
+            spec.lock.release()
+        raise
+
+
 def _detachment(spec: Launch) -> Detachment:
     """`--bg`: the streams onto the session's files, and the stream-json lines too."""
     from ..features.sessions.store import SessionStore
@@ -259,6 +271,10 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
         keep_agents_flags(runtime, spec.agents)
+        if settings.otel:  # (the SDK is imported only then)
+            from ..features.telemetry import attach_telemetry
+
+            attach_telemetry(runtime, settings, spec.mode)
         runtime.next_images = spec.images
         if spec.worktree is not None and spec.resumed is None:
             from ..features.worktrees import WorktreeState

@@ -38,7 +38,7 @@ from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, 
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
 from .anthropic_thinking import read_block, reasoning_block, thinking_request
-from .http_base import HttpProvider, as_count, as_dict, as_key, as_text, dumps, malformed
+from .http_base import HttpProvider, as_count, as_dict, as_key, as_text, dumps, malformed, served_by
 from .retry import ANTHROPIC_RULES, http_error, one_line
 from .wire_cache import WirePrefix
 
@@ -156,8 +156,8 @@ class AnthropicProvider(HttpProvider):
             hooks.on_text(text)
         calls = tuple(_tool_call(b.get("id"), b.get("name"), _input_json(b.get("input")))
                       for b in content if b.get("type") == "tool_use")
-        return _completion(text, calls, as_text(body.get("stop_reason")) or None, _usage(body.get("usage"), {}),
-                           reasoning)
+        return served_by(_completion(text, calls, as_text(body.get("stop_reason")) or None,
+                                     _usage(body.get("usage"), {}), reasoning), body)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
         """The error; a 400 about thinking or effort says which of our flags asked for it."""
@@ -202,6 +202,7 @@ class _StreamState:
         self.stop: str | None = None
         self.start_usage: dict[str, Any] = {}
         self.end_usage: dict[str, Any] = {}
+        self.message: dict[str, Any] = {}  # message_start's message: its `model` and `id`
         self.on_thinking: Callable[[str], None] | None = None
         self.hooked = False
 
@@ -236,7 +237,8 @@ class _StreamState:
             raise malformed(self.url, "a stream event is not a JSON object")
         kind = event.get("type")
         if kind == "message_start":
-            self.start_usage = as_dict(as_dict(event.get("message")).get("usage"))
+            self.message = as_dict(event.get("message"))
+            self.start_usage = as_dict(self.message.get("usage"))
         elif kind == "content_block_start":
             self._start_block(as_key(event.get("index"), len(self.blocks)), as_dict(event.get("content_block")),
                               hooks)
@@ -291,8 +293,8 @@ class _StreamState:
         reasoning = tuple(read_block({"type": b["type"], "thinking": "".join(b["parts"]), "data": b.get("data"),
                                       "signature": "".join(b.get("signature", ()))})
                           for b in blocks if b["type"] in ("thinking", "redacted_thinking"))
-        return _completion(text, calls, self.stop, _usage(self.start_usage, self.end_usage),
-                           tuple(r for r in reasoning if r is not None))
+        return served_by(_completion(text, calls, self.stop, _usage(self.start_usage, self.end_usage),
+                                     tuple(r for r in reasoning if r is not None)), self.message)
 
 
 # -- wire forms -----------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ every field through `as_dict`, `as_list`, `as_text`, `as_count` and `as_key`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import socket
 import sys
@@ -324,6 +325,15 @@ def as_list(value: object) -> list[Any]:
 def as_text(value: object) -> str:
     """`value` when the server sent a string there, else "" (`null` is no text)."""
     return value if isinstance(value, str) else ""
+
+
+def served_by(completion: Completion, response: dict[str, Any]) -> Completion:
+    """`completion` with the `model` and `id` the response says it has (telemetry's
+    `gen_ai.response.model` and `.id`), when it says so."""
+    model, response_id = as_text(response.get("model")), as_text(response.get("id"))
+    if not model and not response_id:
+        return completion
+    return dataclasses.replace(completion, model=model[:200], response_id=response_id[:200])
 
 
 def as_count(value: object) -> int:

@@ -25,7 +25,18 @@ from ..core.messages import Image, Message, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec
 from ..net.http_client import HttpStatusError, parse_json
 from ..net.sse import Event
-from .http_base import HttpProvider, StreamAssembler, as_count, as_dict, as_key, as_list, as_text, dumps, malformed
+from .http_base import (
+    HttpProvider,
+    StreamAssembler,
+    as_count,
+    as_dict,
+    as_key,
+    as_list,
+    as_text,
+    dumps,
+    malformed,
+    served_by,
+)
 from .local import printable
 from .retry import OPENAI_RULES, http_error, one_line, stream_error
 from .wire_cache import JoinedWires, WirePrefix
@@ -108,8 +119,8 @@ class OpenAIProvider(HttpProvider):
                 hooks.on_text(part)
         calls = tuple(tool_call(raw.get("id"), as_dict(raw.get("function")))
                       for raw in as_list(message.get("tool_calls")) if isinstance(raw, dict))
-        return _completion(text, calls, as_text(choice.get("finish_reason")) or None, _usage(body.get("usage")),
-                           refusal)
+        return served_by(_completion(text, calls, as_text(choice.get("finish_reason")) or None,
+                                     _usage(body.get("usage")), refusal), body)
 
     def status_error(self, err: HttpStatusError) -> ProviderError:
         return http_error(err.status, self._url, server_message(err.body, f"Error code: {err.status}"),
@@ -146,6 +157,7 @@ class _StreamState:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish: str | None = None
         self.usage = Usage()
+        self.served: dict[str, Any] = {}  # the first chunk's `model` and `id`
 
     def add(self, sse: Event, hooks: ProviderHooks) -> bool:
         """Fold one server-sent event in, passing text deltas to `hooks.on_text`; False after `[DONE]`."""
@@ -166,6 +178,8 @@ class _StreamState:
             raise malformed(self.url, "a stream chunk is not a JSON object")
         if chunk.get("usage"):
             self.usage = _usage(chunk["usage"])
+        if not self.served.get("model") and chunk.get("model"):
+            self.served = chunk
         for choice in as_list(chunk.get("choices")):
             if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 self._add_choice(choice, hooks)
@@ -203,7 +217,8 @@ class _StreamState:
             raise malformed(self.url, "the stream ended without a finish_reason")
         calls = tuple(tool_call(call["id"], {"name": call["name"], "arguments": "".join(call["args"])})
                       for _, call in sorted(self.calls.items()))
-        return _completion("".join(self.text), calls, self.finish, self.usage, "".join(self.refusal))
+        return served_by(_completion("".join(self.text), calls, self.finish, self.usage, "".join(self.refusal)),
+                         self.served)
 
 
 # -- wire forms -----------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from ..core.messages import Message, Reasoning, ToolCall, Usage
 from ..core.provider import Completion, ProviderError, ProviderHooks, StopKind, ToolSpec, thinking_hook
 from ..net.http_client import parse_json
 from ..net.sse import Event
-from .http_base import StreamAssembler, as_count, as_dict, as_list, as_text, dumps, malformed
+from .http_base import StreamAssembler, as_count, as_dict, as_list, as_text, dumps, malformed, served_by
 from .openai_provider import DEFAULT_TIMEOUT, STREAM_ERROR, OpenAIProvider, server_message, tool_call
 from .retry import one_line, stream_error
 
@@ -236,7 +236,7 @@ def _completion(items: list[_Item], status: str, response: dict[str, Any], usage
     if refusal:
         stop, text, reason = "refusal", text + refusal, "refusal"
     message = Message(role="assistant", content=text, tool_calls=calls, usage=usage, reasoning=reasoning or None)
-    return Completion(message=message, stop=stop, usage=usage, reason=reason)
+    return served_by(Completion(message=message, stop=stop, usage=usage, reason=reason), response)
 
 
 def _usage(raw: object) -> Usage:

@@ -391,6 +391,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "fleet": "recursive_cli.surfaces.fleet.fleet_cmd",
     "trust": "recursive_cli.surfaces.cli.trust_cmd",
     "worktree": "recursive_cli.surfaces.cli.worktree_cmd",
+    "acp": "recursive_cli.surfaces.acp.acp_cmd",
 }
 _whole: list[typer.Typer] = []
 

@@ -87,6 +87,12 @@ ENVIRONMENT = (
      "may take before checkpoints go off for the session. Default: 2."),
     ("RECURSIVE_TRUST_WORKSPACE", "When 1, the workspace's own hooks, MCP servers and config "
      "keys count for this run, as `--trust-workspace`."),
+    ("RECURSIVE_OTEL", "When 1 (or `true`), the run exports a trace and metrics over OTLP/HTTP, as "
+     "`--otel` (the `[otel]` extra)."),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, "
+     "OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES", "Where and how `--otel` exports, as OpenTelemetry "
+     "defines them (default endpoint `http://localhost:4318`, service `recursive`). They turn nothing "
+     "on alone; `OTEL_SDK_DISABLED=true` turns `--otel` off."),
     ("NO_COLOR", "When set to a non-empty value, no colour is used on standard error."),
 )
 

@@ -186,6 +186,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
     keep_agents_flags(runtime, options.agents)
+    if settings.otel:  # (the SDK is imported only then)
+        from ...features.telemetry import attach_telemetry
+
+        attach_telemetry(runtime, settings, "run")
     mode = options.permission_mode if options.permission_mode in CLAUDE_MODES else "default"
     if options.permission_mode not in (None, *CLAUDE_MODES):
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
@@ -222,6 +226,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
         "strict_config": options.strict_config, "sandbox": options.sandbox,
         "sandbox_network": options.sandbox_network, "sandbox_allow_ports": options.sandbox_allow_port,
+        "otel": options.otel,
     }
 
 

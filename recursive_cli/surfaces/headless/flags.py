@@ -93,6 +93,7 @@ class HeadlessOptions:
     sandbox: str | None = None  # our --sandbox (tools/os_sandbox.py)
     sandbox_network: bool = False
     sandbox_allow_port: list[int] = field(default_factory=list)
+    otel: bool = False  # export a trace and metrics over OTLP/HTTP (features/telemetry)
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
     def thinking_settings(self) -> tuple[str | None, int | None]:
@@ -177,6 +178,7 @@ _FLAGS: dict[str, Flag] = {
     "--strict-config": Flag("strict_config", "bool"),
     "--sandbox": Flag("sandbox"), "--sandbox-network": Flag("sandbox_network", "bool"),
     "--sandbox-allow-port": Flag("sandbox_allow_port", "append"),
+    "--otel": Flag("otel", "bool"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
@@ -354,4 +356,6 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --sandbox MODE               What commands may write: read-only, workspace-write or off
                                (bubblewrap; --sandbox-network lets them reach the network,
                                --sandbox-allow-port PORT only 127.0.0.1:PORT).
+  --otel                       Export a trace and metrics of the run over OTLP/HTTP
+                               ($OTEL_EXPORTER_OTLP_ENDPOINT; the otel extra).
 """

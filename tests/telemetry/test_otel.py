@@ -1,0 +1,327 @@
+"""`--otel`: what a real OTLP/HTTP receiver on loopback gets of a run (tests/telemetry/collector.py
+decodes the bodies with opentelemetry-proto), and that a collector that refuses or hangs
+never fails a run or keeps it from its answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clitools import invoke, run_cli, wait_until, write_script
+from fakeserver import FakeLLMServer
+
+from .collector import OtlpReceiver, Received
+from .collector import attributes as attributes_of
+
+ANSWER = "all done"
+TOOL_THEN_ANSWER = [
+    {"tool_calls": [{"id": "call_list", "name": "list_dir", "arguments": {}}],
+     "usage": {"input_tokens": 1000, "output_tokens": 40}},
+    {"text": ANSWER, "usage": {"input_tokens": 1200, "output_tokens": 10}},
+]
+PRICE = '[prices."fake-model"]\ninput = 2.0\noutput = 10.0\n'  # USD per million tokens
+SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, STATUS_ERROR = 3, 1, 2
+
+
+def _otel_env(receiver: OtlpReceiver, **more: str) -> dict[str, str | None]:
+    return {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_SDK_DISABLED": None, "RECURSIVE_OTEL": None,
+            "OTEL_TRACES_EXPORTER": None, "OTEL_METRICS_EXPORTER": None, "OTEL_SERVICE_NAME": None,
+            "OTEL_RESOURCE_ATTRIBUTES": None, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": None, **more}
+
+
+def _by_name(spans: list[Received]) -> dict[str, list[Received]]:
+    found: dict[str, list[Received]] = {}
+    for span in spans:
+        found.setdefault(span.name, []).append(span)
+    return found
+
+
+def _fake_run(tmp_path: Path, isolated_home: Path, provider: str, receiver: OtlpReceiver,
+              replies: list[dict[str, Any]], **env: str) -> tuple[int, dict[str, Any], str]:
+    """`recursive run --otel -o json` against the fake model server; (exit, result line, stderr)."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text(PRICE, encoding="utf-8")
+    with FakeLLMServer(replies, model="fake-model-2026-01") as server:
+        base = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+        result = invoke("run", "list the files", "--otel", "-o", "json", "-C", str(tmp_path), "--provider", provider,
+                        "--api-base", base, "-m", "fake-model", env=_otel_env(receiver, **env))
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def test_a_run_is_one_trace_of_turn_model_and_tool_spans_named_by_the_genai_conventions(
+        tmp_path: Path, isolated_home: Path) -> None:
+    with OtlpReceiver() as receiver:
+        code, result, stderr = _fake_run(tmp_path, isolated_home, "openai", receiver, TOOL_THEN_ANSWER,
+                                         OTEL_SERVICE_NAME="ci-agent",
+                                         OTEL_RESOURCE_ATTRIBUTES="deployment.environment.name=test,team=infra",
+                                         OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer sekrit")
+    assert code == 0, stderr
+    assert result["result"] == ANSWER and "warning" not in stderr
+    spans = receiver.spans()
+    named = _by_name(spans)
+    assert sorted(named) == ["chat fake-model", "execute_tool list_dir", "invoke_agent recursive", "turn 1"]
+    [root], [turn], [tool] = named["invoke_agent recursive"], named["turn 1"], named["execute_tool list_dir"]
+    calls = sorted(named["chat fake-model"], key=lambda span: span.attributes["recursive.step"])
+    # one trace: root → turn → (chat, execute_tool, chat)
+    assert {span.span.trace_id for span in spans} == {root.span.trace_id}
+    assert root.span.parent_span_id == b"" and turn.span.parent_span_id == root.span.span_id
+    assert [span.span.parent_span_id for span in (*calls, tool)] == [turn.span.span_id] * 3
+    assert calls[0].span.end_time_unix_nano <= tool.span.start_time_unix_nano
+    assert tool.span.end_time_unix_nano <= calls[1].span.start_time_unix_nano
+    assert [span.span.kind for span in (root, turn, tool, *calls)] == [SPAN_KIND_INTERNAL] * 3 + [SPAN_KIND_CLIENT] * 2
+    # what the fake model answered, call by call
+    for call, reply, finish in zip(calls, TOOL_THEN_ANSWER, (["tool_calls"], ["stop"])):
+        attributes = call.attributes
+        assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "openai"
+        assert attributes["gen_ai.request.model"] == "fake-model"
+        assert attributes["gen_ai.response.model"] == "fake-model-2026-01"
+        assert attributes["gen_ai.response.id"].startswith("chatcmpl-")
+        assert attributes["gen_ai.usage.input_tokens"] == reply["usage"]["input_tokens"]
+        assert attributes["gen_ai.usage.output_tokens"] == reply["usage"]["output_tokens"]
+        assert attributes["gen_ai.response.finish_reasons"] == finish
+    assert calls[0].attributes["recursive.cost_usd"] == pytest.approx((1000 * 2.0 + 40 * 10.0) / 1e6)
+    assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
+    assert tool.attributes["gen_ai.tool.name"] == "list_dir" and tool.attributes["gen_ai.tool.call.id"] == "call_list"
+    # the session, on every span; the run's totals on the root
+    assert {span.attributes["gen_ai.conversation.id"] for span in spans} == {result["session_id"]}
+    assert {span.attributes["session.id"] for span in spans} == {result["session_id"]}
+    assert root.attributes["gen_ai.usage.input_tokens"] == result["usage"]["input_tokens"] == 2200
+    assert root.attributes["recursive.cost_usd"] == pytest.approx(result["total_cost_usd"])
+    assert root.attributes["recursive.exit_code"] == 0 and root.span.status.code != STATUS_ERROR
+    assert turn.attributes["recursive.finish_reason"] == "completed" and turn.attributes["recursive.steps"] == 2
+    # the standard variables: resource, headers
+    assert root.resource["service.name"] == "ci-agent"
+    assert root.resource["deployment.environment.name"] == "test" and root.resource["team"] == "infra"
+    assert {headers.get("authorization") for headers in receiver.headers} == {"Bearer sekrit"}
+    assert {headers.get("content-type") for headers in receiver.headers} == {"application/x-protobuf"}
+
+
+def test_metrics_give_tokens_by_type_and_the_cost_in_usd(tmp_path: Path, isolated_home: Path) -> None:
+    with OtlpReceiver() as receiver:
+        code, result, stderr = _fake_run(tmp_path, isolated_home, "openai", receiver, TOOL_THEN_ANSWER)
+    assert code == 0, stderr
+    tokens: dict[str, float] = {}
+    for point, attributes, unit in receiver.metric_points("gen_ai.client.token.usage"):
+        assert unit == "{token}" and attributes["gen_ai.request.model"] == "fake-model"
+        assert attributes["gen_ai.response.model"] == "fake-model-2026-01"
+        assert attributes["gen_ai.provider.name"] == "openai" and attributes["gen_ai.operation.name"] == "chat"
+        tokens[attributes["gen_ai.token.type"]] = tokens.get(attributes["gen_ai.token.type"], 0) + point.sum
+    assert tokens == {"input": 2200, "output": 50}
+    durations = list(receiver.metric_points("gen_ai.client.operation.duration"))
+    assert durations and all(unit == "s" and point.count == 2 for point, _, unit in durations)
+    cost = [(point.as_double, unit) for point, _, unit in receiver.metric_points("recursive.cost.usage")]
+    assert cost == [(pytest.approx(result["total_cost_usd"]), "USD")]
+
+
+def test_the_anthropic_wire_reports_its_own_stop_words(tmp_path: Path, isolated_home: Path) -> None:
+    with OtlpReceiver() as receiver:
+        code, _, stderr = _fake_run(tmp_path, isolated_home, "anthropic", receiver, TOOL_THEN_ANSWER)
+    assert code == 0, stderr
+    calls = sorted(_by_name(receiver.spans())["chat fake-model"], key=lambda span: span.attributes["recursive.step"])
+    assert [call.attributes["gen_ai.response.finish_reasons"] for call in calls] == [["tool_use"], ["end_turn"]]
+    assert {call.attributes["gen_ai.provider.name"] for call in calls} == {"anthropic"}
+    assert {call.attributes["gen_ai.response.model"] for call in calls} == {"fake-model-2026-01"}
+
+
+def test_a_failed_model_call_ends_its_span_and_the_trace_in_error(tmp_path: Path, isolated_home: Path) -> None:
+    refused = [{"error": {"status": 400, "message": "no such model"}}]
+    with OtlpReceiver() as receiver:
+        code, result, _ = _fake_run(tmp_path, isolated_home, "openai", receiver, refused)
+    assert code == 1 and result["subtype"] == "error_during_execution"
+    named = _by_name(receiver.spans())
+    [call], [turn], [root] = named["chat fake-model"], named["turn 1"], named["invoke_agent recursive"]
+    assert call.span.status.code == STATUS_ERROR and call.attributes["error.type"] == "provider_error"
+    assert "no such model" in call.span.status.message
+    assert turn.span.status.code == STATUS_ERROR and root.span.status.code == STATUS_ERROR
+    assert root.attributes["recursive.exit_code"] == 1
+
+
+def test_the_headless_print_mode_exports_its_run_too(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", TOOL_THEN_ANSWER)
+    with OtlpReceiver() as receiver:  # (-p is read before the typer app: a process of its own)
+        result = run_cli("-p", "list the files", "--otel", "--output-format", "json", "-C", str(tmp_path),
+                         "--provider", "scripted", "--script", str(script),
+                         env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url})
+    assert result.returncode == 0, result.stderr
+    session = json.loads(result.stdout)["session_id"]
+    named = _by_name(receiver.spans())
+    assert sorted(named) == ["chat scripted", "execute_tool list_dir", "invoke_agent recursive", "turn 1"]
+    assert {span.attributes["session.id"] for spans in named.values() for span in spans} == {session}
+
+
+@pytest.mark.parametrize(("flag", "env", "config", "sent"), [
+    ([], {}, "", False),  # an endpoint alone turns nothing on
+    ([], {"RECURSIVE_OTEL": "1"}, "", True),
+    ([], {}, "otel = true\n", True),
+    (["--otel"], {"OTEL_SDK_DISABLED": "true"}, "", False),
+    (["--otel"], {"OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"}, "", False),
+], ids=["endpoint-alone", "env", "config", "sdk-disabled", "exporters-none"])
+def test_what_turns_telemetry_on_and_off(flag: list[str], env: dict[str, str], config: str, sent: bool,
+                                         tmp_path: Path, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text(config, encoding="utf-8")
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("run", "hi", *flag, "-C", str(tmp_path), "--provider", "scripted", "--script", str(script),
+                        env=_otel_env(receiver, **env))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    assert bool(receiver.traces) is sent and bool(receiver.metrics) is sent
+    assert "OpenTelemetry" not in result.stderr
+
+
+def test_only_traces_when_metrics_are_off(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("run", "hi", "--otel", "-C", str(tmp_path), "--provider", "scripted", "--script", str(script),
+                        env=_otel_env(receiver, OTEL_METRICS_EXPORTER="none"))
+    assert result.returncode == 0, result.stderr
+    assert receiver.traces and not receiver.metrics
+
+
+def test_without_the_sdk_a_run_says_so_in_one_line_and_goes_on(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "recursive_cli.features.telemetry.otlp", None)  # (what a missing SDK does)
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("run", "hi", "--otel", "-C", str(tmp_path), "--provider", "scripted", "--script", str(script),
+                        env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n")
+    assert [line for line in result.stderr.splitlines() if "warning" in line] == [
+        "warning: --otel needs the OpenTelemetry SDK: pip install 'recursive-cli[otel]'; this run exports no telemetry"]
+    assert not receiver.traces
+
+
+# A collector that fails leaves the SDK's threads retrying after the run: these run in a process of their own.
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run_alone(tmp_path: Path, endpoint: str, **env: str) -> Any:
+    script = write_script(tmp_path / "script.json", TOOL_THEN_ANSWER)
+    return run_cli("run", "list the files", "--otel", "-C", str(tmp_path), "--provider", "scripted",
+                   "--script", str(script), env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, **env}, timeout=60)
+
+
+def test_a_collector_that_refuses_costs_one_warning_line_not_the_run(tmp_path: Path) -> None:
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    done = _run_alone(tmp_path, endpoint)
+    assert (done.returncode, done.stdout) == (0, f"{ANSWER}\n"), done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "OpenTelemetry" in line]
+    assert len(warnings) == 1 and "Connection refused" in warnings[0]
+    assert warnings[0].startswith(f"warning: OpenTelemetry: the run's telemetry could not be sent to {endpoint}: ")
+
+
+def test_a_collector_that_hangs_is_waited_for_a_bounded_time(tmp_path: Path) -> None:
+    with OtlpReceiver(hang=True) as receiver:
+        done = _run_alone(tmp_path, receiver.url, OTEL_BSP_EXPORT_TIMEOUT="300")
+    assert (done.returncode, done.stdout) == (0, f"{ANSWER}\n"), done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "OpenTelemetry" in line]
+    assert warnings == [f"warning: OpenTelemetry: the collector at {receiver.url} did not answer within 0.3 s; "
+                        "the rest of the run's telemetry is dropped"]
+
+
+def test_a_goal_run_is_one_trace_of_its_turns_with_the_verdicts_as_events(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [
+        {"text": "not yet"},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "done.txt", "content": "ok\n"}}]},
+        {"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("goal", "make done.txt", "--check", "test -f done.txt", "--max-turns", "3", "--otel",
+                        "-C", str(tmp_path), "--provider", "scripted", "--script", str(script),
+                        env=_otel_env(receiver))
+    assert result.returncode == 0, result.stderr
+    named = _by_name(receiver.spans())
+    [root] = named["invoke_agent recursive"]
+    turns = [*named["turn 1"], *named["turn 2"]]
+    assert [turn.span.parent_span_id for turn in turns] == [root.span.span_id] * 2
+    assert root.attributes["recursive.mode"] == "goal" and root.attributes["recursive.num_turns"] == 2
+    verdicts = [attributes_of(event.attributes)["achieved"]
+                for span in (root, *turns) for event in span.span.events if event.name == "goal_evaluation"]
+    assert verdicts == [False, True]
+
+
+def test_a_resumed_session_is_traced_under_the_same_conversation_id(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [{"text": "first"}, {"text": ANSWER}])
+    flags = ["-C", str(tmp_path), "--provider", "scripted", "--script", str(script)]
+    first = invoke("run", "hi", "-o", "json", *flags)
+    session = json.loads(first.stdout)["session_id"]
+    with OtlpReceiver() as receiver:
+        again = invoke("resume", session, "and again", "--otel", *flags, env=_otel_env(receiver))
+    assert (again.returncode, again.stdout) == (0, f"{ANSWER}\n"), again.stderr
+    named = _by_name(receiver.spans())
+    assert sorted(named) == ["chat scripted", "invoke_agent recursive", "turn 2"]
+    assert {span.attributes["gen_ai.conversation.id"] for spans in named.values() for span in spans} == {session}
+
+
+def test_a_failure_inside_the_telemetry_costs_one_warning_not_the_run(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from recursive_cli.features.telemetry import spans
+
+    def broken(self: object, event: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(spans.OtelSink, "_on_tool_started", broken)
+    script = write_script(tmp_path / "script.json", TOOL_THEN_ANSWER)
+    with OtlpReceiver() as receiver:
+        result = invoke("run", "list", "--otel", "-C", str(tmp_path), "--provider", "scripted",
+                        "--script", str(script), env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    assert [line for line in result.stderr.splitlines() if "OpenTelemetry" in line] == [
+        "warning: OpenTelemetry: the run's telemetry stopped here (RuntimeError: boom); the run goes on"]
+
+
+def test_a_loop_is_traced_as_a_loop(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    with OtlpReceiver() as receiver:
+        result = invoke("loop", "check once", "--otel", "-C", str(tmp_path), "--provider", "scripted",
+                        "--script", str(script), env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    [root] = _by_name(receiver.spans())["invoke_agent recursive"]
+    assert root.attributes["recursive.mode"] == "loop" and root.attributes["recursive.subtype"] == "success"
+
+
+def test_an_interrupted_run_still_sends_its_trace_with_the_tool_call_cut_short(tmp_path: Path) -> None:
+    command = "echo $$ > tool.pid; exec sleep 30"
+    script = write_script(tmp_path / "script.json", [
+        {"tool_calls": [{"id": "call_sleep", "name": "run_shell", "arguments": {"command": command}}]},
+        {"text": "never"}])
+    with OtlpReceiver() as receiver:
+        proc = subprocess.Popen([sys.executable, "-m", "recursive_cli", "run", "wait", "--otel", "-C", str(tmp_path),
+                                 "--provider", "scripted", "--script", str(script)],
+                                env={**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url},
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pid_file = tmp_path / "tool.pid"
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "", proc=proc)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    named = _by_name(receiver.spans())
+    [tool], [root] = named["execute_tool run_shell"], named["invoke_agent recursive"]
+    assert tool.span.status.code == STATUS_ERROR and tool.span.parent_span_id == named["turn 1"][0].span.span_id
+    assert root.attributes["recursive.subtype"] == "interrupted" and root.attributes["recursive.exit_code"] == 130
+    assert root.span.status.code == STATUS_ERROR
+
+
+def test_telemetry_that_cannot_be_set_up_is_one_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from recursive_cli.features.telemetry import otlp
+
+    def unreadable(*args: object) -> None:
+        raise OSError("cannot read /etc/otel/ca.pem")
+
+    monkeypatch.setattr(otlp, "Exporters", unreadable)
+    script = write_script(tmp_path / "script.json", [{"text": ANSWER}])
+    result = invoke("run", "hi", "--otel", "-C", str(tmp_path), "--provider", "scripted", "--script", str(script))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    assert [line for line in result.stderr.splitlines() if "OpenTelemetry" in line] == [
+        "warning: OpenTelemetry could not be set up (OSError: cannot read /etc/otel/ca.pem); "
+        "this run exports no telemetry"]
