@@ -433,10 +433,12 @@ class SubagentFinished(Notice):
     finish_reason: str
     output_file: str = ""
     usage: dict[str, int] = {}  # Claude's `total_tokens`, `tool_uses`, `duration_ms`
+    subagent_type: str = ""  # (ours, as on `task_started`)
+    description: str = ""
 
     def text(self) -> str:
-        steps = "" if self.status == "completed" else f" ({self.finish_reason})"
-        return f"◀ subagent {self.status}{steps}"
+        why = "" if self.status == "completed" else f" ({self.finish_reason})"
+        return f"◀ subagent {self.subagent_type} {self.status}{why}: {self.description}"
 
 
 class TurnFinished(EventModel):

@@ -175,7 +175,8 @@ async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProv
                  "tool_uses": sink.tool_uses, "duration_ms": int((time.monotonic() - clock) * 1000)}
         runtime.emit(SubagentFinished(task_id=started.task_id, tool_use_id=job.call_id, status=status,
                                       summary=outcome.text if status == "completed" else outcome.detail,
-                                      finish_reason=outcome.finish_reason.value, usage=usage))
+                                      finish_reason=outcome.finish_reason.value, usage=usage,
+                                      subagent_type=job.agent.name, description=job.description))
     return _result(job, outcome)
 
 

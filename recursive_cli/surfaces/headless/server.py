@@ -86,7 +86,6 @@ class HeadlessServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started = time.monotonic()
         self._calls: dict[str, ToolCall] = {}
-        self._agent_types: dict[str, str] = {}  # task_id → the running subagent's name (SubagentStop says it)
         self._requests = ClientRequests(run, interrupt=self._interrupt)
         run.runtime.add_event_sink(self)
 
@@ -306,11 +305,10 @@ class HeadlessServer:
             return
         payload: dict[str, Any]
         if isinstance(event, SubagentStarted):
-            self._agent_types[event.task_id] = event.subagent_type
             payload = {"agent_id": event.task_id, "agent_type": event.subagent_type}
         else:
             transcript = self.run.binding.writer.path if self.run.binding is not None else ""
-            payload = {"agent_id": event.task_id, "agent_type": self._agent_types.pop(event.task_id, ""),
+            payload = {"agent_id": event.task_id, "agent_type": event.subagent_type,
                        "stop_hook_active": False, "agent_transcript_path": str(transcript),
                        "last_assistant_message": event.summary if event.status == "completed" else ""}
         self._spawn(client.hooks.call(client.channel, hook, {**client.hook_base(), **payload},
