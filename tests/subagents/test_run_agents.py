@@ -273,3 +273,17 @@ def test_recursive_tools_lists_the_task_tool_with_the_agent_files(workspace: Pat
     task_tool = next(tool for tool in listed if tool["name"] == "task")
     assert "- reviewer: Reviews code for bugs; use after a change" in task_tool["description"]
     assert set(task_tool["parameters"]["required"]) == {"description", "prompt"}
+
+
+def test_max_duration_running_out_inside_a_subagent_ends_the_run(workspace: Path) -> None:
+    flag = json.dumps({"slow": {"description": "Slow", "prompt": "SLOW"}})
+    release = threading.Event()
+    with FakeLLMServer([{"tool_calls": [task("call_t", agent="slow")]}, {"text": "late", "hold": release}]) as server:
+        result = run(server, workspace, "--no-session", "--agents", flag, "--max-duration", "1s", "-o", "json")
+        release.set()
+        requests = len(server.requests)
+
+    assert result.returncode == 3, result.stderr
+    record = json.loads(result.stdout)
+    assert record["subtype"] == "error_max_budget" and "--max-duration" in record["errors"][0]
+    assert requests == 2  # the subagent's request was the last
