@@ -298,8 +298,11 @@ def add_subagents(runtime: AgentRuntime, definitions: list[AgentDefinition], set
     from .tools.claude_names import our_name
 
     def provider_for(model: str) -> ChatProvider:
-        chosen = settings.model_copy(update={"model": resolve_model(settings.provider, model)})
-        return make_provider(chosen, runtime.session_id or None)
+        """The run's provider when `model` is its model; else one made for `model`."""
+        resolved = resolve_model(settings.provider, model)
+        if resolved == runtime.provider.model:
+            return runtime.provider
+        return make_provider(settings.model_copy(update={"model": resolved}), runtime.session_id or None)
 
     return attach_subagents(runtime, definitions, provider_for, our_name, instructions=not settings.bare)
 

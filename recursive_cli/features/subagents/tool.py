@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from ...core.errors import ConfigError
 from ...core.events import AgentEvent, ModelRequest, TurnStarted
 from ...core.messages import ToolCall
 from ...core.provider import ChatProvider, ToolSpec
@@ -102,7 +103,11 @@ class Subagents:
 
     async def run(self, job: Assignment, model: str | None) -> ToolResult:
         """Run `job` on its model (the call's `model`, else its definition's, else the run's)."""
-        provider = self._provider(model or job.agent.model)
+        try:
+            provider = self._provider(model or job.agent.model)
+        except ConfigError as exc:  # (a model its provider cannot reach: no key, no script)
+            return ToolResult(f"cannot start the {job.agent.name} subagent on {model or job.agent.model}: {exc}",
+                              is_error=True, summary="no provider")
         tools = subagent_tools(job.agent, self.runtime.tools, self._our_name, UNLESS_NAMED)
         try:
             return await run_subagent(self.runtime, job, provider, tools, self._pool, self.instructions)
@@ -116,8 +121,7 @@ class Subagents:
         if (not model or model == "inherit" or current.name == "scripted"
                 or (model in _CLAUDE_ALIASES and current.name != "anthropic")):
             return current  # (Claude's aliases mean nothing to another provider's models)
-        made = self._provider_for(model)
-        return current if made.model == current.model else made
+        return self._provider_for(model)
 
     def emit(self, event: AgentEvent) -> None:
         """The parent turn's model requests: what its subagents may still spend of --max-steps."""
