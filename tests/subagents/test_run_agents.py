@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from clitools import invoke, json_lines
+from clitools import invoke, json_lines, run_cli
 from fakeserver import FakeLLMServer
 
 REVIEWER_MD = """---
@@ -287,3 +287,25 @@ def test_max_duration_running_out_inside_a_subagent_ends_the_run(workspace: Path
     record = json.loads(result.stdout)
     assert record["subtype"] == "error_max_budget" and "--max-duration" in record["errors"][0]
     assert requests == 2  # the subagent's request was the last
+
+
+def test_print_mode_takes_agents_and_agent_flags(workspace: Path) -> None:
+    """`recursive -p` with Claude Code's `--agents` and `--agent`, as a script passes them."""
+    flag = json.dumps({"reader": {"description": "Reads", "prompt": "MAIN READER", "tools": ["Read"]},
+                       "helper": {"description": "Helps", "prompt": "HELPER"}})
+    replies = [{"tool_calls": [task("call_t", agent="helper")]}, {"text": "helped"}, {"text": "all done"}]
+    with FakeLLMServer(replies) as server:
+        result = run_cli("-p", "go", "-C", str(workspace), "--provider", "openai", "--api-base",
+                        server.openai_base_url, "-m", "fake-model", "--no-session", "--output-format",
+                        "stream-json", "--verbose", "--agents", flag, "--agent", "reader", input="")
+        bodies = [r.body for r in server.requests]
+
+    assert result.returncode == 0, result.stderr
+    lines = json_lines(result.stdout)
+    init = lines[0]
+    assert init["agents"] == ["reader", "helper", "general-purpose"] and "Agent" in init["tools"]
+    assert bodies[0]["messages"][0]["content"].startswith("MAIN READER")
+    assert tools_of(bodies[0]) == ["read_file", "task"]
+    assert bodies[1]["messages"][0]["content"].startswith("HELPER")
+    assert [line["type"] for line in lines if line.get("parent_tool_use_id") == "call_t"] == ["user"]
+    assert lines[-1]["result"] == "all done"
