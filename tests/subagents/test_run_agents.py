@@ -83,6 +83,10 @@ def test_a_workspace_agent_file_gives_the_subagent_its_prompt_and_tools(workspac
     main = [r["message"]["role"] for r in kept if r["type"] == "message"]
     assert main == ["user", "assistant", "tool", "assistant"]  # the sub-conversation is not the parent's
     assert [r["status"] for r in kept if r["type"] == "task_notification"] == ["completed"]
+    shown = invoke("sessions", "show", "s-review").stdout
+    assert ('  → task {"description": "review app", "prompt": "Review app.py.", "subagent_type": "reviewer"}\n'
+            "    │\n    │ user: Review app.py.\n    │   → read_file {\"path\": \"app.py\"}\n") in shown
+    assert "    │ assistant: app.py divides by zero.\n  ← task:\n" in shown
 
 
 def test_an_untrusted_workspace_agent_file_is_left_out_with_a_note(workspace: Path) -> None:
