@@ -189,3 +189,24 @@ def test_can_use_tool_and_hooks_are_told_which_subagent_asks(agent_cli: AgentCli
     assert stopped[0]["last_assistant_message"] == "written" and stopped[0]["stop_hook_active"] is False
     assert (agent_cli.workspace / "out.txt").read_text() == "hi\n"
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "The writer wrote it."
+
+
+def test_large_agent_definitions_come_whole_through_initialize(agent_cli: AgentCli) -> None:
+    """As the SDK's e2e test: twenty agents of 13 KB prompts (~260 KB in one initialize line)."""
+    agents = {f"large-agent-{i}": AgentDefinition(description=f"Large test agent #{i}",
+                                                  prompt=f"You are test agent #{i}. " + "x" * 13 * 1024)
+              for i in range(20)}
+    agent_cli.server.add({"text": "4"})
+    opts = ClaudeAgentOptions(cli_path=str(agent_cli.path), cwd=str(agent_cli.workspace), env=agent_cli.env(),
+                              agents=agents, max_turns=1)
+
+    async def run() -> list[Any]:
+        return [message async for message in query(prompt="What is 2 + 2?", options=opts)]
+
+    messages = asyncio.run(asyncio.wait_for(run(), 60))
+
+    assert set(agents) <= set(messages[0].data["agents"])
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "4"
+    described = next(t for t in agent_cli.server.requests[0].body["tools"] if t["function"]["name"] == "task")
+    assert "- large-agent-19: Large test agent #19" in described["function"]["description"]
+    assert "x" * 100 not in json.dumps(agent_cli.server.requests[0].body)  # only their descriptions
