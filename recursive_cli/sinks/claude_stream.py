@@ -39,7 +39,9 @@ from ..core.events import (
     PermissionDenied,
     RunFinished,
     RunStarted,
+    SubagentFinished,
     SubagentMessage,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     ToolStarted,
@@ -208,6 +210,7 @@ class ClaudeStreamSink:
         self.include_hook_events = False
         # A subagent's text and thinking too, not only its tool calls (the SDK's initialize asks).
         self.forward_subagent_text = False
+        self._handbacks: dict[str, dict[str, Any]] = {}  # task call id → its `tool_use_result`
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -269,6 +272,8 @@ class ClaudeStreamSink:
     # -- events ------------------------------------------------------------------------------
 
     def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._note_task(event)  # (and its `system` line below, as any notice's)
         if isinstance(event, TurnStarted) and not self._whole_runs:
             self._turn = _Turn()
         elif isinstance(event, RunStarted) and self._whole_runs:
@@ -342,8 +347,26 @@ class ClaudeStreamSink:
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
             block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
                      "content": message.content, "is_error": message.is_error}
-            self._line({"type": "user", "message": {"role": "user", "content": [block]},
-                        "parent_tool_use_id": None})
+            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [block]},
+                                      "parent_tool_use_id": None}
+            handback = self._handbacks.pop(message.tool_call_id or "", None)
+            if handback is not None:  # (an Agent call's result: what its subagent did, as Claude Code says it)
+                record["tool_use_result"] = handback
+            self._line(record)
+
+    def _note_task(self, event: SubagentStarted | SubagentFinished) -> None:
+        """Keep what the result line of a task call tells of its subagent (`tool_use_result`)."""
+        if isinstance(event, SubagentStarted):
+            self._handbacks[event.tool_use_id] = {
+                "status": "running", "prompt": event.prompt, "agentId": event.task_id,
+                "agentType": event.subagent_type, "resolvedModel": event.model}
+            return
+        handback = self._handbacks.get(event.tool_use_id)
+        if handback is not None:
+            handback.update(status=event.status, content=[{"type": "text", "text": event.summary}],
+                            totalDurationMs=event.usage.get("duration_ms", 0),
+                            totalTokens=event.usage.get("total_tokens", 0),
+                            totalToolUseCount=event.usage.get("tool_uses", 0))
 
     def _on_reply(self, message: Message) -> None:
         turn = self._turn

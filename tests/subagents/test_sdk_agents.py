@@ -86,6 +86,12 @@ def test_query_with_agents_streams_the_subagent_under_the_agent_call(agent_cli: 
     answers = [block for m in messages if isinstance(m, UserMessage) and m.parent_tool_use_id is None
                for block in (m.content if isinstance(m.content, list) else []) if isinstance(block, ToolResultBlock)]
     assert [(a.tool_use_id, a.content) for a in answers] == [("call_task", "notes.txt has one TODO.")]
+    handback = next(m for m in messages if isinstance(m, UserMessage) and m.parent_tool_use_id is None
+                    and m.tool_use_result).tool_use_result
+    assert {key: handback[key] for key in ("status", "prompt", "agentId", "agentType", "content")} == {
+        "status": "completed", "prompt": "Review notes.txt.", "agentId": started[0].task_id,
+        "agentType": "reviewer", "content": [{"type": "text", "text": "notes.txt has one TODO."}]}
+    assert handback["totalToolUseCount"] == 1
     result = messages[-1]
     assert isinstance(result, ResultMessage) and not result.is_error
     assert result.result == "The reviewer found one TODO."
