@@ -76,6 +76,12 @@ def claude_name(ours: str) -> str:
     return alias.claude if alias is not None else ours
 
 
+def listed_name(ours: str) -> str:
+    """The name an `init` line lists our tool `ours` under: Claude Code lists its Agent tool
+    as `Task` there (its name before 2.1), while its calls say `Agent`."""
+    return "Task" if ours == "task" else claude_name(ours)
+
+
 class ClaudeView:
     """Shows our calls in Claude's shape, and takes Claude-shaped inputs back, for one workspace."""
 

@@ -307,7 +307,7 @@ def test_print_mode_takes_agents_and_agent_flags(workspace: Path) -> None:
     assert result.returncode == 0, result.stderr
     lines = json_lines(result.stdout)
     init = lines[0]
-    assert init["agents"] == ["reader", "helper", "general-purpose"] and "Agent" in init["tools"]
+    assert init["agents"] == ["reader", "helper", "general-purpose"] and "Task" in init["tools"]
     assert bodies[0]["messages"][0]["content"].startswith("MAIN READER")
     assert tools_of(bodies[0]) == ["read_file", "task"]
     assert bodies[1]["messages"][0]["content"].startswith("HELPER")

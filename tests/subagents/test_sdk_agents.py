@@ -64,7 +64,7 @@ def test_query_with_agents_streams_the_subagent_under_the_agent_call(agent_cli: 
 
     init = messages[0]
     assert isinstance(init, SystemMessage) and init.subtype == "init"
-    assert "reviewer" in init.data["agents"] and "Agent" in init.data["tools"]
+    assert "reviewer" in init.data["agents"] and "Task" in init.data["tools"]  # (as Claude Code lists it)
     main = [m for m in messages if isinstance(m, AssistantMessage) and m.parent_tool_use_id is None]
     uses = [block for block in main[0].content if isinstance(block, ToolUseBlock)]
     assert [(use.name, use.id, use.input["subagent_type"]) for use in uses] == [("Agent", "call_task", "reviewer")]

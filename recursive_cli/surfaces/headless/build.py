@@ -25,7 +25,7 @@ from . import session
 from .channel import ControlChannel
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
 from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
-from .tool_names import ClaudeView, claude_name
+from .tool_names import ClaudeView, listed_name
 
 if TYPE_CHECKING:
     from ...features.mcp import McpManager
@@ -69,7 +69,7 @@ class HeadlessRun:
         """The `system` `init` line for the next turn."""
         runtime = self.runtime
         return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
-                        tools=[claude_name(name) for name in runtime.tools.names()],
+                        tools=[listed_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
                         api_key_source="user" if self.loaded.settings.api_key else "none",
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
