@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .features.loop import BackgroundJobManager, WakeupSlot
     from .features.mcp import McpConfig, McpManager
     from .features.permissions import AskHook, PermissionPolicy
+    from .features.skills import SkillCatalog
     from .features.subagents import AgentDefinition, Subagents
 
 
@@ -168,6 +169,7 @@ class AgentRuntimeBuilder:
         self._mcp: McpConfig | None = None
         self._hooks: HookConfig | None = None
         self._agents: list[AgentDefinition] = []
+        self._skills: SkillCatalog | None = None
 
     def settings(self, settings: Settings, home: Path | None = None) -> AgentRuntimeBuilder:
         self._settings = settings
@@ -217,6 +219,13 @@ class AgentRuntimeBuilder:
         self._agents = [*self._agents, *definitions]
         return self
 
+    def skills(self, catalog: SkillCatalog) -> AgentRuntimeBuilder:
+        """The skills the agent is offered (`features.skills.find_skills`): their names and
+        descriptions in the system prompt, a body through the `skill` tool when the model asks,
+        the files of their folders readable by the file tools."""
+        self._skills = catalog
+        return self
+
     def build(self) -> AgentRuntime:
         """The runtime; raises ConfigError when the workspace or provider settings are unusable
         (SandboxUnavailableError when the command sandbox they ask for cannot start here)."""
@@ -235,13 +244,16 @@ class AgentRuntimeBuilder:
         add_dirs = [check_workspace(p, "--add-dir") for p in s.add_dir]
         commands = command_sandbox(s.sandbox_mode, workspace, add_dirs, protected=[self._home],
                                    network=s.sandbox_network, ports=s.sandbox_allow_ports)
-        sandbox = WorkspaceSandbox(workspace, add_dirs, protected=[self._home],
+        readable = self._skill_folders(tools, workspace)  # (read, never written, by the file tools)
+        sandbox = WorkspaceSandbox(workspace, [*add_dirs, *readable], protected=[self._home, *readable],
                                    read_only=s.sandbox_mode == "read-only")
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
                               allow_private_network=s.allow_private_network, commands=commands)
+        skills = self._skills.section if self._skills is not None else lambda names, workspace: ""
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
                                      append=s.append_system_prompt, sandbox=commands.describe(),
-                                     instructions=not s.bare, plan=s.permission_mode == "plan")
+                                     instructions=not s.bare, plan=s.permission_mode == "plan",
+                                     skills=skills(tools.names(), workspace))
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
                         price=Price(provider.model, s.prices))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
@@ -250,8 +262,11 @@ class AgentRuntimeBuilder:
         attach_guards(runtime, s)
         runtime.system_prompt_for = lambda names: build_system_prompt(
             workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt,
-            sandbox=commands.describe(), instructions=not s.bare, plan=runtime.permissions.mode == "plan")
+            sandbox=commands.describe(), instructions=not s.bare, plan=runtime.permissions.mode == "plan",
+            skills=skills(names, workspace))
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
+        if self._skills is not None:
+            runtime.attach(self._skills)  # (an SDK client's `initialize` may narrow it: headless/control.py)
         if s.permission_mode == "plan":
             from .features.plan_mode import enter_plan_mode
 
@@ -266,6 +281,17 @@ class AgentRuntimeBuilder:
             attach_hooks(runtime, self._hooks, home=self._home, asker=lambda: runtime.permissions.ask,
                          permission_mode=lambda: runtime.permissions.mode)
         return runtime
+
+    def _skill_folders(self, tools: ToolRegistry, workspace: Path) -> list[Path]:
+        """With skills offered: the `skill` tool added to `tools`; the folders of the skills
+        outside the workspace, which the file tools may read (a skill's files are its resources)."""
+        if self._skills is None or not self._skills.skills:
+            return []
+        from .features.skills.tool import SkillTool
+
+        tools.add(SkillTool(self._skills))  # (the catalog is attached to the runtime once it is built)
+        folders = {skill.folder for skill in self._skills.skills}
+        return sorted(folder for folder in folders if not folder.is_relative_to(workspace))
 
     def _attach_mcp(self, runtime: AgentRuntime) -> None:
         """The MCP servers, with their stderr logged in the session folder (once it exists)."""

@@ -123,6 +123,8 @@ class Settings(BaseModel):
     trust_workspace: bool = False  # the workspace's own hooks, servers and config count (features/trust)
     bare: bool = False  # no user or workspace config, hooks, servers, memory or context files
     strict_config: bool = False  # an unknown config key is an error, not ignored
+    skill: list[Path] = []  # --skill: skill folders, or folders of them, of the user's (features/skills)
+    no_skills: bool = False  # offer no skill at all
     otel: bool = False  # export a trace and metrics of the run over OTLP/HTTP (features/telemetry)
     prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
 

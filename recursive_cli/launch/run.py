@@ -27,7 +27,16 @@ from .agents import agent_definitions, keep_agents_flags, main_agent, take_tools
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
-from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
+from .parts import (
+    bind_session,
+    keep_mcp_flags,
+    keep_skill_flags,
+    mcp_flags,
+    mcp_servers,
+    note_untrusted,
+    run_skills,
+    run_tools,
+)
 from .prompt_input import empty_prompt_message
 from .served_model import with_served_model
 from .settings import command_settings
@@ -256,6 +265,9 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             from ..core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
+        skills = run_skills(spec.loaded, resumed=spec.resumed)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
         if main is not None:
             take_tools(runtime, main)
@@ -271,6 +283,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
         keep_agents_flags(runtime, spec.agents)
+        keep_skill_flags(runtime, settings)
         if settings.otel:  # (the SDK is imported only then)
             from ..features.telemetry import attach_telemetry
 

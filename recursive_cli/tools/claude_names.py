@@ -43,6 +43,7 @@ ALIASES = (
     ToolAlias("WebFetch", "web_fetch", (("url", "url"),)),
     ToolAlias("TodoWrite", "todo_write", (("todos", "todos"),)),
     ToolAlias("ExitPlanMode", "exit_plan_mode", (("plan", "plan"),)),
+    ToolAlias("Skill", "skill", (("skill", "skill"), ("args", "args"))),
     ToolAlias("ListMcpResourcesTool", "list_mcp_resources", (("server", "server"),)),
     ToolAlias("ReadMcpResourceTool", "read_mcp_resource", (("server", "server"), ("uri", "uri"))),
     ToolAlias("Agent", "task", (("description", "description"), ("prompt", "prompt"),

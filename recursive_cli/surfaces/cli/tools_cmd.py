@@ -27,6 +27,13 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
         from ...features.plan_mode import ExitPlanModeTool, PlanState
 
         tools.append(ExitPlanModeTool(PlanState()))
+    from ...launch.parts import run_skills
+
+    skills = run_skills(loaded, quiet=True)
+    if skills is not None and skills.skills:  # (the `skill` tool, when a skill is offered)
+        from ...features.skills.tool import SkillTool
+
+        tools.append(SkillTool(skills))
     from ...launch.agents import agent_definitions
 
     definitions = agent_definitions(loaded, [])  # (the workspace's and the user's agent files)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
 PROTOCOL_VERSION = "2.0.0"
-_CHECKPOINT_TOOLS = ("checkpoint_list", "checkpoint_diff")
+_LATER_TOOLS = ("checkpoint_list", "checkpoint_diff", "skill")  # the builder's, with checkpoints or skills
 
 
 @dataclass
@@ -68,14 +68,25 @@ class HeadlessRun:
     def init_info(self) -> InitInfo:
         """The `system` `init` line for the next turn."""
         runtime = self.runtime
+        skills = self.skill_names()  # (Claude Code lists them as slash commands too)
         return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
                         tools=[listed_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
                         api_key_source="user" if self.loaded.settings.api_key else "none",
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
-                        slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
-                        extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
-                               "recursive_version": __version__, "agents": self.agent_names()})
+                        slash_commands=skills + ([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else []),
+                        extra={"skills": skills, "provider": runtime.provider.name,
+                               "claude_code_version": PROTOCOL_VERSION, "recursive_version": __version__,
+                               "agents": self.agent_names()})
+
+    def skill_names(self) -> list[str]:
+        """The names of the skills offered (features/skills), for the `init` line."""
+        if "recursive_cli.features.skills" not in sys.modules:  # (never loaded: none offered)
+            return []
+        from ...features.skills import SkillCatalog
+
+        catalog = self.runtime.feature(SkillCatalog)
+        return [skill.name for skill in catalog.skills] if catalog is not None else []
 
     def agent_names(self) -> list[str]:
         """The subagents the Agent tool can start (the init line's `agents`)."""
@@ -126,6 +137,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
     for settings or a session that cannot be had."""
     from ...features.trust import check_trust
+    from ...launch.parts import keep_skill_flags, run_skills
 
     schema = json_schema(options.json_schema) if options.json_schema else None
     loaded = load_settings(settings_flags(options), trust=check_trust)
@@ -144,7 +156,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         settings, main = main_agent(settings, options.agent, definitions)
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
-    known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS) | {"task"}
+    known = {tool.name for tool in tools} | set(_LATER_TOOLS) | {"task"}
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
@@ -168,6 +180,9 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
         builder.hooks(hooks)  # the settings files' and --settings' hooks
         note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
+        skills = run_skills(picked.loaded, options.setting_sources, resumed=picked.resumed)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).build()
         if main is not None:
             take_tools(runtime, main)
@@ -186,6 +201,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
     keep_agents_flags(runtime, options.agents)
+    keep_skill_flags(runtime, settings)
     if settings.otel:  # (the SDK is imported only then)
         from ...features.telemetry import attach_telemetry
 
@@ -226,6 +242,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
         "strict_config": options.strict_config, "sandbox": options.sandbox,
         "sandbox_network": options.sandbox_network, "sandbox_allow_ports": options.sandbox_allow_port,
+        "skill": options.skill, "no_skills": options.no_skills,
         "otel": options.otel,
     }
 

@@ -52,6 +52,8 @@ class ClientRequests:
                 self.run.schema = json_schema(init.json_schema)
             except UsageError as exc:
                 raise ValueError(str(exc)) from None
+        if init.skills is not None:
+            self._only_skills(init.skills)
         applied = self._add_mcp_servers(init) if init.mcp_servers or init.sdk_mcp_servers else None
         if init.agents:
             self._add_agents(init.agents)
@@ -114,6 +116,22 @@ class ClientRequests:
                              log_dir=lambda: folder)
         run.connect_sdk_servers()
 
+    def _only_skills(self, names: list[str]) -> None:
+        """Offer only the skills the client named (`skills=[…]`), with the system prompt saying so."""
+        from ...features.skills import SKILL_TOOL, SkillCatalog
+
+        runtime = self.run.runtime
+        catalog = runtime.feature(SkillCatalog)
+        if catalog is None:
+            return
+        catalog.keep_only(names)
+        if not catalog.skills:
+            runtime.remove_tool(SKILL_TOOL)  # (which rebuilds the system prompt)
+        elif runtime.system_prompt_for is not None:
+            transcript = runtime.transcript()
+            runtime.set_transcript([Message.system(runtime.system_prompt_for(runtime.tools.names())),
+                                    *transcript[1:]])
+
     def _set_system_prompt(self, init: protocol.Initialize) -> None:
         """The TypeScript SDK sends the system prompt in `initialize`, not as a flag: a list of
         parts replaces the built-in prompt, a preset (`{"type": "preset", "append": …}`) keeps it."""
@@ -129,9 +147,15 @@ class ClientRequests:
         commands = runtime.tool_context.commands
         sandbox = commands.describe() if commands is not None else ""
 
+        from ...features.skills import SkillCatalog
+
+        catalog = runtime.feature(SkillCatalog)
+
         def prompt_for(names: list[str]) -> str:
             return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append,
-                                       instructions=not self.run.loaded.settings.bare, sandbox=sandbox)
+                                       instructions=not self.run.loaded.settings.bare, sandbox=sandbox,
+                                       plan=runtime.permissions.mode == "plan",
+                                       skills=catalog.section(names, runtime.workspace) if catalog else "")
 
         runtime.system_prompt_for = prompt_for
         transcript = runtime.transcript()

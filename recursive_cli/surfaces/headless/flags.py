@@ -93,6 +93,8 @@ class HeadlessOptions:
     sandbox: str | None = None  # our --sandbox (tools/os_sandbox.py)
     sandbox_network: bool = False
     sandbox_allow_port: list[int] = field(default_factory=list)
+    skill: list[Path] = field(default_factory=list)  # our --skill DIR (features/skills)
+    no_skills: bool = False
     otel: bool = False  # export a trace and metrics over OTLP/HTTP (features/telemetry)
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
@@ -178,6 +180,7 @@ _FLAGS: dict[str, Flag] = {
     "--strict-config": Flag("strict_config", "bool"),
     "--sandbox": Flag("sandbox"), "--sandbox-network": Flag("sandbox_network", "bool"),
     "--sandbox-allow-port": Flag("sandbox_allow_port", "append"),
+    "--skill": Flag("skill", "append"), "--no-skills": Flag("no_skills", "bool"),
     "--otel": Flag("otel", "bool"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
@@ -267,6 +270,9 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
         if key in values:
             setattr(options, key, Path(values[key]))
     options.add_dir = [Path(p) for p in values.get("add_dir", [])]
+    options.skill = [Path(p) for p in values.get("skill", [])]
+    for folder in options.skill:
+        _check_skill(folder)
     options.sandbox_allow_port = [_port(value) for value in values.get("sandbox_allow_port", [])]
     _check_choice(options.output_format, OUTPUT_FORMATS, "--output-format")
     _check_choice(options.input_format, INPUT_FORMATS, "--input-format")
@@ -288,7 +294,16 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
 
 
 _CONVERTED = frozenset({"max_turns", "max_budget_usd", "max_thinking_tokens", "system_prompt_file", "append_system_prompt_file",
-                        "workspace", "script", "add_dir", "sandbox_allow_port"})
+                        "workspace", "script", "add_dir", "sandbox_allow_port", "skill"})
+
+
+def _check_skill(folder: Path) -> None:
+    """`--skill DIR`: a skill folder, or a folder of them."""
+    from ...features.skills.catalog import folder_problem
+
+    problem = folder_problem(folder)
+    if problem:
+        raise UsageError(f"invalid value for --skill: {str(folder)!r} ({problem})")
 
 
 def _port(value: str) -> int:
@@ -353,6 +368,8 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.
   --setting-sources LIST       With project or local: the workspace's own hooks, .mcp.json and
                                config count (as --trust-workspace).  --bare, --strict-config.
+                               Given, project lets .claude/skills in and user ~/.recursive/skills.
+  --skill DIR                  Offer the skill(s) in DIR too (repeatable).  --no-skills: none.
   --sandbox MODE               What commands may write: read-only, workspace-write or off
                                (bubblewrap; --sandbox-network lets them reach the network,
                                --sandbox-allow-port PORT only 127.0.0.1:PORT).

@@ -152,6 +152,7 @@ class Initialize(BaseModel):
     # The SDKs' `agents=`: subagent definitions in `--agents`' shape (features/subagents).
     agents: dict[str, Any] | None = None
     forward_subagent_text: bool = Field(default=False, alias="forwardSubagentText")
+    skills: list[str] | None = None  # the SDKs' `skills=[names]`: only these are offered
 
 
 def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:
