@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import AgentsError
+from ..skills.skill import front_matter, split_front_matter
 
 WORKSPACE_FOLDER = ".claude/agents"
 USER_FOLDER = "agents"  # under $RECURSIVE_HOME
@@ -142,52 +143,38 @@ def load_agent_file(path: Path, source: str) -> AgentDefinition | DefinitionProb
             text = handle.read(MAX_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         return DefinitionProblem(str(path), f"cannot be read: {exc.strerror or exc}")
-    fields, body = split_front_matter(text)
+    fields, body = agent_front_matter(text)
     if fields is None:
         return DefinitionProblem(str(path), "no front matter (--- name, description --- before the prompt)")
     name = fields.get("name") or path.stem
     return definition(str(name), {**fields, "prompt": body}, source, str(path))
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
-    """The `key: value` front matter between `---` lines (None when there is none) and the body.
+def agent_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The front matter's fields (None when there is none) and the body, read as skills' are
+    (features/skills: the YAML subset such files are written in), with Claude's key names and
+    its lists (`[a, b]`, or `- item` lines under the key) as lists."""
+    header, body = split_front_matter(text.lstrip("\ufeff"))
+    if header is None:
+        return None, text
+    fields: dict[str, Any] = {_KEYS.get(key, key): _value(value) for key, value in front_matter(header).items()}
+    return fields, body.strip("\n")
 
-    The YAML subset agent files are written in: plain or quoted values, and lists written as
-    `[a, b]` or as `- item` lines under their key."""
-    lines = text.lstrip("\ufeff").splitlines()
-    if not lines or lines[0].strip() != "---":
-        return None, text
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    except StopIteration:
-        return None, text
-    fields: dict[str, Any] = {}
-    key = ""
-    for line in lines[1:end]:
-        item = re.match(r"\s+-\s+(.*)$", line)
-        if item and key:
-            previous = fields.get(key)
-            fields[key] = [*(previous if isinstance(previous, list) else []), _scalar(item.group(1))]
-            continue
-        found = re.match(r"([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*)$", line)
-        if found:
-            key, value = found.group(1), found.group(2).strip()
-            fields[key] = _value(value) if value else None
-    return fields, "\n".join(lines[end + 1:]).strip("\n")
+
+_KEYS = {"disallowedtools": "disallowedTools", "maxturns": "maxTurns"}  # (front_matter lowers keys)
 
 
 def _value(text: str) -> Any:
     if text.startswith("[") and text.endswith("]"):
-        return [_scalar(part) for part in text[1:-1].split(",") if part.strip()]
-    value = _scalar(text)
-    return int(value) if value.isdigit() else value
+        return [_unquoted(part) for part in text[1:-1].split(",") if part.strip()]
+    if text.startswith("- "):  # (a list's lines, folded into one)
+        return [_unquoted(part) for part in re.split(r"(?:^|\s)-\s+", text) if part.strip()]
+    return int(text) if text.isdigit() else text
 
 
-def _scalar(text: str) -> str:
+def _unquoted(text: str) -> str:
     text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
 
 
 def agent_files(folder: Path) -> list[Path]:
