@@ -54,10 +54,14 @@ class TaskTool(BaseTool[TaskArgs]):
         """The tool of a run's `agents`; with none, only a listing of `listed` (`recursive tools`)."""
         self._agents = agents
         self._listed = list(listed)
+        self._spec: ToolSpec | None = None
 
     def spec(self) -> ToolSpec:
-        defined = self._agents.definitions if self._agents is not None else self._listed
-        return ToolSpec(self.name, describe_agents(defined), inline_refs(TaskArgs.model_json_schema()))
+        """Built once (`Subagents.add` makes a new tool): the same object each step, as other tools'."""
+        if self._spec is None:
+            defined = self._agents.definitions if self._agents is not None else self._listed
+            self._spec = ToolSpec(self.name, describe_agents(defined), inline_refs(TaskArgs.model_json_schema()))
+        return self._spec
 
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
         if self._agents is None:
