@@ -27,6 +27,7 @@ coordinator checks the names as they merge):
      │    ├── SessionInUseError     another live process owns the session
      │    ├── SessionNotFoundError  no session matches the id or prefix
      │    ├── AmbiguousSessionError an id prefix matches more than one session
+     │    ├── ResumePointError      `--resume-session-at` names no message, or its guard refuses
      │    └── BundleError           a file is not a session bundle this version can read
      ├── CheckpointError            a checkpoint operation failed
      │    ├── GitMissingError       no `git` executable on PATH
@@ -166,6 +167,11 @@ class SessionInUseError(SessionError):
 
 class SessionNotFoundError(SessionError):
     """No session matches the given id or prefix."""
+
+
+class ResumePointError(SessionError):
+    """A truncating resume (`--resume-session-at`) cannot be made: no message has that uuid, or
+    `--resume-drops-turn` finds more would be dropped than the declared turn (Claude's words)."""
 
 
 class AmbiguousSessionError(SessionError):

@@ -11,6 +11,7 @@ one serialisation both the stream-json line and the session record are made from
 
 import enum
 from typing import Any, ClassVar, Literal, Protocol
+from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -74,6 +75,9 @@ class MessageAdded(EventModel):
     type: Literal["message"] = "message"
     message: Message
     turn: int
+    # The message's id in the session and in Claude's stream and transcript lines (`uuid`):
+    # one, so that a client can name the message later (`--resume-session-at`).
+    uuid: str = Field(default_factory=lambda: str(uuid4()))
 
 
 class ModelRequest(EventModel):

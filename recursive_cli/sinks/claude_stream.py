@@ -112,6 +112,24 @@ def thinking_block(item: Reasoning) -> dict[str, Any]:
     return {"type": "thinking", "thinking": item.text, "signature": item.signature or ""}
 
 
+def assistant_content(message: Message, present: Presenter = as_shown) -> list[dict[str, Any]]:
+    """An assistant message's content blocks as Claude shows them: thinking, text, tool calls."""
+    content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
+                                     if item.kind in ("thinking", "redacted_thinking")]
+    if message.content:
+        content.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        name, shown = present(call)
+        content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+    return content
+
+
+def tool_result_block(message: Message) -> dict[str, Any]:
+    """A tool result message as Claude's `tool_result` block."""
+    return {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content,
+            "is_error": message.is_error}
+
+
 @dataclass(frozen=True)
 class InitInfo:
     """What the `system` `init` line says about the run."""
@@ -219,9 +237,10 @@ class ClaudeStreamSink:
         self._out.write(compact(record, self._ascii) + "\n")
         self._out.flush()
 
-    def _line(self, record: dict[str, Any]) -> None:
+    def _line(self, record: dict[str, Any], line_id: str | None = None) -> None:
+        """A stream line; `line_id` its `uuid` when it shows a message (the message's own)."""
         if self._stream:
-            self.write_line({**record, "session_id": self.session_id, "uuid": str(uuid.uuid4())})
+            self.write_line({**record, "session_id": self.session_id, "uuid": line_id or str(uuid.uuid4())})
 
     def write_init(self, info: InitInfo) -> None:
         """The `system` `init` line that opens a turn."""
@@ -290,7 +309,7 @@ class ClaudeStreamSink:
         elif isinstance(event, ThinkingDelta):
             self._on_delta("thinking", event.text)
         elif isinstance(event, MessageAdded):
-            self._on_message(event.message)
+            self._on_message(event.message, event.uuid)
         elif isinstance(event, ToolStarted):
             self._turn.inputs[event.call.id] = self._present(event.call)
         elif isinstance(event, PermissionDenied):
@@ -340,19 +359,17 @@ class ClaudeStreamSink:
             self._event({"type": "content_block_stop", "index": self._turn.blocks - 1})
             self._turn.open_block = None
 
-    def _on_message(self, message: Message) -> None:
+    def _on_message(self, message: Message, line_id: str) -> None:
         if message.role == "assistant":
-            self._on_reply(message)
+            self._on_reply(message, line_id)
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
-            block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                     "content": message.content, "is_error": message.is_error}
-            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [block]},
+            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
                                       "parent_tool_use_id": None}
             handback = self._handbacks.pop(message.tool_call_id or "", None)
             if handback is not None:  # (an Agent call's result: what its subagent did, as Claude Code says it)
                 record["tool_use_result"] = handback
-            self._line(record)
+            self._line(record, line_id)
 
     def _note_task(self, event: SubagentStarted | SubagentFinished) -> None:
         """Keep what the result line of a task call tells of its subagent (`tool_use_result`)."""
@@ -368,32 +385,21 @@ class ClaudeStreamSink:
                             totalTokens=event.usage.get("total_tokens", 0),
                             totalToolUseCount=event.usage.get("tool_uses", 0))
 
-    def _on_reply(self, message: Message) -> None:
+    def _on_reply(self, message: Message, line_id: str) -> None:
         turn = self._turn
         if turn.request_started is not None:
             turn.api_seconds += time.monotonic() - turn.request_started
             turn.request_started = None
         usage = message.usage or Usage()
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
-        content = self._content(message)
+        content = assistant_content(message, self._present)
         if self._partial:
             self._close_stream(content, usage)
         self._line({"type": "assistant", "message": {
             "id": turn.message_id or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
             "role": "assistant", "model": self._model(), "content": content,
             "stop_reason": turn.stop_reason, "stop_sequence": None, "usage": claude_usage(usage)},
-            "parent_tool_use_id": None})
-
-    def _content(self, message: Message, words: bool = True) -> list[dict[str, Any]]:
-        """A reply's blocks: its thinking and text (unless not `words`), then its tool calls."""
-        content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
-                                         if words and item.kind in ("thinking", "redacted_thinking")]
-        if message.content and words:
-            content.append({"type": "text", "text": message.content})
-        for call in message.tool_calls:
-            name, shown = self._present(call)
-            content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
-        return content
+            "parent_tool_use_id": None}, line_id)
 
     def _on_subagent(self, event: SubagentMessage) -> None:
         """A subagent's message, under the parent's task call, as Claude Code streams it: its
@@ -406,11 +412,11 @@ class ClaudeStreamSink:
             self._line({"type": "user", "message": {"role": "user", "content": [
                 {"type": "text", "text": message.content}]}, **about})
         elif message.role == "tool":
-            block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                     "content": message.content, "is_error": message.is_error}
-            self._line({"type": "user", "message": {"role": "user", "content": [block]}, **about})
+            self._line({"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+                        **about})
         elif message.role == "assistant":
-            content = self._content(message, words=self.forward_subagent_text)
+            content = [block for block in assistant_content(message, self._present)
+                       if self.forward_subagent_text or block["type"] == "tool_use"]
             if content:
                 self._line({"type": "assistant", "message": {
                     "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",

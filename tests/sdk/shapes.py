@@ -31,6 +31,7 @@ USAGE = {"input_tokens": _INT, "output_tokens": _INT, "cache_read_input_tokens":
 DENIAL = {"tool_name": _STR, "tool_use_id": _STR, "tool_input": _DICT}
 CONTROL_RESPONSE = {"type": _STR, "response": _DICT}
 CONTROL_REQUEST = {"type": _STR, "request_id": _STR, "request": _DICT}
+TRANSCRIPT_MIRROR = {"type": _STR, "filePath": _STR, "entries": _LIST}  # --session-mirror
 
 
 def has(record: dict[str, Any], shape: dict[str, Any], what: str) -> None:
@@ -90,5 +91,8 @@ def check_line(record: dict[str, Any]) -> None:
         has(record, CONTROL_REQUEST, "control_request")
     elif kind == "control_cancel_request":
         assert isinstance(record.get("request_id"), str)
+    elif kind == "transcript_mirror":
+        has(record, TRANSCRIPT_MIRROR, "transcript_mirror")
+        assert all(isinstance(entry, dict) and isinstance(entry.get("type"), str) for entry in record["entries"])
     else:
         raise AssertionError(f"a line of a type SPEC §4 does not list: {record}")

@@ -30,6 +30,7 @@ from .tool_names import ClaudeView, listed_name
 if TYPE_CHECKING:
     from ...features.mcp import McpManager
     from ...launch.final_answer import OutputSchema
+    from .claude_view import ClaudeTranscript
 
 # The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
 PROTOCOL_VERSION = "2.0.0"
@@ -51,6 +52,7 @@ class HeadlessRun:
     view: ClaudeView
     schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
     mcp: McpManager | None = None  # the MCP servers (--mcp-config, .mcp.json, the user's)
+    claude_view: ClaudeTranscript | None = None  # Claude's transcript of the session (claude_view.py)
 
     def connect_sdk_servers(self) -> None:
         """Servers inside the client's own process (`"type": "sdk"`) are asked through its
@@ -110,6 +112,8 @@ class HeadlessRun:
                 "cwd": str(self.runtime.workspace), "permission_mode": self.permission_mode}
 
     def close(self) -> None:
+        if self.claude_view is not None:
+            self.claude_view.close()
         if self.binding is not None:
             self.binding.close()
 
@@ -191,12 +195,15 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
             picked.lock.release()
         raise
     holder.append(runtime)
-    binding = None
+    binding, claude = None, None
     if not settings.no_session:  # (a resumed session keeps its mode; a new one is a run)
         binding = bind_session(picked.loaded, picked.session_id,
                                picked.resumed.meta.mode if picked.resumed is not None else "run",
                                " ".join(options.prompt_words), picked.resumed, picked.lock, runtime)
         fan.sinks.insert(0, binding.writer)
+        claude = _claude_view(options, picked, runtime, step_model, view, sink)
+        if claude is not None:
+            fan.sinks.insert(1, claude)
         if not settings.no_checkpoints:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
@@ -214,12 +221,27 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     client = ClientSide(ControlChannel(sink.write_line), asks=options.prompt_permission)
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
                       default_model=runtime.provider.model, view=view, schema=schema,
-                      mcp=runtime.mcp())
+                      mcp=runtime.mcp(), claude_view=claude)
     run.connect_sdk_servers()
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
                                   recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
     return run
+
+
+def _claude_view(options: HeadlessOptions, picked: session.Continued, runtime: AgentRuntime, model: StepModel,
+                 view: ClaudeView, sink: ClaudeStreamSink) -> ClaudeTranscript | None:
+    """Claude's transcript of the session, for the Agent SDKs' session functions (and their
+    SessionStore, with `--session-mirror` on a stream-json run)."""
+    from ...features.sessions.reader import kept_messages
+    from .claude_view import open_view
+
+    resumed = picked.resumed
+    mirror = options.session_mirror and options.output_format == "stream-json"
+    return open_view(picked.session_id, runtime.workspace,
+                     kept_messages(resumed.records) if resumed is not None else None,
+                     model=model, saved_model=resumed.meta.model if resumed is not None else "",
+                     present=view.present, mirror=sink.write_line if mirror else None)
 
 
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:

@@ -59,6 +59,9 @@ class HeadlessOptions:
     resume: str | None = None
     session_id: str | None = None
     fork_session: bool = False
+    resume_session_at: str | None = None  # keep the conversation up to this message (resume_at.py)
+    resume_drops_turn: str | None = None  # ... and refuse unless that drops only this prompt's turn
+    session_mirror: bool = False  # transcript_mirror frames for the SDK's SessionStore (claude_view.py)
     add_dir: list[Path] = field(default_factory=list)
     mcp_config: list[str] = field(default_factory=list)
     strict_mcp_config: bool = False
@@ -156,6 +159,8 @@ _FLAGS: dict[str, Flag] = {
     "--continue": Flag("continue_session", "bool"), "-c": Flag("continue_session", "bool"),
     "--resume": Flag("resume", "optional"), "-r": Flag("resume", "optional"),
     "--session-id": Flag("session_id"), "--fork-session": Flag("fork_session", "bool"),
+    "--resume-session-at": Flag("resume_session_at"), "--resume-drops-turn": Flag("resume_drops_turn"),
+    "--session-mirror": Flag("session_mirror", "bool"),
     "--bg": Flag("bg", "bool"),
     "--add-dir": Flag("add_dir", "list"),
     "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
@@ -187,10 +192,10 @@ _FLAGS: dict[str, Flag] = {
 }
 # Claude Code's flags that have nothing to change here: accepted, and listed in `ignored`.
 _IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir", "--plugin-dir-no-mcp",
-                  "--task-budget", "--resume-session-at", "--resume-drops-turn",
+                  "--task-budget",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")
-_IGNORED_BOOL = ("--session-mirror", "--await-initialize",
+_IGNORED_BOOL = ("--await-initialize",
                  "--allow-dangerously-skip-permissions", "--managed-settings-in-initialize",
                  "--debug-to-stderr", "--hard-fail", "--no-optional-locks", "--ide")
 for _name in _IGNORED_VALUE:
@@ -290,6 +295,10 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
         raise UsageError("give --continue or --resume, not both")
     if options.fork_session and not (options.continue_session or options.resume is not None):
         raise UsageError("--fork-session needs --resume or --continue")
+    if options.resume_drops_turn is not None and not options.resume_session_at:
+        raise UsageError("--resume-drops-turn requires --resume-session-at")
+    if options.resume_session_at and not (options.continue_session or options.resume is not None):
+        raise UsageError("--resume-session-at requires --resume (or --continue)")
     return options
 
 
@@ -354,6 +363,10 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --append-system-prompt TEXT  Extend it.
   -c, --continue               Continue this workspace's latest session.
   -r, --resume ID              Continue session ID.  --fork-session: into a new session.
+  --resume-session-at UUID     With --resume: only up to that message (its stream line's uuid);
+                               --resume-drops-turn UUID: refused unless that drops only the
+                               turn of that prompt.
+  --session-mirror             transcript_mirror lines (Claude's transcript, for a SessionStore).
   --session-id ID              Id for a new session.
   --bg                         Run detached: print the session id and return at once.
   --add-dir DIR                Another root for the file tools.

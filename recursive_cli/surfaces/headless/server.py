@@ -42,6 +42,7 @@ from ...core.kernel import TurnOutcome
 from ...core.messages import Image, ToolCall, Usage
 from ...core.provider import ChatProvider
 from ...core.results import errors, exit_code_for, stop_reason
+from ...features.sessions.ids import is_uuid
 from ...features.sessions.records import SessionWriteError
 from ...sinks.claude_stream import TurnResult
 from . import hooks as hook_rules
@@ -60,6 +61,7 @@ class _Prompt(NamedTuple):
 
     text: str
     images: tuple[Image, ...] = ()
+    uuid: str | None = None  # the id the client gave the message (its transcript entry's)
 
 
 @dataclass
@@ -103,6 +105,7 @@ class HeadlessServer:
                 if prompt is _EOF:
                     break
                 self.runtime.next_images = prompt.images
+                self.runtime.next_prompt_uuid = prompt.uuid
                 await self.run_prompt(prompt.text)
         finally:
             reader.cancel()
@@ -139,9 +142,12 @@ class HeadlessServer:
             turn = Turn(outcome, 0, 0, Usage(), time.monotonic() - started)
             self._write_result(turn, blocked=True)
             return turn
+        typed = prompt
         if verdict.context:
             prompt = f"{prompt}\n\n{verdict.context}"
         schema = self.run.schema
+        if self.run.claude_view is not None and (schema is not None or typed != prompt):
+            self.run.claude_view.next_prompt = typed  # (Claude's transcript shows the prompt as typed)
         self._turn_running = True
         try:
             turn = Turn(await self._turn(prompt + schema.instruction() if schema else prompt), 0, 0, Usage(), 0)
@@ -355,11 +361,13 @@ class HeadlessServer:
             images, problems = line.images()
             for problem in problems:
                 sys.stderr.write(f"warning: {problem}; it is not passed on\n")
+            given = getattr(line, "uuid", None)
+            chosen = given if isinstance(given, str) and is_uuid(given) else str(uuid.uuid4())
             if self.run.options.replay_user_messages:  # Claude's acknowledgement of a prompt
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
-                                          "uuid": str(uuid.uuid4()), "isReplay": True})
-            self._inbox.put_nowait(_Prompt(line.text(), tuple(images)))
+                                          "uuid": chosen, "isReplay": True})
+            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), chosen))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))
