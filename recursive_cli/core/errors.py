@@ -9,7 +9,8 @@ coordinator checks the names as they merge):
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
      │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
      │    ├── BadValueError         a bad value named on the command line: exit 2
-     │    │    └── McpConfigError   an MCP configuration that cannot be read (`from_flag`: exit 2, else 1)
+     │    │    ├── McpConfigError   an MCP configuration that cannot be read (`from_flag`: exit 2, else 1)
+     │    │    └── AgentsError      `--agents` (or the SDK's `agents`) that is not a JSON object: exit 2
      │    ├── HookConfigError       a settings file's hooks cannot be used (`from_flag`: exit 2)
      │    └── TrustStoreError       `trust.json` cannot be read or written
      ├── ScriptError                the scripted provider's script file is missing or malformed
@@ -316,6 +317,11 @@ class McpConfigError(BadValueError):
     def __init__(self, message: str, from_flag: bool = True) -> None:
         super().__init__(message)
         self.from_flag = from_flag
+
+
+class AgentsError(BadValueError):
+    """Subagent definitions given on the command line (`--agents`, the SDK's `agents`) that are
+    not a JSON object of definitions (features/subagents): exit 2."""
 
 
 # -- git --

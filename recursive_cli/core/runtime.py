@@ -182,6 +182,11 @@ class RuntimeCore:
                                      cost_usd=self.budget.total_cost, detail=outcome.detail))
         return outcome
 
+    def turn_context(self) -> TurnContext:
+        """The context a turn's steps run with now (a feature runs a sub-conversation on a copy
+        of it: the same guards, budget, interrupt and tool observers)."""
+        return self._context()
+
     def _context(self) -> TurnContext:
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,
                            tool_context=self.tool_context, budget=self.budget, sink=self._sink,

@@ -39,6 +39,9 @@ from ..core.events import (
     PermissionDenied,
     RunFinished,
     RunStarted,
+    SubagentFinished,
+    SubagentMessage,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     ToolStarted,
@@ -223,6 +226,9 @@ class ClaudeStreamSink:
         self._whole_runs = whole_runs
         # hook_started / hook_finished lines (the user's hooks): only with --include-hook-events.
         self.include_hook_events = False
+        # A subagent's text and thinking too, not only its tool calls (the SDK's initialize asks).
+        self.forward_subagent_text = False
+        self._handbacks: dict[str, dict[str, Any]] = {}  # task call id → its `tool_use_result`
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -285,6 +291,8 @@ class ClaudeStreamSink:
     # -- events ------------------------------------------------------------------------------
 
     def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._note_task(event)  # (and its `system` line below, as any notice's)
         if isinstance(event, TurnStarted) and not self._whole_runs:
             self._turn = _Turn()
         elif isinstance(event, RunStarted) and self._whole_runs:
@@ -312,6 +320,8 @@ class ClaudeStreamSink:
             self._line({"type": "system", "subtype": "api_retry", "attempt": event.attempt,
                         "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
                         "error_status": event.error_status, "error": event.error})
+        elif isinstance(event, SubagentMessage):
+            self._on_subagent(event)
         elif isinstance(event, Notice):
             if event.type in _HOOK_EVENTS and not self.include_hook_events:
                 return
@@ -354,15 +364,32 @@ class ClaudeStreamSink:
             self._on_reply(message, line_id)
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
-            self._line({"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
-                        "parent_tool_use_id": None}, line_id)
+            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+                                      "parent_tool_use_id": None}
+            handback = self._handbacks.pop(message.tool_call_id or "", None)
+            if handback is not None:  # (an Agent call's result: what its subagent did, as Claude Code says it)
+                record["tool_use_result"] = handback
+            self._line(record, line_id)
+
+    def _note_task(self, event: SubagentStarted | SubagentFinished) -> None:
+        """Keep what the result line of a task call tells of its subagent (`tool_use_result`)."""
+        if isinstance(event, SubagentStarted):
+            self._handbacks[event.tool_use_id] = {
+                "status": "running", "prompt": event.prompt, "agentId": event.task_id,
+                "agentType": event.subagent_type, "resolvedModel": event.model}
+            return
+        handback = self._handbacks.get(event.tool_use_id)
+        if handback is not None:
+            handback.update(status=event.status, content=[{"type": "text", "text": event.summary}],
+                            totalDurationMs=event.usage.get("duration_ms", 0),
+                            totalTokens=event.usage.get("total_tokens", 0),
+                            totalToolUseCount=event.usage.get("tool_uses", 0))
 
     def _on_reply(self, message: Message, line_id: str) -> None:
         turn = self._turn
         if turn.request_started is not None:
             turn.api_seconds += time.monotonic() - turn.request_started
             turn.request_started = None
-        model = self._model()
         usage = message.usage or Usage()
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
         content = assistant_content(message, self._present)
@@ -370,9 +397,32 @@ class ClaudeStreamSink:
             self._close_stream(content, usage)
         self._line({"type": "assistant", "message": {
             "id": turn.message_id or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
-            "role": "assistant", "model": model, "content": content,
+            "role": "assistant", "model": self._model(), "content": content,
             "stop_reason": turn.stop_reason, "stop_sequence": None, "usage": claude_usage(usage)},
             "parent_tool_use_id": None}, line_id)
+
+    def _on_subagent(self, event: SubagentMessage) -> None:
+        """A subagent's message, under the parent's task call, as Claude Code streams it: its
+        prompt, its tool calls and their results; its text and thinking only with
+        `forward_subagent_text` (the SDKs' `forward_subagent_text`)."""
+        message = event.message
+        about = {"parent_tool_use_id": event.parent_tool_use_id, "agent_id": event.agent_id,
+                 "subagent_type": event.subagent_type}
+        if message.role == "user":
+            self._line({"type": "user", "message": {"role": "user", "content": [
+                {"type": "text", "text": message.content}]}, **about})
+        elif message.role == "tool":
+            self._line({"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+                        **about})
+        elif message.role == "assistant":
+            content = [block for block in assistant_content(message, self._present)
+                       if self.forward_subagent_text or block["type"] == "tool_use"]
+            if content:
+                self._line({"type": "assistant", "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                    "model": event.model, "content": content,
+                    "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
+                    "usage": claude_usage(message.usage or Usage())}, **about})
 
     def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
         """The rest of the reply's stream events: the open text or thinking block's end, the

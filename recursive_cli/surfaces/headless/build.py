@@ -17,6 +17,7 @@ from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding
 from ...features.slash_commands import SlashCommand, invocation
+from ...launch.agents import agent_definitions, keep_agents_flags, main_agent, take_tools
 from ...launch.errors import EXIT_USAGE
 from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from ...launch.settings import command_hooks
@@ -28,7 +29,7 @@ from .entry import PROTOCOL_VERSION
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
 from .guard import CallLedger, ClaudeRule, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
 from .project import claude_provider, output_style, plugins, slash_commands
-from .tool_names import ClaudeView, claude_name
+from .tool_names import ClaudeView, listed_name
 
 if TYPE_CHECKING:
     from ...features.mcp import McpManager
@@ -104,7 +105,7 @@ class HeadlessRun:
         runtime = self.runtime
         skills = self.skill_names()  # (Claude Code lists them as slash commands too)
         return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
-                        tools=[claude_name(name) for name in runtime.tools.names()],
+                        tools=[listed_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
                         api_key_source=self.api_key_source,
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
@@ -112,7 +113,8 @@ class HeadlessRun:
                                         *([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [])],
                         extra={"skills": skills, "provider": runtime.provider.name,
                                "claude_code_version": PROTOCOL_VERSION, "plugins": self.plugins,
-                               "output_style": self.output_style, "recursive_version": __version__})
+                               "output_style": self.output_style, "recursive_version": __version__,
+                               "agents": self.agent_names()})
 
     def skill_names(self) -> list[str]:
         """The names of the skills offered (features/skills), for the `init` line."""
@@ -122,6 +124,15 @@ class HeadlessRun:
 
         catalog = self.runtime.feature(SkillCatalog)
         return [skill.name for skill in catalog.skills] if catalog is not None else []
+
+    def agent_names(self) -> list[str]:
+        """The subagents the Agent tool can start (the init line's `agents`)."""
+        if "recursive_cli.features.subagents.tool" not in sys.modules:  # (none was ever defined)
+            return []
+        from ...features.subagents import Subagents
+
+        found = self.runtime.feature(Subagents)
+        return found.names() if found is not None else []
 
     @property
     def api_key_source(self) -> str:
@@ -191,9 +202,13 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     if settings.permission_mode == "plan" and options.permission_mode != "plan":
         # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
         settings = settings.model_copy(update={"permission_mode": "auto"})
+    definitions = agent_definitions(picked.loaded, options.agents, picked.resumed)
+    main = None
+    if options.agent:
+        settings, main = main_agent(settings, options.agent, definitions)
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
-    known = {tool.name for tool in tools} | set(_LATER_TOOLS)
+    known = {tool.name for tool in tools} | set(_LATER_TOOLS) | {"task"}
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
@@ -213,7 +228,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         given = mcp_flags(options.mcp_config, options.strict_mcp_config)
         servers = mcp_servers(picked.loaded, given, picked.resumed, code=EXIT_USAGE)
         builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
-                   .session_id(picked.session_id).sink(fan).tools(registry))
+                   .session_id(picked.session_id).sink(fan).tools(registry).agents(definitions))
         hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
         builder.hooks(hooks)  # the settings files' and --settings' hooks
         note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
@@ -221,6 +236,8 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         if skills is not None:
             builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).build()
+        if main is not None:
+            take_tools(runtime, main)
     except BaseException:
         if picked.lock is not None:
             picked.lock.release()
@@ -238,6 +255,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         if not settings.no_checkpoints:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+    keep_agents_flags(runtime, options.agents)
     keep_skill_flags(runtime, settings)
     if settings.otel:  # (the SDK is imported only then)
         from ...features.telemetry import attach_telemetry

@@ -74,6 +74,8 @@ class HeadlessOptions:
     replay_user_messages: bool = False
     json_schema: str | None = None
     fail_on: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)  # --agents JSON (features/subagents)
+    agent: str | None = None  # --agent NAME: the main conversation's agent
     debug: bool = False
     help: bool = False
     max_thinking_tokens: int | None = None
@@ -170,6 +172,7 @@ _FLAGS: dict[str, Flag] = {
     "--include-hook-events": Flag("include_hook_events", "bool"),
     "--replay-user-messages": Flag("replay_user_messages", "bool"),
     "--json-schema": Flag("json_schema"), "--fail-on": Flag("fail_on", "list"),
+    "--agents": Flag("agents", "append"), "--agent": Flag("agent"),
     "--debug": Flag("debug", "bool"), "-d": Flag("debug", "bool"),
     "--help": Flag("help", "bool"), "-h": Flag("help", "bool"),
     "--no-session-persistence": Flag("no_session", "bool"),
@@ -191,8 +194,7 @@ _FLAGS: dict[str, Flag] = {
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
 # Claude Code's flags that have nothing to change here: accepted, and listed in `ignored`.
-_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir-no-mcp", "--agent",
-                  "--agents", "--task-budget",
+_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir-no-mcp", "--task-budget",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")
 _IGNORED_BOOL = ("--await-initialize",
@@ -376,6 +378,8 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --thinking MODE              adaptive or disabled.  --effort low|medium|high|xhigh|max.
   --include-partial-messages   Also stream_event lines while the model writes.
   --fail-on permission_denied  A denied call makes the turn an error even if the model answered.
+  --agents JSON                Subagents for the Agent (Task) tool: {"name": {"description", "prompt",
+                               "tools", "model"}}; with .claude/agents/*.md.  --agent NAME: run as one.
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.
   --setting-sources LIST       With project or local: the workspace's own hooks, .mcp.json and
                                config count (as --trust-workspace).  --bare, --strict-config.

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...core.agent_scope import current_agent
 from ...core.events import AgentEvent, ToolStarted
 from ...core.guards import Decision, HaltTurn
 from ...core.messages import ToolCall
@@ -287,7 +288,7 @@ class ClientGuard:
             if not hooks.has("PostToolUse"):
                 return result
             payload = {**self.client.hook_base(), "tool_name": name, "tool_input": shown,
-                       "tool_response": result.content, "tool_use_id": call.id}
+                       "tool_response": result.content, "tool_use_id": call.id, **_agent_fields()}
             told = hook_rules.result_verdict(await hooks.call(
                 self.client.channel, "PostToolUse", payload, tool=name, tool_use_id=call.id))
             result = with_notes(result, [*told.notes, *(context_note("PostToolUse", name, text)
@@ -305,7 +306,7 @@ class ClientGuard:
             return hook_rules.ToolVerdict()
         name, shown = self._view.present_input(tool, arguments)
         payload = {**self.client.hook_base(), "tool_name": name, "tool_input": shown,
-                   "tool_use_id": call.id if call is not None else ""}
+                   "tool_use_id": call.id if call is not None else "", **_agent_fields()}
         outputs = await hooks.call(self.client.channel, "PreToolUse", payload, tool=name,
                                    tool_use_id=call.id if call is not None else None)
         return hook_rules.tool_verdict(outputs)
@@ -315,6 +316,9 @@ class ClientGuard:
         question: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": name, "input": shown,
                     "permission_suggestions": [], "blocked_path": None,
                     "tool_use_id": call.id if call is not None else None}
+        scope = current_agent()
+        if scope is not None:  # (a subagent's call: which one, as Claude Code says it)
+            question["agent_id"] = scope.agent_id
         try:
             answer = await self.client.channel.request(question)
         except ControlError as exc:
@@ -390,3 +394,9 @@ def keep_tools(names: list[str] | None, removed: list[str], known: set[str]) -> 
         return (wanted is None or name in wanted) and name not in dropped
 
     return keep, unknown
+
+
+def _agent_fields() -> dict[str, str]:
+    """A hook input's `agent_id` and `agent_type` inside a subagent (none in the main conversation)."""
+    scope = current_agent()
+    return {} if scope is None else {"agent_id": scope.agent_id, "agent_type": scope.agent_type}

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
-from ...core.events import FinishReason, RunFinished
+from ...core.events import AgentEvent, FinishReason, RunFinished, SubagentFinished, SubagentStarted
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
 from ...core.messages import Image, Usage
@@ -87,6 +87,7 @@ class HeadlessServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started = time.monotonic()
         self._requests = ClientRequests(run, interrupt=self._interrupt)
+        run.runtime.add_event_sink(self)  # (SubagentStart and SubagentStop hooks: emit)
 
     # -- the two ways in ---------------------------------------------------------------------
 
@@ -298,6 +299,30 @@ class HeadlessServer:
         outputs = await client.hooks.call(client.channel, "Stop", {
             **client.hook_base(), "stop_hook_active": active, "last_assistant_message": outcome.text})
         return hook_rules.stop_reason(outputs)
+
+    def emit(self, event: AgentEvent) -> None:
+        """As an event sink: tell SubagentStart and SubagentStop hooks (told only: what they answer
+        is not used), in a task of their own, so the turn goes on meanwhile. (PostToolUse hooks,
+        a subagent's calls' too, run in line with the call: guard.py.)"""
+        if isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._subagent_hook(event)
+
+    def _subagent_hook(self, event: SubagentStarted | SubagentFinished) -> None:
+        """Tell SubagentStart and SubagentStop hooks (told only: what they answer is not used)."""
+        client = self.run.client
+        hook = "SubagentStart" if isinstance(event, SubagentStarted) else "SubagentStop"
+        if not client.hooks.has(hook):
+            return
+        payload: dict[str, Any]
+        if isinstance(event, SubagentStarted):
+            payload = {"agent_id": event.task_id, "agent_type": event.subagent_type}
+        else:
+            transcript = self.run.binding.writer.path if self.run.binding is not None else ""
+            payload = {"agent_id": event.task_id, "agent_type": event.subagent_type,
+                       "stop_hook_active": False, "agent_transcript_path": str(transcript),
+                       "last_assistant_message": event.summary if event.status == "completed" else ""}
+        self._spawn(client.hooks.call(client.channel, hook, {**client.hook_base(), **payload},
+                                      tool=payload["agent_type"]))
 
     # -- stdin ---------------------------------------------------------------------------------
 
