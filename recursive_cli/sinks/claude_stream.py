@@ -109,6 +109,17 @@ def thinking_block(item: Reasoning) -> dict[str, Any]:
     return {"type": "thinking", "thinking": item.text, "signature": item.signature or ""}
 
 
+def _result_content(message: Message) -> str | list[dict[str, Any]]:
+    """A tool result's `content` as Claude Code gives it: a string for its own tools, content
+    blocks (text, then images) for an MCP tool's, as the server returned them."""
+    if not (message.tool_name or "").startswith("mcp__"):
+        return message.content
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    blocks += [{"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
+               for image in message.images or ()]
+    return blocks
+
+
 @dataclass(frozen=True)
 class InitInfo:
     """What the `system` `init` line says about the run."""
@@ -225,6 +236,19 @@ class ClaudeStreamSink:
                     "apiKeySource": info.api_key_source, "slash_commands": info.slash_commands,
                     "output_style": "default", **info.extra})
 
+    def write_api_error(self, text: str, fields: dict[str, Any]) -> None:
+        """Claude Code's synthetic assistant message for a model request that failed the turn:
+        the error as its text, model `<synthetic>`, and the error's `fields` (`api_error_status`, …)."""
+        self._line({"type": "assistant", "message": {
+            "id": str(uuid.uuid4()), "type": "message", "role": "assistant", "model": "<synthetic>",
+            "content": [{"type": "text", "text": text}], "stop_reason": "stop_sequence", "stop_sequence": "",
+            "usage": claude_usage(Usage())}, "parent_tool_use_id": None, **fields})
+
+    def write_interrupted(self) -> None:
+        """Claude Code's user line for a turn the client interrupted."""
+        self._line({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "[Request interrupted by user]"}]}, "parent_tool_use_id": None})
+
     def result_record(self, result: TurnResult) -> dict[str, Any]:
         """The `result` object of a turn: the last line of the turn, and the whole of `-o json`."""
         turn = self._turn
@@ -336,7 +360,7 @@ class ClaudeStreamSink:
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
             block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                     "content": message.content, "is_error": message.is_error}
+                     "content": _result_content(message), "is_error": message.is_error}
             self._line({"type": "user", "message": {"role": "user", "content": [block]},
                         "parent_tool_use_id": None})
 

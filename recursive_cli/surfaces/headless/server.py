@@ -37,6 +37,7 @@ from ...features.sessions.records import SessionWriteError
 from ...sinks.claude_stream import TurnResult
 from . import hooks as hook_rules
 from . import protocol
+from . import result as claude_result
 from .build import HeadlessRun
 from .control import ClientRequests
 
@@ -47,10 +48,13 @@ _EOF = None
 
 
 class _Prompt(NamedTuple):
-    """A prompt waiting in the inbox: its text and the images that came with it."""
+    """A prompt waiting in the inbox: its text, the images that came with it, and the host's
+    stamps the turn's result echoes (`origin`, `user_message_uuid`)."""
 
     text: str
     images: tuple[Image, ...] = ()
+    origin: dict[str, Any] | None = None
+    uuid: str | None = None
 
 
 @dataclass
@@ -78,6 +82,7 @@ class HeadlessServer:
         self._started = time.monotonic()
         self._calls: dict[str, ToolCall] = {}
         self._requests = ClientRequests(run, interrupt=self._interrupt)
+        self._stamp: dict[str, Any] = {}  # what the running prompt's result echoes of the host's stamps
         run.runtime.add_event_sink(self)
 
     # -- the two ways in ---------------------------------------------------------------------
@@ -94,6 +99,8 @@ class HeadlessServer:
                 if prompt is _EOF:
                     break
                 self.runtime.next_images = prompt.images
+                self._stamp = {"origin": prompt.origin, **({"user_message_uuid": prompt.uuid,
+                                                            "user_message_uuids": [prompt.uuid]} if prompt.uuid else {})}
                 await self.run_prompt(prompt.text)
         finally:
             reader.cancel()
@@ -161,7 +168,7 @@ class HeadlessServer:
         schema = self.run.schema
         assert schema is not None
         for attempt in (1, 2):
-            if turn.outcome.finish_reason is not FinishReason.COMPLETED:
+            if not self._answered(turn.outcome):
                 return None
             value, problem = schema.check(turn.outcome.text)
             if not problem:
@@ -200,12 +207,18 @@ class HeadlessServer:
                 traceback.print_exc()
             return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
 
-    def _code(self, outcome: TurnOutcome) -> int:
+    def _answered(self, outcome: TurnOutcome) -> bool:
+        """Whether the turn ended with the model's answer: it finished, or it answered after
+        being refused a call (an answer, as in Claude Code, unless `--fail-on permission_denied`)."""
         reason = outcome.finish_reason
-        if (reason is FinishReason.PERMISSION_DENIED and outcome.text
-                and "permission_denied" not in self.run.options.fail_on):
-            return 0  # the model answered after being refused: an answer, as in Claude Code
-        return exit_code_for(reason, self.runtime.interrupt_token.signal)[0]
+        return reason is FinishReason.COMPLETED or (
+            reason is FinishReason.PERMISSION_DENIED and bool(outcome.text)
+            and "permission_denied" not in self.run.options.fail_on)
+
+    def _code(self, outcome: TurnOutcome) -> int:
+        if outcome.finish_reason is FinishReason.PERMISSION_DENIED and self._answered(outcome):
+            return 0
+        return exit_code_for(outcome.finish_reason, self.runtime.interrupt_token.signal)[0]
 
     def _write_result(self, turn: Turn, blocked: bool = False, structured: Any = None) -> None:
         if self.run.options.output_format == "text":
@@ -217,15 +230,32 @@ class HeadlessServer:
         if reason is FinishReason.MAX_STEPS:  # in Claude's words: its flag is --max-turns here
             detail = f"Reached maximum number of turns ({self.runtime.budget.limits.max_steps})"
         text = outcome.text if turn.code == 0 or outcome.text else detail
+        extra: dict[str, Any] = dict(self._stamp)
+        if (terminal := claude_result.terminal(outcome, blocked)) is not None:
+            extra["terminal_reason"] = terminal
         if blocked:
             text = ""
+        api_failed = reason in (FinishReason.PROVIDER_ERROR, FinishReason.PROVIDER_UNAVAILABLE)
+        if api_failed:
+            # Claude Code's shape for a failed model request: a synthetic assistant message with
+            # the error, then a `success` result with is_error (the SDKs and claude-code-action read it)
+            failure = claude_result.api_failure(outcome.api_status, detail)
+            self.run.sink.write_api_error(failure.text, failure.message_fields())
+            subtype, text = "success", failure.text
+            extra.update(failure.result_fields())
+        if reason is FinishReason.INTERRUPTED and self._stopping is None:  # the client's `interrupt`
+            self.run.sink.write_interrupted()
+        # An SDK client needs a number here (the SDKs' own examples compare it): with a model we
+        # have no price for, the priced requests' sum (0 when none was), and `cost_known: false`
+        spent = self.runtime.budget.spent
         self.run.sink.write_result(TurnResult(
             subtype=subtype, is_error=turn.code != 0, result=text, finish_reason=reason.value,
             num_turns=turn.steps, duration_ms=int(turn.seconds * 1000), usage=turn.usage,
-            total_cost_usd=self.runtime.budget.total_cost, errors=errors(turn.code, detail, reason),
+            total_cost_usd=spent.cost,
+            errors=[] if api_failed else errors(turn.code, detail, reason),  # (Claude's errors[] is empty then)
             stop_reason=stop_reason(reason, outcome.detail), structured_output=structured,
             model_usage=self.runtime.budget.by_model,
-            extra={"terminal_reason": "blocked_by_hook"} if blocked else {}))
+            extra={**extra, "cost_known": spent.cost_known}))
 
     def _print_text(self, turn: Turn) -> None:
         text = turn.outcome.text
@@ -328,7 +358,7 @@ class HeadlessServer:
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
                                           "uuid": str(uuid.uuid4()), "isReplay": True})
-            self._inbox.put_nowait(_Prompt(line.text(), tuple(images)))
+            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), line.human_origin(), line.uuid))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))
