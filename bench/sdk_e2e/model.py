@@ -295,13 +295,11 @@ def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
     tool = _tool(body, "structured")
     if tool is not None:
         return dict(tool.get("input_schema") or {})
-    match = re.search(r"JSON Schema[^{]*(\{.*\})", _system(body), re.S)
-    if match:
-        for end in range(len(match.group(1)), 0, -1):
-            try:
-                return dict(json.loads(match.group(1)[:end]))
-            except ValueError:
-                continue
+    # recursive states the schema in the prompt (or the system prompt), in a ```json block
+    for text in (prompt_of(body), _system(body)):
+        match = re.search(r"JSON Schema.*?```json\s*(\{.*?\})\s*```", text, re.S)
+        if match:
+            return dict(json.loads(match.group(1)))
     return None
 
 
@@ -331,7 +329,7 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     """The reply (in tests/fakeserver.py's reply format) to one Messages request."""
     if body.get("model") == BAD_MODEL:
         return {"error": {"status": 404, "message": f"model: {BAD_MODEL}"}}
-    prompt = prompt_of(body)
+    prompt = prompt_of(body).split("\n\nWhen you are done, give your final answer as a single JSON", 1)[0]
     match = re.search(r"API ERROR (\d{3})", prompt)
     if match:
         return {"error": {"status": int(match.group(1)), "message": f"scripted API error {match.group(1)}"}}
