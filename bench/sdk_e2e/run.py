@@ -111,9 +111,39 @@ def run_examples(checkout: Path, env: dict[str, str], work: Path) -> dict[str, d
     return outcomes
 
 
+def typescript_sdk() -> Path | None:
+    """The folder holding node_modules/@anthropic-ai/claude-agent-sdk: $CLAUDE_AGENT_SDK_TS, else
+    the one tests/sdk/test_typescript_sdk.py installs (run that test once to install it)."""
+    given = os.environ.get("CLAUDE_AGENT_SDK_TS")
+    if given:
+        return Path(given)
+    sys.path.insert(0, str(REPO / "tests"))
+    from sdk.test_typescript_sdk import cache_folder, complete  # noqa: PLC0415
+
+    folder = cache_folder()
+    return folder if complete(folder) else None
+
+
+def run_typescript(env: dict[str, str], work: Path, sdk: Path, select: str | None) -> dict[str, dict[str, str]]:
+    """ts_checks.mjs, from a folder whose node_modules is the SDK's install."""
+    here = work / "ts"
+    here.mkdir()
+    (here / "node_modules").symlink_to(sdk / "node_modules")
+    (here / "package.json").write_text('{"type": "module"}', encoding="utf-8")
+    shutil.copy(HERE / "ts_checks.mjs", here / "ts_checks.mjs")
+    argv = ["node", str(here / "ts_checks.mjs"), str(here / "work"), *([select] if select else [])]
+    done = subprocess.run(argv, cwd=here, env=env, capture_output=True, text=True, timeout=1800, check=False)
+    (work / "ts.log").write_text(done.stdout + "\n--- stderr\n" + done.stderr, encoding="utf-8")
+    try:
+        report = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"ts/(the check set)": {"outcome": "fail", "why": (done.stderr.strip() or "no report")[-300:]}}
+    return {f"ts/{name}": outcome for name, outcome in report.items()}
+
+
 def table(results: dict[str, dict[str, dict[str, str]]]) -> str:
     names = sorted({name for outcomes in results.values() for name in outcomes},
-                   key=lambda n: (n.startswith("examples/"), n))
+                   key=lambda n: (n.startswith("ts/"), n.startswith("examples/"), n))
     targets = list(results)
     lines = ["| test | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for name in names:
@@ -132,6 +162,8 @@ def main() -> int:
     parser.add_argument("-k", dest="select", help="pytest -k expression for e2e-tests")
     parser.add_argument("--no-examples", action="store_true")
     parser.add_argument("--no-tests", action="store_true")
+    parser.add_argument("--no-ts", action="store_true", help="leave out the TypeScript SDK check set")
+    parser.add_argument("--ts-only", help="a regex of the TypeScript checks to run")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--pythonpath", type=Path, default=REPO,
@@ -156,6 +188,13 @@ def main() -> int:
                 outcomes.update(run_tests(checkout, env, where, args.select))
             if not args.no_examples:
                 outcomes.update(run_examples(checkout, env, where))
+            if not args.no_ts:
+                sdk = typescript_sdk()
+                if sdk is None:
+                    print("no TypeScript SDK install: run tests/sdk/test_typescript_sdk.py once, or set "
+                          "CLAUDE_AGENT_SDK_TS", file=sys.stderr)
+                else:
+                    outcomes.update(run_typescript(env, where, sdk, args.ts_only))
             results[target] = outcomes
             print(f"{target}: {sum(o['outcome'] == 'pass' for o in outcomes.values())}/{len(outcomes)} passed",
                   file=sys.stderr)
