@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,10 +105,12 @@ def run_examples(checkout: Path, env: dict[str, str], work: Path) -> dict[str, d
             outcomes[f"examples/{script}"] = {"outcome": "fail", "why": "timed out after 180 s"}
             continue
         (work / f"{script}.log").write_text(done.stdout + "\n--- stderr\n" + done.stderr, encoding="utf-8")
-        broken = done.returncode != 0 or "Traceback" in done.stderr or "Error:" in done.stdout
-        tail = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
+        # an example fails by its exit, a traceback, or in its own words (its ❌ / WARNING lines)
+        said = [line for line in done.stdout.splitlines() if line.lstrip().startswith(_FAILURE_WORDS)]
+        broken = done.returncode != 0 or "Traceback" in done.stderr or bool(said)
+        tail = (said or done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or [""])[-1]
         outcomes[f"examples/{script}"] = {"outcome": "fail" if broken else "pass",
-                                          "why": tail[:300] if broken else ""}
+                                          "why": tail[:300] if broken else "", "output": _normal(done.stdout)}
     return outcomes
 
 
@@ -141,13 +144,29 @@ def run_typescript(env: dict[str, str], work: Path, sdk: Path, select: str | Non
     return {f"ts/{name}": outcome for name, outcome in report.items()}
 
 
+_FAILURE_WORDS = ("❌", "WARNING:", "Error:", "ERROR")
+
+
+def _normal(text: str) -> str:
+    """An example's stdout with what differs between any two runs (ids, numbers) blanked."""
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "ID", text)
+    return re.sub(r"\d+(\.\d+)?", "N", text)
+
+
 def table(results: dict[str, dict[str, dict[str, str]]]) -> str:
     names = sorted({name for outcomes in results.values() for name in outcomes},
                    key=lambda n: (n.startswith("ts/"), n.startswith("examples/"), n))
     targets = list(results)
     lines = ["| test | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
+    reference = results.get("claude-code", {})
     for name in names:
-        cells = [results[t].get(name, {}).get("outcome", "-") for t in targets]
+        cells = []
+        for target in targets:
+            got = results[target].get(name, {})
+            cell = got.get("outcome", "-")
+            if "output" in got and target != "claude-code" and name in reference:
+                cell += " (same output)" if got["output"] == reference[name].get("output") else " (output differs)"
+            cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     totals = [sum(o["outcome"] == "pass" for o in results[t].values()) for t in targets]
     lines.append("| **passed** | " + " | ".join(f"**{n}/{len(names)}**" for n in totals) + " |")
