@@ -6,6 +6,7 @@ model request, structured output after a denial, the cost of an unpriced model, 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -149,3 +150,28 @@ def test_context_usage_and_server_info(agent_cli: AgentCli) -> None:
     assert after["apiUsage"]["output_tokens"] == 5
     assert info["current_permission_mode"] == "default" and info["output_style"] == "default"
     assert isinstance(info["commands"], list)
+
+
+def test_prompts_sent_while_a_turn_runs_are_one_turn_after_it(agent_cli: AgentCli) -> None:
+    """As Claude Code takes them: each queued prompt is not a turn of its own."""
+    server = agent_cli.server
+    release = threading.Event()
+    server.add({"text": "first answer", "hold": release}, {"text": "both answered"})
+
+    async def prompts() -> Any:
+        yield {"type": "user", "message": {"role": "user", "content": "one"}, "uuid": "00000000-0000-4000-8000-00000000000a"}
+        while not server.requests:  # the first turn runs
+            await asyncio.sleep(0.02)
+        for text, number in (("two", "b"), ("three", "c")):
+            yield {"type": "user", "message": {"role": "user", "content": text},
+                   "uuid": f"00000000-0000-4000-8000-00000000000{number}"}
+        await asyncio.sleep(0.3)  # (both are read while the model still holds the first answer)
+        release.set()
+
+    messages = collect(prompts(), options(agent_cli))
+
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert [r.result for r in results] == ["first answer", "both answered"]
+    assert results[1].user_message_uuids == ["00000000-0000-4000-8000-00000000000b",
+                                             "00000000-0000-4000-8000-00000000000c"]
+    assert server.requests[1].body["messages"][-1] == {"role": "user", "content": "two\n\nthree"}

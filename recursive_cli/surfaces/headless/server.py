@@ -5,7 +5,8 @@ With `--input-format stream-json` the process stays up: a task reads stdin, queu
 (`interrupt` ends the turn, and the process goes on with the next prompt;
 `set_permission_mode` applies from the next tool call and `set_model` from the next model
 call, in the running turn too). Turns run one after another, each opened by a `system`
-`init` line and closed by a `result` line. End of stdin ends the process once the prompts
+`init` line and closed by a `result` line; the prompts that came while a turn ran are taken
+together into the next one, as Claude Code takes them. End of stdin ends the process once the prompts
 already received have run, with the session saved. With text input (`-p PROMPT`) one turn
 runs on PROMPT (or stdin's text).
 
@@ -48,13 +49,23 @@ _EOF = None
 
 
 class _Prompt(NamedTuple):
-    """A prompt waiting in the inbox: its text, the images that came with it, and the host's
-    stamps the turn's result echoes (`origin`, `user_message_uuid`)."""
+    """A prompt waiting in the inbox: its text, the images that came with it, the host's
+    stamps the turn's result echoes (`origin`, the `uuid`s), and whether it came while a turn ran."""
 
     text: str
     images: tuple[Image, ...] = ()
     origin: dict[str, Any] | None = None
-    uuid: str | None = None
+    uuids: tuple[str, ...] = ()
+    queued: bool = False
+
+    def stamps(self) -> dict[str, Any]:
+        """What the turn's result echoes: `origin`, and the prompts' uuids as Claude Code gives them."""
+        ids = {"user_message_uuid": self.uuids[-1], "user_message_uuids": list(self.uuids)} if self.uuids else {}
+        return {"origin": self.origin, **ids}
+
+    def joined(self, later: _Prompt) -> _Prompt:
+        return _Prompt(f"{self.text}\n\n{later.text}", self.images + later.images, self.origin,
+                       self.uuids + later.uuids, True)
 
 
 @dataclass
@@ -98,14 +109,28 @@ class HeadlessServer:
                 prompt = await self._inbox.get()
                 if prompt is _EOF:
                     break
+                prompt, ended = self._with_queued(prompt)
                 self.runtime.next_images = prompt.images
-                self._stamp = {"origin": prompt.origin, **({"user_message_uuid": prompt.uuid,
-                                                            "user_message_uuids": [prompt.uuid]} if prompt.uuid else {})}
+                self._stamp = prompt.stamps()
                 await self.run_prompt(prompt.text)
+                if ended:
+                    break
         finally:
             reader.cancel()
             await self._drain_tasks()
         return self._finish()
+
+    def _with_queued(self, prompt: _Prompt) -> tuple[_Prompt, bool]:
+        """`prompt` and, when it came while a turn ran, every prompt that came after it, as one
+        turn, as Claude Code takes prompts sent while it works; and whether stdin ended after them."""
+        if not prompt.queued:
+            return prompt, False
+        while not self._inbox.empty():
+            later = self._inbox.get_nowait()
+            if later is _EOF:
+                return prompt, True
+            prompt = prompt.joined(later)
+        return prompt, False
 
     async def serve_prompt(self, prompt: str) -> int:
         """Run one prompt; returns the exit code."""
@@ -358,7 +383,8 @@ class HeadlessServer:
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
                                           "uuid": str(uuid.uuid4()), "isReplay": True})
-            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), line.human_origin(), line.uuid))
+            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), line.human_origin(),
+                                           (line.uuid,) if line.uuid else (), self._turn_running))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))
