@@ -198,7 +198,7 @@ class ClaudeStreamSink:
     def __init__(self, out: TextIO, session_id: str, *, model: Callable[[], str] | None = None,
                  present: Presenter = as_shown, partial: bool = False, stream: bool = True,
                  cost_of: CostOf | None = None, whole_runs: bool = False,
-                 api_key_source: str = "none") -> None:
+                 api_key_source: str = "none", number_costs: bool = False) -> None:
         self._out = out
         self.session_id = session_id
         self._started_model = ""  # the model RunStarted named
@@ -207,6 +207,9 @@ class ClaudeStreamSink:
         self._partial = partial
         self._stream = stream  # False (`-o json`): only `write_result` writes, and only a record
         self._cost_of = cost_of
+        # Claude-compatible mode: an unpriced model's `costUSD` is 0 with `costBasis: "unknown"`
+        # (SDK programs add them up), where `recursive run` says null
+        self._number_costs = number_costs
         self._api_key_source = api_key_source
         self._ascii = _ascii_only(out)
         self._turn = _Turn()
@@ -285,6 +288,8 @@ class ClaudeStreamSink:
                 "webSearchRequests": 0,
                 "costUSD": self._cost_of(model, usage) if self._cost_of is not None else None,
             }
+            if self._number_costs and shown[model]["costUSD"] is None:
+                shown[model].update(costUSD=0.0, costBasis="unknown")
         return shown
 
     # -- events ------------------------------------------------------------------------------

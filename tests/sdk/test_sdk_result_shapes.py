@@ -83,6 +83,9 @@ def test_an_unpriced_model_costs_zero_with_cost_known_false(agent_cli: AgentCli)
     assert priced.total_cost_usd is not None and priced.total_cost_usd > 0
     results = [line for line in agent_cli.lines() if line["type"] == "result"]
     assert [line["cost_known"] for line in results] == [False, True]
+    assert unpriced.model_usage == {"no-price-model": {**results[0]["modelUsage"]["no-price-model"],
+                                                       "costUSD": 0.0, "costBasis": "unknown"}}
+    assert "costBasis" not in results[1]["modelUsage"]["gpt-4.1-mini"]
 
 
 def test_the_hosts_origin_stamp_and_prompt_uuid_are_echoed(agent_cli: AgentCli) -> None:
@@ -122,6 +125,8 @@ def test_interrupt_answers_still_queued_and_says_so_in_the_stream(agent_cli: Age
     answer, messages = client_run(agent_cli, conversation)
 
     assert answer == {"still_queued": []}
+    init = next(m for m in messages if getattr(m, "subtype", None) == "init")
+    assert "interrupt_receipt_v1" in init.data["capabilities"]  # (so the TypeScript SDK returns the receipt)
     said = [block.text for m in messages if isinstance(m, UserMessage) and isinstance(m.content, list)
             for block in m.content if isinstance(block, TextBlock)]
     assert said == ["[Request interrupted by user]"]

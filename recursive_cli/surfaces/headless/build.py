@@ -74,7 +74,8 @@ class HeadlessRun:
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
                         slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
                         extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
-                               "recursive_version": __version__})
+                               "recursive_version": __version__,
+                               "capabilities": ["interrupt_receipt_v1"]})  # (`interrupt` answers `still_queued`)
 
     @property
     def permission_mode(self) -> str:
@@ -143,7 +144,8 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     sink = ClaudeStreamSink(sys.stdout, picked.session_id, model=step_model,
                             present=view.present, partial=options.include_partial_messages,
                             stream=options.output_format == "stream-json",
-                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
+                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage),
+                            number_costs=True)
     fan.add(sink)
     sink.include_hook_events = options.include_hook_events
     try:  # (a malformed MCP or hooks configuration, wherever it is: exit 2)
