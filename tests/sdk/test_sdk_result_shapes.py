@@ -157,6 +157,20 @@ def test_context_usage_and_server_info(agent_cli: AgentCli) -> None:
     assert isinstance(info["commands"], list)
 
 
+def test_prompts_sent_at_once_run_the_first_then_the_rest_together(agent_cli: AgentCli) -> None:
+    """Claude Code's queue: the first of a burst starts a turn; the others wait and go together."""
+    agent_cli.server.add({"text": "a"}, {"text": "b"})
+
+    async def prompts() -> Any:
+        for text in ("one", "two", "three"):
+            yield {"type": "user", "message": {"role": "user", "content": text}}
+
+    messages = collect(prompts(), options(agent_cli))
+
+    assert [m.result for m in messages if isinstance(m, ResultMessage)] == ["a", "b"]
+    assert [r.body["messages"][-1]["content"] for r in agent_cli.server.requests] == ["one", "two\n\nthree"]
+
+
 def test_prompts_sent_while_a_turn_runs_are_one_turn_after_it(agent_cli: AgentCli) -> None:
     """As Claude Code takes them: each queued prompt is not a turn of its own."""
     server = agent_cli.server
@@ -177,6 +191,7 @@ def test_prompts_sent_while_a_turn_runs_are_one_turn_after_it(agent_cli: AgentCl
 
     results = [m for m in messages if isinstance(m, ResultMessage)]
     assert [r.result for r in results] == ["first answer", "both answered"]
+    assert results[0].user_message_uuids == ["00000000-0000-4000-8000-00000000000a"]
     assert results[1].user_message_uuids == ["00000000-0000-4000-8000-00000000000b",
                                              "00000000-0000-4000-8000-00000000000c"]
     assert server.requests[1].body["messages"][-1] == {"role": "user", "content": "two\n\nthree"}

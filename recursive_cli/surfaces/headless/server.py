@@ -94,6 +94,7 @@ class HeadlessServer:
         self._calls: dict[str, ToolCall] = {}
         self._requests = ClientRequests(run, interrupt=self._interrupt)
         self._stamp: dict[str, Any] = {}  # what the running prompt's result echoes of the host's stamps
+        self._busy = False  # a prompt was taken and its turn has not ended (later prompts queue behind it)
         run.runtime.add_event_sink(self)
 
     # -- the two ways in ---------------------------------------------------------------------
@@ -112,7 +113,11 @@ class HeadlessServer:
                 prompt, ended = self._with_queued(prompt)
                 self.runtime.next_images = prompt.images
                 self._stamp = prompt.stamps()
-                await self.run_prompt(prompt.text)
+                self._busy = True
+                try:
+                    await self.run_prompt(prompt.text)
+                finally:
+                    self._busy = False
                 if ended:
                     break
         finally:
@@ -383,8 +388,10 @@ class HeadlessServer:
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
                                           "uuid": str(uuid.uuid4()), "isReplay": True})
+            # (queued: it waits behind a running turn or a prompt not yet started, as Claude Code's queue)
+            queued = self._busy or not self._inbox.empty()
             self._inbox.put_nowait(_Prompt(line.text(), tuple(images), line.human_origin(),
-                                           (line.uuid,) if line.uuid else (), self._turn_running))
+                                           (line.uuid,) if line.uuid else (), queued))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))
