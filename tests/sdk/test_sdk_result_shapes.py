@@ -195,3 +195,16 @@ def test_prompts_sent_while_a_turn_runs_are_one_turn_after_it(agent_cli: AgentCl
     assert results[1].user_message_uuids == ["00000000-0000-4000-8000-00000000000b",
                                              "00000000-0000-4000-8000-00000000000c"]
     assert server.requests[1].body["messages"][-1] == {"role": "user", "content": "two\n\nthree"}
+
+
+def test_a_finished_turn_that_spent_the_budget_ends_error_max_budget_usd(agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"text": "4"}, {"text": "4 again"})
+
+    messages, error = collect_until_error("What is 2 + 2?", options(agent_cli, max_budget_usd=0.000001))
+    roomy = result_of(collect("What is 2 + 2?", options(agent_cli, max_budget_usd=1.0)))
+
+    result = result_of(messages)  # gpt-4.1-mini's one call cost more than that
+    assert (result.subtype, result.is_error, result.terminal_reason) == ("error_max_budget_usd", True, "budget_exhausted")
+    assert result.errors == ["Reached maximum budget ($1e-06)"] and result.result == "4"
+    assert error is not None and len(agent_cli.server.requests) == 2
+    assert (roomy.subtype, roomy.is_error, roomy.result) == ("success", False, "4 again")

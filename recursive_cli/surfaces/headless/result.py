@@ -19,6 +19,7 @@ _API_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 4
 _MESSAGE_ERRORS = {401: "authentication_failed", 403: "authentication_failed", 402: "billing_error",
                    429: "rate_limit", 400: "invalid_request", 404: "invalid_request"}
 _TERMINAL = {FinishReason.COMPLETED: "completed", FinishReason.MAX_STEPS: "max_turns",
+             FinishReason.MAX_COST: "budget_exhausted",
              FinishReason.INTERRUPTED: "aborted_streaming",
              FinishReason.PROVIDER_ERROR: "api_error", FinishReason.PROVIDER_UNAVAILABLE: "api_error"}
 

@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
@@ -180,12 +180,21 @@ class HeadlessServer:
                     break
                 turn = self._add(turn, await self._turn(again))
             structured = await self._structured(turn) if schema is not None else None
+            turn.outcome = self._over_budget(turn.outcome)
         finally:
             self._turn_running = False
         turn.code, turn.seconds = self._code(turn.outcome), time.monotonic() - started
         self._write_result(turn, structured=structured)
         self._last = turn
         return turn
+
+    def _over_budget(self, outcome: TurnOutcome) -> TurnOutcome:
+        """A turn whose calls spent the `--max-budget-usd` ends `error_max_budget_usd`, also when
+        the model had finished, as Claude Code ends it (its answer is kept)."""
+        limit = self.runtime.budget.limits.max_cost
+        if limit is None or outcome.finish_reason is not FinishReason.COMPLETED or self.runtime.budget.spent.cost < limit:
+            return outcome
+        return replace(outcome, finish_reason=FinishReason.MAX_COST)
 
     @staticmethod
     def _add(turn: Turn, outcome: TurnOutcome) -> Turn:
@@ -259,6 +268,8 @@ class HeadlessServer:
         detail = outcome.detail or reason.value
         if reason is FinishReason.MAX_STEPS:  # in Claude's words: its flag is --max-turns here
             detail = f"Reached maximum number of turns ({self.runtime.budget.limits.max_steps})"
+        elif reason is FinishReason.MAX_COST:  # (and --max-budget-usd)
+            detail = f"Reached maximum budget (${self.runtime.budget.limits.max_cost:g})"
         text = outcome.text if turn.code == 0 or outcome.text else detail
         extra: dict[str, Any] = dict(self._stamp)
         if (terminal := claude_result.terminal(outcome, blocked)) is not None:
