@@ -111,7 +111,8 @@ def thinking_block(item: Reasoning) -> dict[str, Any]:
 
 def _result_content(message: Message) -> str | list[dict[str, Any]]:
     """A tool result's `content` as Claude Code gives it: a string for its own tools, content
-    blocks (text, then images) for an MCP tool's, as the server returned them."""
+    blocks (text, then images) for an MCP tool's, as the server returned them (a refusal of the
+    call is not the tool's: `_denied` keeps it a string)."""
     if not (message.tool_name or "").startswith("mcp__"):
         return message.content
     blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
@@ -198,7 +199,7 @@ class ClaudeStreamSink:
     def __init__(self, out: TextIO, session_id: str, *, model: Callable[[], str] | None = None,
                  present: Presenter = as_shown, partial: bool = False, stream: bool = True,
                  cost_of: CostOf | None = None, whole_runs: bool = False,
-                 api_key_source: str = "none", number_costs: bool = False) -> None:
+                 api_key_source: str = "none", claude_mode: bool = False) -> None:
         self._out = out
         self.session_id = session_id
         self._started_model = ""  # the model RunStarted named
@@ -207,9 +208,10 @@ class ClaudeStreamSink:
         self._partial = partial
         self._stream = stream  # False (`-o json`): only `write_result` writes, and only a record
         self._cost_of = cost_of
-        # Claude-compatible mode: an unpriced model's `costUSD` is 0 with `costBasis: "unknown"`
-        # (SDK programs add them up), where `recursive run` says null
-        self._number_costs = number_costs
+        # Claude-compatible mode (`recursive -p`, the SDKs): an unpriced model's `costUSD` is 0
+        # with `costBasis: "unknown"` (SDK programs add them up) where `recursive run` says null,
+        # and an MCP tool's result is content blocks where `recursive run` gives its text
+        self._claude_mode = claude_mode
         self._api_key_source = api_key_source
         self._ascii = _ascii_only(out)
         self._turn = _Turn()
@@ -288,7 +290,7 @@ class ClaudeStreamSink:
                 "webSearchRequests": 0,
                 "costUSD": self._cost_of(model, usage) if self._cost_of is not None else None,
             }
-            if self._number_costs and shown[model]["costUSD"] is None:
+            if self._claude_mode and shown[model]["costUSD"] is None:
                 shown[model].update(costUSD=0.0, costBasis="unknown")
         return shown
 
@@ -365,9 +367,15 @@ class ClaudeStreamSink:
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
             block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                     "content": _result_content(message), "is_error": message.is_error}
+                     "content": _result_content(message) if self._claude_mode and not self._denied(message)
+                     else message.content,
+                     "is_error": message.is_error}
             self._line({"type": "user", "message": {"role": "user", "content": [block]},
                         "parent_tool_use_id": None})
+
+    def _denied(self, message: Message) -> bool:
+        """Whether this tool result is a refusal (its text, not the tool's output)."""
+        return any(denial["tool_use_id"] == message.tool_call_id for denial in self._turn.denials)
 
     def _on_reply(self, message: Message) -> None:
         turn = self._turn

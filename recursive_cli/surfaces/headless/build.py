@@ -145,7 +145,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
                             present=view.present, partial=options.include_partial_messages,
                             stream=options.output_format == "stream-json",
                             cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage),
-                            number_costs=True)
+                            claude_mode=True)
     fan.add(sink)
     sink.include_hook_events = options.include_hook_events
     try:  # (a malformed MCP or hooks configuration, wherever it is: exit 2)
