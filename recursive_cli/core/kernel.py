@@ -97,6 +97,7 @@ class TurnOutcome:
     tool_calls: int = 0
     denials: int = 0
     halted: str = ""  # why a guard or hook ended the turn after a call (`continue: false`)
+    api_status: int | None = None  # the HTTP status of the model request that failed the turn
 
 
 class _Hooks:

@@ -114,7 +114,8 @@ class HeadlessRun:
                         extra={"skills": skills, "provider": runtime.provider.name,
                                "claude_code_version": PROTOCOL_VERSION, "plugins": self.plugins,
                                "output_style": self.output_style, "recursive_version": __version__,
-                               "agents": self.agent_names()})
+                               "agents": self.agent_names(),
+                               "capabilities": ["interrupt_receipt_v1"]})  # (`interrupt` answers `still_queued`)
 
     def skill_names(self) -> list[str]:
         """The names of the skills offered (features/skills), for the `init` line."""
@@ -221,7 +222,8 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     sink = ClaudeStreamSink(sys.stdout, picked.session_id, model=step_model,
                             present=view.present, partial=options.include_partial_messages,
                             stream=options.output_format == "stream-json",
-                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
+                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage),
+                            claude_mode=True)
     fan.add(sink)
     sink.include_hook_events = options.include_hook_events
     try:  # (a malformed MCP or hooks configuration, wherever it is: exit 2)
