@@ -28,6 +28,7 @@ from ...core.events import CompactionDone
 from ...core.interrupt import Interrupted
 from ...core.messages import Message
 from ...core.provider import ProviderError, RetryNotice
+from ...core.side_call import side_call
 from ...core.tool import cap_text
 
 if TYPE_CHECKING:
@@ -291,7 +292,7 @@ class Compactor:
         """One provider call without tools; '' when it fails or is interrupted."""
         request = summary_request(head, self.max_tokens * 2)  # about half the window
         try:
-            reply = await ctx.interrupt.race(ctx.provider.complete(request, [], _RetryHooks(ctx)))
+            reply = await side_call("compaction", ctx.provider, request, _RetryHooks(ctx), ctx.interrupt, ctx.sink)
         except (Interrupted, ProviderError):
             return ""
         ctx.budget.charge(reply.usage)
