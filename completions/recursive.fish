@@ -74,7 +74,7 @@ function __recursive_value_options --description 'Print the options of PATH that
         case acp "skills list"
             printf '%s\n' -- -m --model --provider --api-base --effort --thinking-budget -C --workspace --add-dir --max-steps --max-cost --max-duration -o --output-format --session-id --permission-mode --allow --deny --system-prompt --append-system-prompt --wire --script --sandbox --sandbox-allow-port --skill
         case "sessions export"
-            printf '%s\n' -- -f --format --bundle
+            printf '%s\n' -- -f --format -o --output --bundle
         case "sessions gc"
             printf '%s\n' -- --older-than -C --workspace
         case "config show"
@@ -120,7 +120,7 @@ complete -c recursive -n '__recursive_arg attach 0 0' -x -a '(__recursive_sessio
 complete -c recursive -n '__recursive_arg trust 0 0' -r -F
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'list' -d 'List the sessions of this workspace, oldest first.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'show' -d 'Print a session\'s conversation, readable.'
-complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout as jsonl, json or Markdown, or as a bundle to move it to another machine.'
+complete -c recursive -n '__recursive_arg sessions 0 0' -a 'export' -d 'Write a session to stdout (or -o FILE) as jsonl, json, Markdown or an ATIF trajectory, or as a bundle to move it to another machine.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'import' -d 'Make an exported session resumable here, its checkpoints included; prints its id.'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'rm' -d 'Delete sessions (refused while a process is using one).'
 complete -c recursive -n '__recursive_arg sessions 0 0' -a 'gc' -d 'Delete this workspace\'s sessions not updated for the given time. Nothing else ever deletes one.'
@@ -214,7 +214,8 @@ complete -c recursive -n '__recursive_at trust' -l revoke -r -F -d 'Trust DIR no
 complete -c recursive -n '__recursive_at trust' -l json -d 'Machine-readable list (with --list).'
 complete -c recursive -n '__recursive_at "sessions list"' -l all-workspaces -d 'Sessions of every workspace.'
 complete -c recursive -n '__recursive_at "sessions list"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Workspace whose sessions to list.'
-complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md' -d 'jsonl (the transcript as stored; the default), json or md.'
+complete -c recursive -n '__recursive_at "sessions export"' -s f -l format -x -a 'jsonl json md atif' -d 'jsonl (the transcript as stored; the default), json, md, or atif (an Agent Trajectory Interchange Format document, as Harbor reads).'
+complete -c recursive -n '__recursive_at "sessions export"' -s o -l output -r -F -d 'Write to FILE instead of stdout.'
 complete -c recursive -n '__recursive_at "sessions export"' -l bundle -x -d 'Write the whole session instead, checkpoints included, as one file for `sessions import` (- for stdout).'
 complete -c recursive -n '__recursive_at "sessions import"' -s C -l workspace -x -a '(__fish_complete_directories (commandline -ct))' -d 'Bind the session to this workspace (default: the current folder, never the one the bundle names).'
 complete -c recursive -n '__recursive_at "sessions import"' -l force -d 'Replace a session with the same id.'

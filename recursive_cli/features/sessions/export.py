@@ -1,4 +1,4 @@
-"""Sessions for people and other programs: `sessions export` (jsonl, json, md) and `sessions show`."""
+"""Sessions for people and other programs: `sessions export` (jsonl, json, md, atif) and `sessions show`."""
 
 from __future__ import annotations
 
@@ -11,20 +11,25 @@ from ...core.wording import counted
 from .reader import LoadedSession, rewound_turns
 from .records import MessageRecord, RepairRecord
 
-EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "json", "md")
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "json", "md", "atif")
 RESULT_LIMIT = 2000
 ARGS_LIMIT = 200
 REWOUND = " (rewound: no longer in the conversation)"
 
 
-def export_session(loaded: LoadedSession, fmt: str) -> str:
-    """The session in `fmt`: `jsonl` (the transcript verbatim), `json` or `md`."""
+def export_session(loaded: LoadedSession, fmt: str, agent_version: str = "unknown") -> str:
+    """The session in `fmt`: `jsonl` (the transcript verbatim), `json`, `md` or `atif` (atif.py,
+    which names recursive's `agent_version`)."""
     if fmt == "jsonl":
         return loaded.transcript_path.read_bytes().decode("utf-8", errors="replace")
     if fmt == "json":
         return _json(loaded)
     if fmt == "md":
         return _markdown(loaded)
+    if fmt == "atif":
+        from .atif import export_atif
+
+        return export_atif(loaded, agent_version)
     raise ValueError(f"unknown export format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
 
 
