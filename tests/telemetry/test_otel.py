@@ -412,6 +412,23 @@ def test_a_judge_call_that_fails_is_a_chat_span_with_its_error(tmp_path: Path) -
     assert "HTTP 400" in judge.span.status.message
 
 
+def test_a_retry_of_the_judge_is_an_event_on_its_span(tmp_path: Path) -> None:
+    replies = [{"text": "nothing to do"},
+               {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}}},
+               {"text": json.dumps({"achieved": True, "reason": "nothing was to be done"})}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        result = invoke("goal", "do nothing", "--until", "nothing is left", "--otel", "-C", str(tmp_path),
+                        "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                        env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, "nothing to do\n"), result.stderr
+    calls = _by_name(receiver.spans())["chat fake-model"]
+    [judge] = [span for span in calls if span.attributes.get("recursive.call") == "judge"]
+    [turn_call] = [span for span in calls if span is not judge]
+    assert [(event.name, attributes_of(event.attributes)["http.response.status_code"])
+            for event in judge.span.events] == [("api_retry", 429)]
+    assert not turn_call.span.events and judge.span.status.code != STATUS_ERROR
+
+
 def test_a_compaction_summary_is_a_chat_span_under_its_turn(tmp_path: Path) -> None:
     def wake(n: int) -> dict[str, Any]:
         return {"tool_calls": [{"name": "schedule_wakeup", "arguments": {"delay_seconds": 0.05, "prompt": f"turn {n}"}}]}
