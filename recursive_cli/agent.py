@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .features.mcp import McpConfig, McpManager
     from .features.permissions import AskHook, PermissionPolicy
     from .features.skills import SkillCatalog
+    from .features.subagents import AgentDefinition, Subagents
 
 
 class AgentRuntime(RuntimeCore):
@@ -167,6 +168,7 @@ class AgentRuntimeBuilder:
         self._session_id = ""
         self._mcp: McpConfig | None = None
         self._hooks: HookConfig | None = None
+        self._agents: list[AgentDefinition] = []
         self._skills: SkillCatalog | None = None
 
     def settings(self, settings: Settings, home: Path | None = None) -> AgentRuntimeBuilder:
@@ -209,6 +211,12 @@ class AgentRuntimeBuilder:
         """Command hooks in Claude Code's format (`features.hooks.load_hooks` reads them from the
         settings files and `--settings`): they fire around every prompt, tool call and turn."""
         self._hooks = config
+        return self
+
+    def agents(self, definitions: list[AgentDefinition]) -> AgentRuntimeBuilder:
+        """Subagents the agent may hand tasks to through the `task` tool (features/subagents:
+        `--agents`, agent files); each call adds definitions, the first of a name winning."""
+        self._agents = [*self._agents, *definitions]
         return self
 
     def skills(self, catalog: SkillCatalog) -> AgentRuntimeBuilder:
@@ -265,6 +273,8 @@ class AgentRuntimeBuilder:
             enter_plan_mode(runtime, runtime.permissions)
         if self._mcp:
             self._attach_mcp(runtime)
+        if self._agents:
+            add_subagents(runtime, self._agents, s)
         if self._hooks:
             from .features.hooks import attach_hooks
 
@@ -297,6 +307,30 @@ class AgentRuntimeBuilder:
         from .providers import make_provider
 
         return make_provider(self._settings, session_id=self._session_id)
+
+
+def add_subagents(runtime: AgentRuntime, definitions: list[AgentDefinition], settings: Settings) -> Subagents:
+    """Give the runtime the `task` tool with `definitions`, or add them to the ones it has (the
+    SDK's `agents`, sent after the runtime is built); a subagent on a model of its own gets a
+    provider made from `settings` for that model."""
+    from .features.subagents import Subagents, attach_subagents
+
+    found = runtime.feature(Subagents)
+    if found is not None:
+        found.add(definitions)
+        return found
+    from .core.settings import resolve_model
+    from .providers import make_provider
+    from .tools.claude_names import our_name
+
+    def provider_for(model: str) -> ChatProvider:
+        """The run's provider when `model` is its model; else one made for `model`."""
+        resolved = resolve_model(settings.provider, model)
+        if resolved == runtime.provider.model:
+            return runtime.provider
+        return make_provider(settings.model_copy(update={"model": resolved}), runtime.session_id or None)
+
+    return attach_subagents(runtime, definitions, provider_for, our_name, instructions=not settings.bare)
 
 
 def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:

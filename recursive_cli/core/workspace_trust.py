@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 # fingerprints them (relative to the workspace).
 WORKSPACE_FILES = (".claude/settings.json", ".claude/settings.local.json", ".recursive/settings.json",
                    ".mcp.json", ".recursive/config.toml")
+# The workspace's own subagents (features/subagents): each `.claude/agents/NAME.md` is one of its config files too.
+AGENT_FOLDER = ".claude/agents"
 # The workspace's own skills (features/skills): each `<folder>/NAME/SKILL.md` is one of its config files too.
 SKILL_FOLDERS = (".claude/skills", ".agents/skills")
 
@@ -44,7 +46,7 @@ def own_files(workspace: Path, home: Path) -> tuple[str, ...]:
     """The workspace's own config files that exist (`WORKSPACE_FILES`); one that is a file of
     the user's (`$RECURSIVE_HOME/…`: a workspace at `~` has it as `.recursive/config.toml`)
     is theirs, not the workspace's."""
-    return tuple(name for name in (*WORKSPACE_FILES, *skill_files(workspace))
+    return tuple(name for name in (*WORKSPACE_FILES, *skill_files(workspace), *agent_files(workspace))
                  if (workspace / name).is_file() and not users_file(workspace / name, home))
 
 
@@ -59,6 +61,16 @@ def skill_files(workspace: Path) -> list[str]:
             continue
         found += [f"{folder}/{name}/SKILL.md" for name in names]
     return found
+
+
+def agent_files(workspace: Path) -> list[str]:
+    """The workspace's agent files (`AGENT_FOLDER/*.md`), relative to it, by name; a listing
+    of a folder most workspaces do not have."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(workspace / AGENT_FOLDER) if entry.name.endswith(".md"))
+    except OSError:
+        return []
+    return [f"{AGENT_FOLDER}/{name}" for name in names]
 
 
 def users_file(path: Path, home: Path) -> bool:

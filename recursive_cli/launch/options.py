@@ -276,6 +276,8 @@ class RunOptions:
     bg: Annotated[bool, typer.Option("--bg", help="Run detached: print the session id and return at once; the session goes on alone (see `recursive agents`, `logs`, `queue`, `stop`).", rich_help_panel=INPUT)] = False
     include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
     worktree: WorktreeFlag = None
+    agents: Annotated[Optional[list[str]], typer.Option("--agents", metavar="JSON|FILE", help='Subagents the task tool can start, in Claude Code\'s format, JSON text or a file (repeatable): {"NAME": {"description": …, "prompt": …, "tools": [...], "model": …}}; with the workspace\'s .claude/agents/*.md (once trusted) and ~/.recursive/agents/*.md.', rich_help_panel=ADVANCED)] = None
+    agent: Annotated[Optional[str], typer.Option("--agent", metavar="NAME", help="Run the main conversation as agent NAME: its prompt as the system prompt, its tools, its model.", rich_help_panel=ADVANCED)] = None
     fallback_model: Annotated[Optional[str], typer.Option("--fallback-model", metavar="MODEL[,MODEL]", callback=model_list, help="When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result's modelUsage.", rich_help_panel=MODEL)] = None
 
 

@@ -23,6 +23,7 @@ from ..features.sessions.binding import SessionBinding
 from ..features.sessions.ids import check_session_id, new_session_id
 from ..features.sessions.lock import SessionLock
 from ..features.sessions.records import SessionError, SessionWriteError
+from .agents import agent_definitions, keep_agents_flags, main_agent, take_tools
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
@@ -72,6 +73,8 @@ class Launch:
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
     worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
     fallback_models: list[str] = field(default_factory=list)  # --fallback-model, in order
+    agents: list[str] = field(default_factory=list)  # --agents (none: a resumed session's own)
+    agent: str | None = None  # --agent: the main conversation's agent
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch:
@@ -114,6 +117,7 @@ def with_run_options(spec: Launch, options: RunOptions) -> Launch:
         except ImageError as exc:  # (changed since the flag's check)
             raise CliError(f"-i: {exc}", EXIT_USAGE) from None
     spec.fallback_models = model_names(options.fallback_model)
+    spec.agents, spec.agent = list(options.agents or []), options.agent
     spec.background = options.bg
     return spec
 
@@ -248,11 +252,15 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
 
     hooks = command_hooks(spec.loaded, spec.settings)
     note_untrusted(spec.loaded, strict_mcp=spec.mcp is not None and spec.mcp.strict)
+    definitions = agent_definitions(spec.loaded, spec.agents, spec.resumed)
+    main = None
+    if spec.agent:
+        settings, main = main_agent(settings, spec.agent, definitions)
     shown = (spec.sinks or output_sinks)(settings, spec.session_id)
     sink = FanoutSink(show_hook_events(shown, spec.include_hook_events))
     try:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
-                   .session_id(spec.session_id).sink(sink))
+                   .session_id(spec.session_id).sink(sink).agents(definitions))
         if settings.bare:
             from ..core.tool import ToolRegistry
 
@@ -261,6 +269,8 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
         if skills is not None:
             builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
+        if main is not None:
+            take_tools(runtime, main)
         if spec.fallback_models:
             runtime.provider = with_fallback(runtime.provider, spec.fallback_models, settings)
         binding = None
@@ -272,6 +282,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        keep_agents_flags(runtime, spec.agents)
         keep_skill_flags(runtime, settings)
         if settings.otel:  # (the SDK is imported only then)
             from ..features.telemetry import attach_telemetry

@@ -198,3 +198,36 @@ def test_a_session_with_no_message_yet_is_still_a_valid_trajectory(new_session, 
     assert_valid_atif(out)
     [step] = json.loads(out.read_text())["steps"]
     assert step["source"] == "system" and "no messages" in step["message"]
+
+
+def test_a_real_subagent_run_exports_its_sub_conversation(tmp_path: Path, workspace: Path) -> None:
+    """The same, from a `recursive run --agents` whose model calls the task tool: the records
+    features/subagents writes are the ones the export reads."""
+    (workspace / "app.py").write_text("print(1/0)\n", encoding="utf-8")
+    agents = json.dumps({"reviewer": {"description": "Reviews code", "prompt": "You review code.",
+                                      "tools": ["Read"]}})
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "task", "id": "call_t", "arguments": {
+            "description": "review app", "prompt": "Review app.py.", "subagent_type": "reviewer"}}]},
+        {"tool_calls": [{"name": "read_file", "id": "call_r", "arguments": {"path": "app.py"}}]},
+        {"text": "app.py divides by zero."},
+        {"text": "The reviewer found a division by zero."}])
+    done = invoke("run", "review app.py", "-C", str(workspace), "--provider", "scripted", "--script", str(script),
+                  "--agents", agents, "--session-id", "s-real-sub")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "real-sub.json"
+    exported = invoke("sessions", "export", "s-real-sub", "--format", "atif", "-o", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert_valid_atif(out)
+    document = json.loads(out.read_text())
+    assert document["extra"]["final_answer"] == "The reviewer found a division by zero."
+    [sub] = document["subagent_trajectories"]
+    assert sub["agent"]["extra"]["subagent_type"] == "reviewer"
+    assert [step["source"] for step in sub["steps"]] == ["user", "agent", "agent"]
+    assert sub["steps"][0]["message"] == "Review app.py."
+    [read] = sub["steps"][1]["tool_calls"]
+    assert (read["function_name"], read["arguments"]) == ("read_file", {"path": "app.py"})
+    assert "1/0" in sub["steps"][1]["observation"]["results"][0]["content"]
+    assert sub["extra"]["final_answer"] == "app.py divides by zero."
+    [result] = [r for step in document["steps"] for r in (step.get("observation") or {}).get("results", [])]
+    assert result["subagent_trajectory_ref"][0]["trajectory_id"] == sub["trajectory_id"]

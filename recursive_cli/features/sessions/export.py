@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from ...core.messages import Message, ToolCall
 from ...core.wording import counted
 from .reader import LoadedSession, rewound_turns
-from .records import MessageRecord, RepairRecord
+from .records import ExtraRecord, MessageRecord, RepairRecord
 
 EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "json", "md", "atif")
 RESULT_LIMIT = 2000
@@ -112,12 +112,30 @@ def render_conversation(loaded: LoadedSession) -> str:
         lines += [f"  kept out: {line}" for line in meta.imported.dropped]
     current = 0
     rewound = rewound_turns(loaded.records)
+    subagents = _subagent_messages(loaded)
     for turn, message in _turns(loaded):
         if turn != current:
             current = turn
             lines += ["", f"── turn {turn}{REWOUND if turn in rewound else ''} ──"]
         lines += _plain_message(message)
+        for call in message.tool_calls:  # (a task call: its subagent's conversation, under it)
+            for sub in subagents.get(call.id, []):
+                lines += [_indent(line, "    │ ") if line else "    │" for line in _plain_message(sub)]
     return "\n".join(lines) + "\n"
+
+
+def _subagent_messages(loaded: LoadedSession) -> dict[str, list[Message]]:
+    """The messages of each subagent (`subagent_message` records), by the task call that ran it."""
+    found: dict[str, list[Message]] = {}
+    for record in loaded.records:
+        if isinstance(record, ExtraRecord) and record.type == "subagent_message":
+            fields = record.fields()
+            try:
+                message = Message.model_validate(fields.get("message"))
+            except ValueError:
+                continue
+            found.setdefault(str(fields.get("parent_tool_use_id")), []).append(message)
+    return found
 
 
 def _plain_message(message: Message) -> list[str]:

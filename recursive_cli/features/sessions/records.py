@@ -65,6 +65,7 @@ class MessageRecord(BaseModel):
     turn: int
     message: Message
     time: str
+    uuid: str | None = None  # its id in Claude's stream and transcript lines (older records: none)
 
 
 class TurnStartRecord(BaseModel):

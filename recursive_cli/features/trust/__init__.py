@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.settings import LoadedSettings
-from ...core.workspace_trust import HeldKey, TrustVerdict, own_files
+from ...core.workspace_trust import HeldKey, TrustVerdict, agent_files, own_files
 
 if TYPE_CHECKING:
     from ..hooks.config import HookCommand
     from ..mcp.config import ServerEntry
     from ..skills import Skill
 
-ALL_PARTS = frozenset({"hooks", "mcp", "skills", "config"})  # what a workspace's configuration is made of
+ALL_PARTS = frozenset({"hooks", "mcp", "skills", "config", "agents"})  # what a workspace's configuration is made of
 
 
 def check_trust(workspace: Path, home: Path) -> TrustVerdict:
@@ -66,9 +66,10 @@ class WorkspaceOffer:
     keys: list[HeldKey]
     problems: list[str]
     skills: list[Skill] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)  # its agent files (`.claude/agents/NAME.md`)
 
     def __bool__(self) -> bool:
-        return bool(self.hooks or self.servers or self.keys or self.problems or self.skills)
+        return bool(self.hooks or self.servers or self.keys or self.problems or self.skills or self.agents)
 
     def lines(self, parts: frozenset[str] = ALL_PARTS) -> list[str]:
         """One line per hook, server, key and unusable file (of `parts` only), as `trust` shows them."""
@@ -78,6 +79,7 @@ class WorkspaceOffer:
                   for skill in self.skills] if "skills" in parts else []
         lines += [f"config {key.key} = {key.value} ({_short(key.where, self.workspace)})"
                   for key in self.keys] if "config" in parts else []
+        lines += [f"subagent {Path(path).stem} ({path})" for path in self.agents] if "agents" in parts else []
         return lines + [_short(problem, self.workspace) for problem in self.problems]
 
 
@@ -101,7 +103,8 @@ def workspace_offer(workspace: Path, home: Path, env: Mapping[str, str], keys: l
         except McpConfigError as exc:
             problems.append(str(exc))
     skills = _workspace_skills(workspace, home) if "skills" in parts else []
-    return WorkspaceOffer(workspace, hooks, servers, keys, problems, skills)
+    agents = agent_files(workspace) if "agents" in parts else []
+    return WorkspaceOffer(workspace, hooks, servers, keys, problems, skills, agents)
 
 
 def _workspace_skills(workspace: Path, home: Path) -> list[Skill]:

@@ -19,6 +19,9 @@ from .hooks import HookSet
 if TYPE_CHECKING:
     from ...features.mcp import McpConfig
 
+# The one built-in command here, as Claude Code lists its own (server.py runs it).
+CLEAR_COMMAND = {"name": "clear", "description": "Start a new session with empty context", "builtin": True}
+
 
 class ClientRequests:
     """Answers the client's control requests for one run; `interrupt` ends the running turn."""
@@ -55,14 +58,45 @@ class ClientRequests:
         if init.skills is not None:
             self._only_skills(init.skills)
         applied = self._add_mcp_servers(init) if init.mcp_servers or init.sdk_mcp_servers else None
+        if init.agents:
+            self._add_agents(init.agents)
+        self.run.sink.forward_subagent_text = init.forward_subagent_text
         model = self.run.runtime.provider.model
-        answer = {"commands": [], "agents": [], "output_style": "default",
-                  "available_output_styles": ["default"],
+        commands = [*(command.listing() for command in self.run.commands.values()), CLEAR_COMMAND]
+        answer = {"commands": commands, "agents": self._agents(),
+                  "output_style": self.run.output_style,
+                  "available_output_styles": sorted({"default", self.run.output_style}),
                   "models": [{"value": model, "displayName": model, "description": "the model in use"}],
                   "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
         if init.mcp_servers is not None:
             answer["mcp_servers_applied"] = bool(applied)  # (the TypeScript SDK ends a session without it)
         return answer
+
+    def _add_agents(self, agents: dict[str, Any]) -> None:
+        """The SDK's `agents=` (in `--agents`' shape): more subagents for the Agent tool; a
+        definition that cannot be used is left out, with a warning on stderr."""
+        import sys
+
+        from ...agent import add_subagents
+        from ...core.errors import AgentsError
+        from ...features.subagents import parse_agents_json
+
+        try:
+            found, problems = parse_agents_json(agents, "initialize agents")
+        except AgentsError as exc:
+            raise ValueError(str(exc)) from None
+        sys.stderr.writelines(f"warning: agent {problem}; left out\n" for problem in problems)
+        add_subagents(self.run.runtime, found, self.run.loaded.settings)
+
+    def _agents(self) -> list[dict[str, Any]]:
+        """The subagents, as `initialize` answers them (Claude's `{name, description, model}`)."""
+        if not self.run.agent_names():
+            return []
+        from ...features.subagents import Subagents
+
+        found = self.run.runtime.feature(Subagents)
+        return [{"name": item.name, "description": item.description, "model": item.model or "inherit"}
+                for item in (found.all() if found is not None else [])]
 
     def _add_mcp_servers(self, init: protocol.Initialize) -> bool:
         """The servers `initialize` sends (the TypeScript SDK's `mcpServers`, and the names of
