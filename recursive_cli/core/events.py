@@ -105,9 +105,10 @@ class ModelReplied(EventModel):
 
 class SideCallStarted(EventModel):
     """A model call outside the conversation is about to be made: the goal judge's
-    (`call` = "judge") or a compaction summary's ("compaction"). Its request and answer are
-    no message of the transcript, so the sinks of the conversation (stream-json, the session,
-    the terminal) leave it out; telemetry makes it a model call's span (core/side_call.py)."""
+    (`call` = "judge"), a compaction summary's ("compaction") or a subagent's ("subagent").
+    Its request and answer are no message of the transcript, so the sinks of the conversation
+    (stream-json, the session, the terminal) leave it out; telemetry makes it a model call's
+    span (core/side_call.py)."""
 
     type: Literal["side_call_started"] = "side_call_started"
     call: str

@@ -1,5 +1,8 @@
 """A model call outside the conversation (the goal judge's, a compaction summary's), told to the sinks.
 
+(A subagent's model calls are told the same way: features/subagents turns its kernel's
+`ModelRequest`/`ModelReplied` into these events, with `call` "subagent".)
+
 The kernel announces each call of a turn (`ModelRequest`, `ModelReplied`); the calls that
 drivers and features make of a provider themselves are announced here instead, as
 `SideCallStarted` and `SideCallFinished`: events that no sink of the conversation shows or

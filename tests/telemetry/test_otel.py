@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -466,3 +467,71 @@ def test_a_compaction_summary_is_a_chat_span_under_its_turn(tmp_path: Path) -> N
               for point, attrs, _ in receiver.metric_points("gen_ai.client.token.usage")
               if attrs.get("recursive.call")}
     assert tokens == {("compaction", "input"): 900, ("compaction", "output"): 30}
+
+
+def test_subagents_model_and_tool_calls_are_spans_under_their_task_call(tmp_path: Path) -> None:
+    agents = json.dumps({"a": {"description": "Agent A", "prompt": "AGENT A"},
+                         "b": {"description": "Agent B", "prompt": "AGENT B"}})
+    release = threading.Event()
+
+    def task(call_id: str, agent: str) -> dict[str, Any]:
+        return {"id": call_id, "name": "task", "arguments": {"description": f"task {agent}", "prompt": "look",
+                                                              "subagent_type": agent}}
+
+    def listing(call_id: str, **more: Any) -> dict[str, Any]:
+        return {"tool_calls": [{"id": call_id, "name": "list_dir", "arguments": {}}],
+                "usage": {"input_tokens": 300, "output_tokens": 3}, **more}
+
+    replies = [{"tool_calls": [task("call_a", "a"), task("call_b", "b")], "usage": {"input_tokens": 1000, "output_tokens": 20}},
+               listing("call_l1", hold=release),  # answered once both subagents have asked: they run at once
+               listing("call_l2"),
+               {"text": "a report", "usage": {"input_tokens": 400, "output_tokens": 7}},
+               {"text": "a report", "usage": {"input_tokens": 400, "output_tokens": 7}},
+               {"text": ANSWER, "usage": {"input_tokens": 1500, "output_tokens": 10}}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        def watch() -> None:
+            wait_until(lambda: len(server.requests) >= 3, timeout=30)
+            release.set()
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        result = invoke("run", "look twice", "--otel", "--no-session", "--no-checkpoints", "--agents", agents,
+                        "-C", str(tmp_path), "--provider", "openai", "--api-base", server.openai_base_url,
+                        "-m", "fake-model", env=_otel_env(receiver))
+        watcher.join()
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    spans = receiver.spans()
+    named = _by_name(spans)
+    assert sorted(named) == ["chat fake-model", "execute_tool list_dir", "execute_tool task",
+                             "invoke_agent recursive", "turn 1"]  # no turn of the subagents' own
+    [turn] = named["turn 1"]
+    tasks = {span.attributes["gen_ai.tool.call.id"]: span for span in named["execute_tool task"]}
+    assert sorted(tasks) == ["call_a", "call_b"]
+    assert all(span.span.parent_span_id == turn.span.span_id for span in tasks.values())
+    main_calls = [span for span in named["chat fake-model"] if span.span.parent_span_id == turn.span.span_id]
+    assert len(main_calls) == 2 and all("recursive.call" not in span.attributes for span in main_calls)
+    for call_id, agent in (("call_a", "a"), ("call_b", "b")):
+        task_span = tasks[call_id]
+        assert task_span.attributes["recursive.subagent.type"] == agent
+        assert task_span.attributes["recursive.subagent.status"] == "completed"
+        under = [span for span in spans if span.span.parent_span_id == task_span.span.span_id]
+        calls = sorted((span for span in under if span.name == "chat fake-model"),
+                       key=lambda span: span.span.start_time_unix_nano)
+        [tool] = [span for span in under if span.name == "execute_tool list_dir"]
+        assert len(under) == 3 and len(calls) == 2
+        assert [span.attributes["recursive.call"] for span in calls] == ["subagent", "subagent"]
+        assert [span.attributes["gen_ai.response.finish_reasons"] for span in calls] == [["tool_calls"], ["stop"]]
+        assert [span.attributes["gen_ai.usage.input_tokens"] for span in calls] == [300, 400]
+        assert calls[0].attributes["gen_ai.provider.name"] == "openai"
+        assert calls[0].span.end_time_unix_nano <= tool.span.start_time_unix_nano
+        assert tool.span.end_time_unix_nano <= calls[1].span.start_time_unix_nano
+        assert task_span.span.start_time_unix_nano <= calls[0].span.start_time_unix_nano
+        assert calls[1].span.end_time_unix_nano <= task_span.span.end_time_unix_nano
+    assert sorted(span.attributes["gen_ai.tool.call.id"] for span in named["execute_tool list_dir"]) == [
+        "call_l1", "call_l2"]
+    tokens: dict[tuple[str, str], float] = {}
+    for point, attributes, _ in receiver.metric_points("gen_ai.client.token.usage"):
+        key = (attributes.get("recursive.call", "turn"), attributes["gen_ai.token.type"])
+        tokens[key] = tokens.get(key, 0) + point.sum
+    assert tokens == {("turn", "input"): 2500, ("turn", "output"): 30,
+                      ("subagent", "input"): 1400, ("subagent", "output"): 20}

@@ -4,7 +4,9 @@ One trace per run: a root `invoke_agent recursive` span; under it a `turn N` spa
 under each turn a `chat MODEL` span per model call (kind CLIENT) and an `execute_tool NAME`
 span per tool call. The model calls made outside the conversation are `chat MODEL` spans too,
 with `recursive.call` saying whose (`SideCallStarted`): a compaction's summary under the turn
-it was made in, the goal judge's under the turn it judged. The model call's span carries what the call answered (`ModelReplied`):
+it was made in, the goal judge's under the turn it judged. A subagent's model and tool calls
+are under the `execute_tool task` span of the call that started it (told apart by the
+subagent the code works for, `core.agent_scope`: the calls of one reply run at once). The model call's span carries what the call answered (`ModelReplied`):
 `gen_ai.response.model`, `gen_ai.response.finish_reasons` (the provider's own word),
 `gen_ai.usage.*` tokens and our `recursive.cost_usd`; every span the session id
 (`gen_ai.conversation.id`, `session.id`). Metrics: `gen_ai.client.token.usage` and
@@ -23,6 +25,7 @@ from opentelemetry import trace
 from opentelemetry.metrics import Counter, Histogram, Meter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from ...core.agent_scope import current_agent
 from ...core.events import (
     AgentEvent,
     ApiRetry,
@@ -34,6 +37,9 @@ from ...core.events import (
     RunStarted,
     SideCallFinished,
     SideCallStarted,
+    SubagentFinished,
+    SubagentMessage,
+    SubagentStarted,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -101,8 +107,9 @@ class OtelSink:
         self._turn: Span | None = None
         self._judged: Span | None = None  # the turn that ended last: what a goal judge judges
         self._call: _Call | None = None
-        self._side: _Call | None = None
+        self._sides: dict[str, _Call] = {}  # side calls in flight: the main conversation's (""), each subagent's
         self._tools: dict[str, Span] = {}
+        self._agents: dict[str, Span] = {}  # a running subagent's id → its task call's span
         self._done = False
         self._handlers: dict[type, Callable[[Any], None]] = {
             RunStarted: self._on_run_started, TurnStarted: self._on_turn_started,
@@ -110,6 +117,8 @@ class OtelSink:
             SideCallStarted: self._on_side_started, SideCallFinished: self._on_side_finished,
             ToolStarted: self._on_tool_started, PermissionDenied: self._on_denied,
             ToolFinished: self._on_tool_finished, TurnFinished: self._on_turn_finished,
+            SubagentStarted: self._on_subagent_started, SubagentFinished: self._on_subagent_finished,
+            SubagentMessage: lambda event: None,  # (a message: no text of the run leaves)
             RunFinished: self._on_run_finished,
         }
 
@@ -136,7 +145,7 @@ class OtelSink:
                 "gen_ai.conversation.id": self._facts.session_id, "session.id": self._facts.session_id}
 
     def _child(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> Span:
-        parent = self._turn if self._turn is not None else self._root
+        parent = self._agent_span() or (self._turn if self._turn is not None else self._root)
         return self._tracer.start_span(name, context=trace.set_span_in_context(parent), kind=kind,
                                        attributes=attributes)
 
@@ -185,27 +194,50 @@ class OtelSink:
         if cost is not None:
             self._metrics.cost.add(cost, measured)
 
+    def _agent_span(self) -> Span | None:
+        """The task call's span of the subagent the code running now works for (None: the main conversation)."""
+        scope = current_agent()
+        return self._agents.get(scope.agent_id) if scope is not None else None
+
     def _on_side_started(self, event: SideCallStarted) -> None:
-        """A judge's or a compaction's model call: under the turn under way, else (a judge,
-        after the turn) the turn it judges, else the run."""
+        """A judge's, a compaction's or a subagent's model call: under the subagent's task
+        call, else the turn under way, else (a judge, after the turn) the turn it judges, else
+        the run."""
         self._end_side("error", "a new side call started")
-        parent = self._turn or (self._judged if event.call == "judge" else None) or self._root
+        parent = (self._agent_span() or self._turn or (self._judged if event.call == "judge" else None)
+                  or self._root)
         attributes = {**self._common("chat"), "gen_ai.provider.name": event.provider,
                       "gen_ai.request.model": event.model, "recursive.call": event.call}
         span = self._tracer.start_span(f"chat {event.model}", context=trace.set_span_in_context(parent),
                                        kind=SpanKind.CLIENT, attributes=attributes)
-        self._side = _Call(span, time.monotonic(), attributes)
+        self._sides[_scope_key()] = _Call(span, time.monotonic(), attributes)
 
     def _on_side_finished(self, event: SideCallFinished) -> None:
         if event.error:
             self._end_side(event.error, event.detail)
             return
-        call, self._side = self._side, None
+        call = self._sides.pop(_scope_key(), None)
         if call is not None:
             self._answered(call, event)
 
+    def _on_subagent_started(self, event: SubagentStarted) -> None:
+        span = self._tools.get(event.tool_use_id)
+        if span is None:
+            return
+        span.set_attributes({"recursive.subagent.type": event.subagent_type, "recursive.subagent.id": event.task_id,
+                             "gen_ai.request.model": event.model})
+        self._agents[event.task_id] = span
+
+    def _on_subagent_finished(self, event: SubagentFinished) -> None:
+        self._end_side(event.finish_reason, event.summary if event.status != "completed" else "", event.task_id)
+        span = self._agents.pop(event.task_id, None)
+        if span is not None:
+            span.set_attributes({"recursive.subagent.status": event.status,
+                                 "recursive.finish_reason": event.finish_reason,
+                                 **{f"recursive.subagent.{key}": value for key, value in event.usage.items()}})
+
     def _on_retry(self, event: ApiRetry) -> None:
-        call = self._side or self._call
+        call = self._sides.get(_scope_key()) or self._call
         if call is not None:
             call.span.add_event("api_retry", {"attempt": event.attempt, "error": event.error[:200],
                                                     **({"http.response.status_code": event.error_status}
@@ -234,7 +266,7 @@ class OtelSink:
     def _on_turn_finished(self, event: TurnFinished) -> None:
         reason = event.finish_reason.value
         self._end_call(reason, event.detail)
-        self._end_side(reason, event.detail)
+        self._end_sides(reason, event.detail)
         self._end_tools(reason)
         if self._turn is None:
             return
@@ -255,7 +287,7 @@ class OtelSink:
         (self._turn if self._turn is not None else self._root).add_event(event.type, fields)
 
     def _on_run_finished(self, event: RunFinished) -> None:
-        self._end_side(event.finish_reason, event.error)
+        self._end_sides(event.finish_reason, event.error)
         self._end_call(event.finish_reason, event.error)
         self._end_tools(event.finish_reason)
         self._end_turn(event.error or event.finish_reason)
@@ -277,9 +309,14 @@ class OtelSink:
         call, self._call = self._call, None
         self._failed(call, reason, detail)
 
-    def _end_side(self, reason: str, detail: str) -> None:
-        call, self._side = self._side, None
-        self._failed(call, reason, detail)
+    def _end_side(self, reason: str, detail: str, scope: str | None = None) -> None:
+        """End the side call in flight of `scope` (a subagent's id; default: the code's now)
+        as failed."""
+        self._failed(self._sides.pop(_scope_key() if scope is None else scope, None), reason, detail)
+
+    def _end_sides(self, reason: str, detail: str) -> None:
+        for key in list(self._sides):
+            self._end_side(reason, detail, key)
 
     def _failed(self, call: _Call | None, reason: str, detail: str) -> None:
         """End a model call's span that got no answer (`reason` its error.type)."""
@@ -302,6 +339,12 @@ class OtelSink:
             self._turn.set_status(Status(StatusCode.ERROR, detail[:200]))
             self._turn.end()
             self._turn = None
+
+
+def _scope_key() -> str:
+    """Whose side calls: the subagent's id the code works for, "" for the main conversation."""
+    scope = current_agent()
+    return scope.agent_id if scope is not None else ""
 
 
 def _usage_attributes(usage: Usage) -> dict[str, int]:
