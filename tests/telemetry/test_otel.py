@@ -535,3 +535,23 @@ def test_subagents_model_and_tool_calls_are_spans_under_their_task_call(tmp_path
         tokens[key] = tokens.get(key, 0) + point.sum
     assert tokens == {("turn", "input"): 2500, ("turn", "output"): 30,
                       ("subagent", "input"): 1400, ("subagent", "output"): 20}
+
+
+def test_a_subagents_model_call_that_fails_is_an_error_span_under_its_task_call(tmp_path: Path) -> None:
+    agents = json.dumps({"a": {"description": "Agent A", "prompt": "AGENT A"}})
+    replies = [{"tool_calls": [{"id": "call_a", "name": "task",
+                                "arguments": {"description": "task a", "prompt": "look", "subagent_type": "a"}}]},
+               {"error": {"status": 400, "message": "no such model"}},
+               {"text": ANSWER}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        result = invoke("run", "look", "--otel", "--no-session", "--agents", agents, "-C", str(tmp_path),
+                        "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                        env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    spans = receiver.spans()
+    [task] = _by_name(spans)["execute_tool task"]
+    [failed] = [span for span in spans if span.span.parent_span_id == task.span.span_id]
+    assert failed.name == "chat fake-model" and failed.attributes["recursive.call"] == "subagent"
+    assert failed.span.status.code == STATUS_ERROR and failed.attributes["error.type"] == "provider_error"
+    assert "HTTP 400" in failed.span.status.message
+    assert task.attributes["recursive.subagent.status"] == "failed" and task.span.status.code == STATUS_ERROR
