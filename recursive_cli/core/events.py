@@ -108,7 +108,7 @@ class SideCallStarted(EventModel):
     (`call` = "judge"), a compaction summary's ("compaction") or a subagent's ("subagent").
     Its request and answer are no message of the transcript, so the sinks of the conversation
     (stream-json, the session, the terminal) leave it out; telemetry makes it a model call's
-    span (core/side_call.py)."""
+    span (`core.kernel.side_call`)."""
 
     type: Literal["side_call_started"] = "side_call_started"
     call: str

@@ -15,9 +15,9 @@ from ..core.budget import Budget
 from ..core.event_models import JudgeVerdict
 from ..core.events import EventSink, NullSink
 from ..core.interrupt import InterruptToken
+from ..core.kernel import side_call
 from ..core.messages import Message
 from ..core.provider import ChatProvider, ProviderHooks
-from ..core.side_call import side_call
 from .checks import CheckResult
 
 EVIDENCE_CHARS = 16_000

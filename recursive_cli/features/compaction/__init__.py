@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.events import CompactionDone
 from ...core.interrupt import Interrupted
+from ...core.kernel import side_call
 from ...core.messages import Message
 from ...core.provider import ProviderError, RetryNotice
-from ...core.side_call import side_call
 from ...core.tool import cap_text
 
 if TYPE_CHECKING:
