@@ -406,10 +406,10 @@ async def side_call(call: str, provider: ChatProvider, messages: Sequence[Messag
     """`provider`'s answer to `messages` (no tools) for a model call outside the conversation:
     the goal judge's (`call` "judge"), a compaction summary's ("compaction"). Raced against
     `interrupt` and told to `sink` as `SideCallStarted`/`SideCallFinished`, as a turn's calls
-    are told by `ModelRequest`/`ModelReplied`: events no sink of the conversation shows or
-    records (their messages are no part of the transcript), that telemetry makes a model call's
-    span of (a subagent's calls are told the same way, by features/subagents). Raises what the
-    call raised."""
+    are told by `ModelRequest`/`ModelReplied`: events that no sink of the conversation shows or
+    records (their messages are no part of the transcript) and that telemetry makes a model
+    call's span of (a subagent's calls are told the same way, by features/subagents). Raises
+    what the call raised."""
     model = provider.model
     sink.emit(SideCallStarted(call=call, provider=provider.name, model=model))
     try:

@@ -6,7 +6,8 @@ span per tool call. The model calls made outside the conversation are `chat MODE
 with `recursive.call` saying whose (`SideCallStarted`): a compaction's summary under the turn
 it was made in, the goal judge's under the turn it judged. A subagent's model and tool calls
 are under the `execute_tool task` span of the call that started it (told apart by the
-subagent the code works for, `core.agent_scope`: the calls of one reply run at once). The model call's span carries what the call answered (`ModelReplied`):
+subagent the code works for, `core.agent_scope`: the calls of one reply run at once).
+The model call's span carries what the call answered (`ModelReplied`):
 `gen_ai.response.model`, `gen_ai.response.finish_reasons` (the provider's own word),
 `gen_ai.usage.*` tokens and our `recursive.cost_usd`; every span the session id
 (`gen_ai.conversation.id`, `session.id`). Metrics: `gen_ai.client.token.usage` and
@@ -240,8 +241,8 @@ class OtelSink:
         call = self._sides.get(_scope_key()) or self._call
         if call is not None:
             call.span.add_event("api_retry", {"attempt": event.attempt, "error": event.error[:200],
-                                                    **({"http.response.status_code": event.error_status}
-                                                       if event.error_status is not None else {})})
+                                              **({"http.response.status_code": event.error_status}
+                                                 if event.error_status is not None else {})})
 
     def _on_tool_started(self, event: ToolStarted) -> None:
         name = event.call.name
