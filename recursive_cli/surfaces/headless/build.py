@@ -190,10 +190,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
 
     schema = json_schema(options.json_schema) if options.json_schema else None
     flags = settings_flags(options)
-    loaded = load_settings(flags, trust=check_trust)
+    loaded = load_settings(flags, trust=check_trust, claude=True)
     from_claude = claude_provider(loaded)
     if from_claude:  # (Claude Code's own variables choose the model, as `claude -p` reads them)
-        loaded = load_settings({**flags, **from_claude}, trust=check_trust)
+        loaded = load_settings({**flags, **from_claude}, trust=check_trust, claude=True)
     sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
     refused = unenforceable_budget(loaded)
     if refused:
