@@ -16,6 +16,15 @@ given up; the run and its session go on. A headless resume appends to its view (
 message the conversation goes on from, so a truncating resume is a branch, as Claude writes
 it), after the messages the view lacks: all of them when it has none (a fork, a session from
 before the view), those of turns that `recursive resume` ran (which writes no view).
+
+A subagent's conversation (its `SubagentStarted`/`SubagentMessage`/`SubagentFinished` events)
+is kept beside it as Claude Code keeps it, where the SDKs' `list_subagents()` and
+`get_subagent_messages()` read it: `<session id>/subagents/agent-<agent id>.jsonl` (its own
+chain of `isSidechain` entries, from the task's prompt), and `agent-<agent id>.meta.json`
+(`agentType`, `description`, `toolUseId`: the task call, `model`; `finished` once it ended),
+replaced whole (written aside, then renamed) so a crash leaves the old one or the new one. A
+mirror gets the subagent's entries under the subagent file's path, and its metadata as an
+`agent_metadata` entry, as Claude Code sends them.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from typing import Any
 from uuid import uuid4
 
 from ... import __version__
-from ...core.events import AgentEvent, MessageAdded, TurnFinished
+from ...core.events import AgentEvent, MessageAdded, SubagentFinished, SubagentMessage, SubagentStarted, TurnFinished
 from ...core.messages import Message, Usage
 from ...features.sessions.claude_paths import claude_config_dir, project_folder_name, view_path
 from ...features.sessions.records import MessageRecord
@@ -44,6 +53,101 @@ __all__ = ["ClaudeTranscript", "claude_config_dir", "open_view", "project_folder
 def _now() -> str:
     """Claude's timestamps: UTC, milliseconds, `Z`."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class _Jsonl:
+    """An append-only JSON-lines file: one whole line per `os.write`, fsynced on `sync`; a file
+    that cannot be written is warned of once and given up (`what` names it in the warning)."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self._what = what
+        self._fd: int | None = None
+        self.failed = False
+
+    def append(self, entries: list[Entry]) -> None:
+        data = "".join(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n" for entry in entries)
+        fd = self._open()
+        if fd is None:
+            return
+        try:
+            view = memoryview(data.encode("utf-8", "surrogatepass"))
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            self.give_up(exc)
+
+    def _open(self) -> int | None:
+        if self._fd is None and not self.failed:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                torn = self.path.exists() and ends_torn(self.path)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                if torn:  # a torn last line must not swallow the next entry
+                    os.write(self._fd, b"\n")
+            except OSError as exc:
+                self.give_up(exc)
+        return self._fd
+
+    def sync(self) -> None:
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self.give_up(exc)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            self.sync()
+        self._drop()
+
+    def _drop(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def give_up(self, exc: OSError) -> None:
+        """Stop writing the file (warned of once); the session itself is unaffected."""
+        if not self.failed:
+            sys.stderr.write(f"warning: cannot write {self._what} {self.path}: {exc.strerror or exc}; "
+                             "the session is kept, but Claude's SDKs will not see the rest of it\n")
+        self.failed = True
+        self._drop()
+
+
+class _Subagent:
+    """The files of one subagent's conversation (module docstring)."""
+
+    def __init__(self, folder: Path, started: SubagentStarted) -> None:
+        self.file = _Jsonl(folder / f"agent-{started.task_id}.jsonl", "the transcript of subagent")
+        self.meta_path = folder / f"agent-{started.task_id}.meta.json"
+        self.meta: Entry = {"agentType": started.subagent_type, "isBuiltIn": started.subagent_type == "general-purpose",
+                            "description": started.description, "toolUseId": started.tool_use_id, "spawnDepth": 1,
+                            "model": started.model}
+        self.parent: str | None = None
+        self.callers: dict[str, str] = {}
+
+    def write_meta(self, finished: bool = False) -> None:
+        """Replace the metadata whole (written aside and renamed: never half of it on disk)."""
+        if self.file.failed:
+            return
+        if finished:
+            self.meta["finished"] = True
+        aside = self.meta_path.with_name(self.meta_path.name + ".tmp")
+        try:
+            self.meta_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, json.dumps(self.meta, ensure_ascii=False, separators=(",", ":")).encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(aside, self.meta_path)
+        except OSError as exc:
+            self.file.give_up(exc)
 
 
 class ClaudeTranscript:
@@ -63,8 +167,8 @@ class ClaudeTranscript:
         self._present = present
         self._parent = parent
         self._mirror = mirror
-        self._fd: int | None = None
-        self._failed = False
+        self._file = _Jsonl(path, "Claude's transcript")
+        self._subagents: dict[str, _Subagent] = {}  # by agent id, while each runs
         self._callers: dict[str, str] = {}  # tool call id → the uuid of the reply that made it
         self._prompt = ""  # the last prompt (a `last-prompt` entry's text)
         # The next prompt as the client wrote it, when the model gets more (a hook's context,
@@ -80,6 +184,8 @@ class ClaudeTranscript:
             entry = self._entry(event.message, event.uuid, self._model())
             if entry is not None:
                 self._append([entry])
+        elif isinstance(event, SubagentStarted | SubagentMessage | SubagentFinished):
+            self._subagent(event)
         elif isinstance(event, TurnFinished) and self._parent is not None and self._prompt:
             self._append([{"type": "last-prompt", "lastPrompt": self._prompt, "leafUuid": self._parent,
                            "sessionId": self.session_id}])
@@ -103,13 +209,40 @@ class ClaudeTranscript:
                                 present=self._present, mirror=self._mirror)
 
     def close(self) -> None:
-        if self._fd is not None:
-            self._sync()
-            fd, self._fd = self._fd, None
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        for sub in self._subagents.values():  # (a run that ended while a subagent worked)
+            sub.file.close()
+        self._subagents.clear()
+        self._file.close()
+
+    def _subagent(self, event: SubagentStarted | SubagentMessage | SubagentFinished) -> None:
+        """A subagent's event: its files beside the session's (module docstring)."""
+        if isinstance(event, SubagentStarted):
+            if not self._file.failed:
+                self._subagent_started(event)
+            return
+        sub = self._subagents.get(event.agent_id if isinstance(event, SubagentMessage) else event.task_id)
+        if sub is None:
+            return
+        if isinstance(event, SubagentFinished):
+            del self._subagents[event.task_id]
+            sub.file.close()
+            sub.write_meta(finished=True)
+            return
+        entry = self._body(event.message, str(uuid4()), event.model, sub.callers)
+        if entry is None:
+            return
+        entry = {"parentUuid": sub.parent, "isSidechain": True, "agentId": event.agent_id, **entry}
+        sub.parent = entry["uuid"]
+        if self._mirror is not None:
+            self._mirror({"type": "transcript_mirror", "filePath": str(sub.file.path), "entries": [entry]})
+        sub.file.append([entry])
+
+    def _subagent_started(self, event: SubagentStarted) -> None:
+        sub = self._subagents[event.task_id] = _Subagent(self.path.with_suffix("") / "subagents", event)
+        sub.write_meta()
+        if self._mirror is not None:
+            self._mirror({"type": "transcript_mirror", "filePath": str(sub.file.path),
+                          "entries": [{"type": "agent_metadata", **sub.meta}]})
 
     # -- entries ---------------------------------------------------------------------------
 
@@ -119,10 +252,22 @@ class ClaudeTranscript:
             typed, self.next_prompt = self.next_prompt, None
             text = message.content if typed is None else typed
             self._prompt = text.replace("\n", " ").strip()
-            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": text}}
+            message = message.model_copy(update={"content": text})
+        body = self._body(message, uid, model, self._callers)
+        if body is None:
+            return None
+        entry = {"parentUuid": self._parent, "isSidechain": False, **body}
+        self._parent = uid
+        return entry
+
+    def _body(self, message: Message, uid: str, model: str, callers: dict[str, str]) -> Entry | None:
+        """An entry but its link (`parentUuid`, `isSidechain`); `callers` maps each tool call
+        of the conversation to the reply that made it."""
+        if message.role == "user":
+            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": message.content}}
         elif message.role == "assistant":
             for call in message.tool_calls:
-                self._callers[call.id] = uid
+                callers[call.id] = uid
             body = {"type": "assistant", "message": {
                 "id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
                 "model": model, "content": assistant_content(message, self._present),
@@ -130,66 +275,25 @@ class ClaudeTranscript:
                 "usage": claude_usage(message.usage or Usage())}}
         elif message.role == "tool":
             body = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]}}
-            caller = self._callers.pop(message.tool_call_id or "", None)
+            caller = callers.pop(message.tool_call_id or "", None)
             if caller is not None:
                 body["sourceToolAssistantUUID"] = caller
         else:
             return None
-        entry = {"parentUuid": self._parent, "isSidechain": False, **body, "uuid": uid,
-                 "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
-                 "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
-        self._parent = uid
-        return entry
+        return {**body, "uuid": uid, "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
+                "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
 
     # -- the file ----------------------------------------------------------------------------
 
     def _append(self, entries: list[Entry]) -> None:
         if not entries:
             return
-        data = "".join(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n" for entry in entries)
         if self._mirror is not None:
             self._mirror({"type": "transcript_mirror", "filePath": str(self.path), "entries": entries})
-        fd = self._open()
-        if fd is None:
-            return
-        try:
-            view = memoryview(data.encode("utf-8", "surrogatepass"))
-            while view:
-                view = view[os.write(fd, view):]
-        except OSError as exc:
-            self._give_up(exc)
-
-    def _open(self) -> int | None:
-        if self._fd is None and not self._failed:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                torn = self.path.exists() and ends_torn(self.path)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                if torn:  # a torn last line must not swallow the next entry
-                    os.write(self._fd, b"\n")
-            except OSError as exc:
-                self._give_up(exc)
-        return self._fd
+        self._file.append(entries)
 
     def _sync(self) -> None:
-        if self._fd is not None:
-            try:
-                os.fsync(self._fd)
-            except OSError as exc:
-                self._give_up(exc)
-
-    def _give_up(self, exc: OSError) -> None:
-        """Stop writing the view (warned of once); the session itself is unaffected."""
-        if not self._failed:
-            sys.stderr.write(f"warning: cannot write Claude's transcript {self.path}: {exc.strerror or exc}; "
-                             "the session is kept, but Claude's SDKs will not see the rest of it\n")
-        self._failed = True
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._file.sync()
 
 
 def open_view(session_id: str, workspace: Path, records: list[MessageRecord] | None, *, model: Callable[[], str],
