@@ -12,8 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
 
+from .messages import Usage
+
 GoalStatus = Literal["running", "met", "not_met"]
-_NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}}  # tails are in the goal_evaluation events
+# Tails and the judge's accounting are in the goal_evaluation events (and records), not the result line.
+_NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}, "judge": {"usage", "cost_usd", "requests"}}
 
 
 class CheckResult(BaseModel):
@@ -44,7 +47,9 @@ class CheckResult(BaseModel):
 
 
 class JudgeVerdict(BaseModel):
-    """The judge's decision; `valid` is False when its answer was not the JSON asked for."""
+    """The judge's decision; `valid` is False when its answer was not the JSON asked for.
+    `usage` is what its `requests` used (2 when it was asked again), `cost_usd` their cost
+    (None when its model has no price); a verdict recorded before they were kept has none."""
 
     model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
@@ -52,6 +57,9 @@ class JudgeVerdict(BaseModel):
     reason: str
     model: str = ""
     valid: bool = True
+    usage: Usage | None = None
+    cost_usd: float | None = None
+    requests: int | None = None
 
 
 class Evaluation(BaseModel):

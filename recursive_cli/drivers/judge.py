@@ -16,7 +16,7 @@ from ..core.event_models import JudgeVerdict
 from ..core.events import EventSink, NullSink
 from ..core.interrupt import InterruptToken
 from ..core.kernel import side_call
-from ..core.messages import Message
+from ..core.messages import Message, Usage
 from ..core.provider import ChatProvider, ProviderHooks
 from .checks import CheckResult
 
@@ -53,21 +53,27 @@ class GoalJudge:
         """The verdict on `condition`; raises ProviderError or Interrupted like a turn would."""
         messages = [Message.system(JUDGE_SYSTEM),
                     Message.user(evidence_prompt(condition, task, transcript, checks))]
-        answer = await self._ask(messages)
+        spent: list[Usage] = []
+        answer = await self._ask(messages, spent)
         verdict = parse_verdict(answer)
         if verdict is None:
             messages += [Message(role="assistant", content=answer), Message.user(RETRY_PROMPT)]
-            answer = await self._ask(messages)
+            answer = await self._ask(messages, spent)
             verdict = parse_verdict(answer)
         if verdict is None:
-            return JudgeVerdict(achieved=False, valid=False, model=self.provider.model,
-                                reason=f"no JSON verdict in its answer: {_clip(answer, 200)!r}")
-        return verdict.model_copy(update={"model": self.provider.model})
+            verdict = JudgeVerdict(achieved=False, valid=False,
+                                   reason=f"no JSON verdict in its answer: {_clip(answer, 200)!r}")
+        price = self._budget.price.of(self.provider.model)  # (as the budget charged them)
+        costs = [price(usage) for usage in spent]
+        return verdict.model_copy(update={
+            "model": self.provider.model, "usage": sum(spent, Usage()), "requests": len(spent),
+            "cost_usd": None if None in costs else sum(cost for cost in costs if cost is not None)})
 
-    async def _ask(self, messages: list[Message]) -> str:
+    async def _ask(self, messages: list[Message], spent: list[Usage]) -> str:
         self.requests += 1
         reply = await side_call("judge", self.provider, messages, self._hooks, self._interrupt, self._sink)
         self._budget.charge(reply.usage, model=self.provider.model)  # it may be --judge-model
+        spent.append(reply.usage)
         return reply.message.content
 
 

@@ -67,11 +67,56 @@ def test_a_goal_run_exports_as_a_trajectory_harbor_accepts(tmp_path: Path, works
                               "timed_out": False, "duration_s": check["extra"]["duration_s"]}
     assert judge["content"] == "f.txt holds hi" and judge["extra"]["goal_judge"] is True
     final = document["final_metrics"]
-    agent_prompt = sum(step["metrics"]["prompt_tokens"] for step in steps if "metrics" in step)
-    assert final["total_prompt_tokens"] > agent_prompt  # the judge's request is in the total
+    agent_prompt = sum(step["metrics"]["prompt_tokens"] for step in steps[:3] if "metrics" in step)
+    # The judge's request is in the total, and on its evaluation's step (no price: no cost).
+    judged = goal["extra"]["judge_metrics"]  # (ATIF has `metrics` on agent steps only)
+    assert judged["prompt_tokens"] == final["total_prompt_tokens"] - agent_prompt > 0
+    assert goal["llm_call_count"] == 1 and "cost_usd" not in judged
     assert final["total_steps"] == 4 and final["extra"]["judge_requests"] == 1
     assert document["extra"]["final_answer"] == "f.txt is written."
     assert document["extra"]["finish_reason"] == "completed"
+
+
+def test_the_judges_priced_usage_is_on_its_evaluation_step(tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    """Two evaluations: the judge says no, then (asked twice: its first answer is no JSON) yes.
+    Each one's step has that evaluation's tokens, requests and cost; a record from before the
+    judge's usage was kept (no `usage`) still exports, without metrics."""
+    usage = {"input_tokens": 1000, "output_tokens": 10}
+    script = write_script(tmp_path / "s.json", [
+        {"text": "first try", "usage": {"input_tokens": 5, "output_tokens": 1}},
+        {"text": '{"achieved": false, "reason": "no f.txt"}', "usage": usage},
+        {"text": "second try", "tool_calls": [{"name": "run_shell", "arguments": {"command": "touch f.txt"}}]},
+        {"text": "done"},
+        {"text": "it is there, I think", "usage": usage},
+        {"text": '{"achieved": true, "reason": "f.txt exists"}', "usage": {"input_tokens": 2000, "output_tokens": 20}}])
+    done = invoke("goal", "make f.txt", "--until", "f.txt exists", "-C", str(workspace), "-m", "gpt-4o",
+                  "--provider", "scripted", "--script", str(script), "--session-id", "goal-p")
+    assert done.returncode == 0, done.stderr
+    transcript = isolated_home / "sessions" / "goal-p" / "transcript.jsonl"
+    records = [json.loads(line) for line in transcript.read_text().splitlines()]
+    judged = [r["judge"] for r in records if r["type"] == "goal_evaluation"]
+    assert [(j["requests"], j["usage"]["input_tokens"], j["usage"]["output_tokens"]) for j in judged] == [
+        (1, 1000, 10), (2, 3000, 30)]
+    assert judged[0]["cost_usd"] == pytest.approx(1000 * 2.5e-6 + 10 * 10e-6)  # gpt-4o's price
+
+    out = tmp_path / "t.json"
+    assert invoke("sessions", "export", "goal-p", "-f", "atif", "-o", str(out)).returncode == 0
+    assert_valid_atif(out)
+    steps = [step for step in json.loads(out.read_text())["steps"] if step["extra"].get("goal_evaluation")]
+    metrics = [step["extra"]["judge_metrics"] for step in steps]
+    assert [(m["prompt_tokens"], m["completion_tokens"], s["llm_call_count"]) for m, s in zip(metrics, steps)] == [
+        (1000, 10, 1), (3000, 30, 2)]
+    assert [m["cost_usd"] for m in metrics] == pytest.approx([j["cost_usd"] for j in judged])
+
+    for record in records:  # as a session recorded before: the judge's verdict alone
+        if record["type"] == "goal_evaluation":
+            for key in ("usage", "cost_usd", "requests"):
+                del record["judge"][key]
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert invoke("sessions", "export", "goal-p", "-f", "atif", "-o", str(out)).returncode == 0
+    assert_valid_atif(out)
+    old = [step for step in json.loads(out.read_text())["steps"] if step["extra"].get("goal_evaluation")]
+    assert len(old) == 2 and not [s for s in old if "judge_metrics" in s["extra"] or "llm_call_count" in s]
 
 
 def test_stdout_is_the_default_and_output_cannot_go_with_a_bundle(tmp_path: Path, workspace: Path) -> None:

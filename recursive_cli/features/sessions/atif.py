@@ -83,7 +83,8 @@ def build_trajectory(loaded: LoadedSession, agent_version: str = "unknown") -> A
                               "llm_calls": meta.steps, "turns": meta.turns,
                               "judge_requests": _judge_requests(meta.state)})),
         notes=("total token counts and cost include the goal judge's requests and subagents; "
-               "steps' metrics cover the agent's own model calls"),
+               "steps' metrics cover the agent's own model calls; a goal evaluation step has "
+               "its judge's in extra.judge_metrics (when the session recorded them)"),
         extra=_drop_none({"workspace": meta.workspace, "status": meta.status,
                           "finish_reason": meta.finish_reason, "exit_code": meta.exit_code,
                           "created": meta.created, "updated": meta.updated, "title": meta.title,
@@ -180,17 +181,21 @@ class _StepBuilder:
                                                            "duration_s": check.get("duration_s")}))
                    for check in fields.get("checks") or () if isinstance(check, dict)]
         judge = fields.get("judge")
+        metrics, calls = None, None
         if isinstance(judge, dict):
             results.append(AtifObservationResult(
                 content=str(judge.get("reason", "")),
                 extra=_drop_none({"goal_judge": True, "model": judge.get("model"),
                                   "achieved": judge.get("achieved"), "valid": judge.get("valid")})))
+            metrics, calls = _judge_metrics(judge)
         word = "met" if fields.get("achieved") else "not met"
         text = (f"goal {word} after turn {fields.get('turn')}/{fields.get('max_turns')}: "
                 f"{fields.get('reason', '')}")
         entry = _Entry(None, _int(fields.get("session_turn")), str(fields.get("time", "")), None)
-        self._append("system", text, entry, observation=AtifObservation(results=results),
-                     extra_fields={"goal_evaluation": True, "achieved": fields.get("achieved")})
+        # (ATIF allows `metrics` on agent steps only: the judge's are under `extra` in their shape)
+        self._append("system", text, entry, observation=AtifObservation(results=results), llm_call_count=calls,
+                     extra_fields=_drop_none({"goal_evaluation": True, "achieved": fields.get("achieved"),
+                                              "judge_metrics": metrics and metrics.model_dump(exclude_none=True)}))
 
     def _compaction_step(self, record: ExtraRecord) -> None:
         """The older turns were summarised (features/compaction): the model sees the summary
@@ -320,6 +325,23 @@ def _metrics(model: str, usage: Usage | None) -> AtifMetrics | None:
     return AtifMetrics(prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
                        cached_tokens=usage.cache_read_tokens,
                        cost_usd=cost_usd(model, usage) if model else None, extra=extra or None)
+
+
+def _judge_metrics(judge: dict[str, Any]) -> tuple[AtifMetrics | None, int | None]:
+    """The judge's requests of one evaluation (their usage, cost and count), as its record
+    keeps them; (None, None) for a record from before they were kept."""
+    try:
+        usage = Usage.model_validate(judge["usage"])
+    except (KeyError, ValueError):
+        return None, None
+    cost = judge.get("cost_usd")
+    calls = judge.get("requests")
+    extra = _drop_none({"cache_write_tokens": usage.cache_write_tokens or None,
+                        "reasoning_tokens": usage.reasoning_tokens})
+    return (AtifMetrics(prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens,
+                        cached_tokens=usage.cache_read_tokens,
+                        cost_usd=float(cost) if isinstance(cost, int | float) else None, extra=extra or None),
+            calls if isinstance(calls, int) and calls > 0 else None)
 
 
 def _content(text: str, images: Iterable[Image]) -> Content:
