@@ -6,7 +6,8 @@
 `.claude/settings.local.json` and `.recursive/settings.json`, then each `--settings FILE|JSON`.
 The workspace's three count only once it is trusted (features/trust/): the caller says.
 A matcher is a regex over tool names, matched whole against our name and Claude's
-(`Bash` matches `run_shell`); none, `""` or `*` match every tool. Hooks of other types than
+(`Bash` matches `run_shell`), or for an event without a tool over its word (SessionStart's
+`startup`, a subagent's type); none, `""` or `*` match every tool. Hooks of other types than
 `command` and events we do not fire are kept out silently, so Claude's files work unchanged.
 """
 
@@ -23,7 +24,7 @@ from ...core.errors import HookConfigError
 from ...core.workspace_trust import users_file
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "PreCompact",
-          "SessionEnd")
+          "SessionEnd", "SubagentStart", "SubagentStop")
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 DEFAULT_TIMEOUT = 60.0
 _EVENT_NAME = re.compile(r"[A-Z][A-Za-z]*")

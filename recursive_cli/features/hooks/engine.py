@@ -10,7 +10,11 @@ reply would complete a turn, a block makes the agent go on in the same turn with
 a user message; the next Stop hook of that turn is sent `stop_hook_active: true` and its block
 is not obeyed (the turn's budgets are checked before every step as always). SessionStart
 fires before the first turn (its context joins the first prompt), SessionEnd when the runtime
-closes, PreCompact before a compaction.
+closes, PreCompact before a compaction. SubagentStart fires as a subagent starts (matched by
+its type; it cannot block: its `additionalContext` joins the subagent's prompt), SubagentStop
+when a subagent's reply would end its work: a stop guard of the sub-conversation, as Stop is of
+the agent's (a block makes the subagent go on with the reason; the next one is sent
+`stop_hook_active: true` and not obeyed).
 """
 
 from __future__ import annotations
@@ -186,6 +190,18 @@ class HookEngine:
         blocked = [o for o in outcomes if o.blocked]
         return f"Stop hook: {blocked[0].reason or 'Continue.'}" if blocked else None
 
+    # -- SubagentStart and SubagentStop -------------------------------------------------------
+
+    async def subagent_start(self, agent_id: str, agent_type: str) -> str:
+        """Tell SubagentStart hooks; the context they add to the subagent's prompt ("" for none)."""
+        outcomes = await self.fire("SubagentStart", {"agent_id": agent_id, "agent_type": agent_type},
+                                   word=agent_type)
+        return "\n\n".join(o.context for o in outcomes if o.context)
+
+    def subagent_stop_guard(self, agent_id: str, agent_type: str) -> SubagentStopGuard | None:
+        """The stop guard of one subagent's conversation, when there are SubagentStop hooks."""
+        return SubagentStopGuard(self, agent_id, agent_type) if self.config.has("SubagentStop") else None
+
     # -- SessionEnd and PreCompact ---------------------------------------------------------------
 
     async def session_end(self, reason: str = "other") -> None:
@@ -193,6 +209,26 @@ class HookEngine:
             return
         self._ended = True
         await self.fire("SessionEnd", {"reason": reason}, word=reason)
+
+
+class SubagentStopGuard:
+    """SubagentStop hooks, asked when a subagent's reply would end its work (a stop guard of
+    its conversation): the first block's reason keeps it going, as Stop's keeps the agent."""
+
+    def __init__(self, engine: HookEngine, agent_id: str, agent_type: str) -> None:
+        self._engine = engine
+        self._agent_id = agent_id
+        self._agent_type = agent_type
+
+    async def before_stop(self, ctx: TurnContext, active: bool) -> str | None:
+        last = ctx.transcript[-1] if ctx.transcript else None
+        said = last.content if last is not None and last.role == "assistant" else ""
+        outcomes = await self._engine.fire("SubagentStop", {
+            "stop_hook_active": active, "agent_id": self._agent_id, "agent_type": self._agent_type,
+            "agent_transcript_path": self._engine.base("SubagentStop")["transcript_path"],
+            "last_assistant_message": said}, word=self._agent_type)
+        blocked = [o for o in outcomes if o.blocked]
+        return f"SubagentStop hook: {blocked[0].reason or 'Continue.'}" if blocked else None
 
 
 def hook_compaction(keeper: Any, engine: HookEngine) -> None:

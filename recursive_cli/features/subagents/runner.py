@@ -21,7 +21,7 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ...core.agent_scope import AgentScope, working_for
 from ...core.budget import Budget, Exceeded
@@ -49,6 +49,9 @@ from ...core.results import provider_failure
 from ...core.runtime import RuntimeCore
 from ...core.tool import ToolContext, ToolRegistry, ToolResult
 from .definitions import AgentDefinition
+
+if TYPE_CHECKING:
+    from ..hooks.engine import HookEngine
 
 SUBAGENT_NOTE = ("You are a subagent: another agent gave you the task in the user message. Work on it with "
                  "your tools until it is done, then answer with a concise report (paths, findings, what "
@@ -169,17 +172,21 @@ async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProv
     sink = SubagentSink(runtime.emit, started, provider)
     registry = SubsetRegistry(runtime.tools, tools)
     parent = runtime.turn_context()
+    hooks = _hook_engine(runtime)  # (the run's Stop hooks are not the subagent's: SubagentStop ones are)
+    guard = hooks.subagent_stop_guard(started.task_id, job.agent.name) if hooks is not None else None
     ctx = replace(parent, transcript=[Message.system(subagent_prompt(job.agent, runtime, registry.names(), instructions))],
-                  provider=provider, tools=registry, sink=sink, current_provider=None, stop_guards=(),
+                  provider=provider, tools=registry, sink=sink, current_provider=None,
+                  stop_guards=(guard,) if guard is not None else (),
                   budget=SharedBudget(runtime.budget, pool, job.agent.max_turns))
     clock = time.monotonic()
     runtime.emit(started)
     outcome = TurnOutcome(FinishReason.INTERRUPTED, detail="interrupted")
     try:
-        prompt = Message.user(job.prompt)
-        ctx.transcript.append(prompt)
-        sink.emit(MessageAdded(message=prompt, turn=parent.turn))
         with working_for(AgentScope(started.task_id, job.agent.name)):
+            context = await hooks.subagent_start(started.task_id, job.agent.name) if hooks is not None else ""
+            prompt = Message.user(f"{job.prompt}\n\n{context}" if context else job.prompt)
+            ctx.transcript.append(prompt)
+            sink.emit(MessageAdded(message=prompt, turn=parent.turn))
             outcome = await _turn(ctx)
     finally:
         status: Literal["completed", "failed", "stopped"] = (
@@ -192,6 +199,16 @@ async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProv
                                       finish_reason=outcome.finish_reason.value, usage=usage,
                                       subagent_type=job.agent.name, description=job.description))
     return _result(job, outcome)
+
+
+def _hook_engine(runtime: RuntimeCore) -> HookEngine | None:
+    """The run's command hooks, when it has SubagentStart or SubagentStop hooks."""
+    from ..hooks.engine import HookEngine
+
+    engine = runtime.feature(HookEngine)
+    if engine is None or not (engine.config.has("SubagentStart") or engine.config.has("SubagentStop")):
+        return None
+    return engine
 
 
 async def _turn(ctx: TurnContext) -> TurnOutcome:
