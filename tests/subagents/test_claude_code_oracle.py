@@ -37,6 +37,8 @@ from claude_agent_sdk import (  # noqa: E402
     TaskUpdatedMessage,
     ToolResultBlock,
     UserMessage,
+    get_subagent_messages,
+    list_subagents,
     query,
 )
 
@@ -135,6 +137,21 @@ def conversation(cli: str, workspace: Path, env: dict[str, str]) -> list[Any]:
     return asyncio.run(asyncio.wait_for(run(), 90))
 
 
+def subagent_blocks(messages: list[Any], workspace: Path) -> list[tuple[Any, ...]]:
+    """What the SDK's `get_subagent_messages()` reads of the run's one subagent: each content
+    block in order (Claude Code writes a reply's blocks as entries of their own, we write the
+    reply whole: the blocks are what both have), with the Agent call's id."""
+    session = messages[-1].session_id
+    (agent,) = list_subagents(session, str(workspace))
+    blocks = []
+    for message in get_subagent_messages(session, agent, str(workspace)):
+        content = message.message["content"]
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+            blocks.append((message.type, message.parent_tool_use_id, block["type"],
+                           block.get("name") or block.get("text") or "TODO: fix" in str(block.get("content"))))
+    return blocks
+
+
 def shape(messages: list[Any]) -> list[tuple[Any, ...]]:
     """What the comparison looks at: each message's class, whether it is the subagent's, and
     the kinds of its blocks (tool uses with their names)."""
@@ -178,3 +195,8 @@ def test_recursive_streams_a_subagent_as_claude_code_does(tmp_path: Path, model_
     assert all(len(texts) == 1 and "TODO: fix" in texts[0] for texts in read), read
     results = [found[-1] for found in (ours, theirs)]
     assert all(isinstance(r, ResultMessage) and r.result == "The reviewer found one TODO." for r in results)
+    # Both keep the subagent's conversation where the SDK's session functions read it, alike.
+    assert subagent_blocks(ours, workspace) == subagent_blocks(theirs, workspace) == [
+        ("user", "toolu_agent", "text", "Review notes.txt."), ("assistant", "toolu_agent", "text", "Reading it."),
+        ("assistant", "toolu_agent", "tool_use", "Read"), ("user", "toolu_agent", "tool_result", True),
+        ("assistant", "toolu_agent", "text", "notes.txt has one TODO.")]
