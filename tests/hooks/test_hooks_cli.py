@@ -115,7 +115,8 @@ def test_blocking_stop_hook_forces_exactly_one_more_step(tmp_path: Path, workspa
     assert len(bodies) == 2
     assert "run the tests first" in bodies[1]["messages"][-1]["content"]
     assert proc.stdout == "tests pass now\n"
-    assert [e["stop_hook_active"] for e in inputs(log)] == [False, True]
+    assert [(e["stop_hook_active"], e["last_assistant_message"]) for e in inputs(log)] == [
+        (False, "finished"), (True, "tests pass now")]
 
 
 def test_hanging_hook_times_out_its_group_is_killed_and_the_run_goes_on(tmp_path: Path, workspace: Path) -> None:

@@ -186,7 +186,7 @@ class HookEngine:
     async def before_stop(self, ctx: TurnContext, active: bool) -> str | None:
         """The reason of the first Stop hook that blocks, as the model is told it; the kernel
         does not obey it when `active` (the second block in a row in a turn)."""
-        outcomes = await self.fire("Stop", {"stop_hook_active": active})
+        outcomes = await self.fire("Stop", {"stop_hook_active": active, "last_assistant_message": _last_reply(ctx)})
         blocked = [o for o in outcomes if o.blocked]
         return f"Stop hook: {blocked[0].reason or 'Continue.'}" if blocked else None
 
@@ -221,14 +221,18 @@ class SubagentStopGuard:
         self._agent_type = agent_type
 
     async def before_stop(self, ctx: TurnContext, active: bool) -> str | None:
-        last = ctx.transcript[-1] if ctx.transcript else None
-        said = last.content if last is not None and last.role == "assistant" else ""
         outcomes = await self._engine.fire("SubagentStop", {
             "stop_hook_active": active, "agent_id": self._agent_id, "agent_type": self._agent_type,
             "agent_transcript_path": self._engine.base("SubagentStop")["transcript_path"],
-            "last_assistant_message": said}, word=self._agent_type)
+            "last_assistant_message": _last_reply(ctx)}, word=self._agent_type)
         blocked = [o for o in outcomes if o.blocked]
         return f"SubagentStop hook: {blocked[0].reason or 'Continue.'}" if blocked else None
+
+
+def _last_reply(ctx: TurnContext) -> str:
+    """The text of the reply that would end the turn (Stop hooks' `last_assistant_message`)."""
+    last = ctx.transcript[-1] if ctx.transcript else None
+    return last.content if last is not None and last.role == "assistant" else ""
 
 
 def hook_compaction(keeper: Any, engine: HookEngine) -> None:
