@@ -1,19 +1,27 @@
 """A subagent's conversation read back through the Agent SDK's own functions: `list_subagents()`
 and `get_subagent_messages()` (the files beside the session's Claude-layout transcript, as Claude
-Code writes them), and their `SessionStore` counterparts (fed by `--session-mirror`)."""
+Code writes them), and their `SessionStore` counterparts (fed by `--session-mirror`); a run killed
+mid-task leaves what the subagent said so far."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import signal
+import subprocess
+import sys
+import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
-from clitools import invoke, require
+from clitools import invoke, require, wait_until
+from fakeserver import FakeLLMServer
 
 from .conftest import AgentCli
 from .test_sdk_agents import collect, script_review
+from .test_signals import AGENTS, ROOT, task_call
 
 sdk = require("claude_agent_sdk")
 
@@ -104,3 +112,29 @@ def test_sessions_rm_removes_the_subagents_files_too(agent_cli: AgentCli) -> Non
     assert result.returncode == 0, result.stderr
     assert list_subagents(session_id, str(agent_cli.workspace)) == []
     assert not list(Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session_id}*"))
+
+
+def test_kill_9_during_a_subagent_leaves_what_it_said_readable(tmp_path: Path, workspace: Path) -> None:
+    """The subagent's file is written as it goes (a whole line at a time) and its metadata
+    before its first message: a run killed mid-task leaves both, not yet `finished`."""
+    session_id = str(uuid.uuid4())
+    release = threading.Event()
+    with FakeLLMServer([task_call(), {"text": "never seen", "hold": release}]) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "recursive_cli", "-p", "work", "--provider", "openai", "--api-base",
+             server.openai_base_url, "-m", "fake-model", "--no-checkpoints", "--session-id", session_id,
+             "--agents", AGENTS, "--output-format", "stream-json", "--verbose"],
+            cwd=workspace, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        wait_until(lambda: len(server.requests) >= 2, proc=proc)  # the subagent waits for its model
+        proc.kill()
+        proc.communicate(timeout=30)
+        release.set()
+    assert proc.returncode == -signal.SIGKILL
+
+    (agent_id,) = list_subagents(session_id, str(workspace))
+    read = get_subagent_messages(session_id, agent_id, str(workspace))
+    assert [(m.type, m.message["content"], m.parent_tool_use_id) for m in read] == [
+        ("user", "Take your time.", "call_t")]
+    (meta,) = Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session_id}/subagents/agent-{agent_id}.meta.json")
+    assert json.loads(meta.read_text())["agentType"] == "slow" and "finished" not in json.loads(meta.read_text())
