@@ -1,21 +1,34 @@
 """The event vocabulary: everything a run reports, consumed by sinks (terminal, JSON stream, session).
 
-Events are plain pydantic models with a literal `type`; sinks dispatch on the class. The
+Events are standard dataclasses with a literal `type`; sinks dispatch on the class. The
 events of drivers and features (loop, goal, checkpoints, compaction…) are `Notice`s: each
 says whether the session records it and what the terminal shows, and `notice_fields` is the
 one serialisation both the stream-json line and the session record are made from.
+
+An event is declared one way (no pydantic on a run's path: `values.py`):
+
+    @dataclass(slots=True, kw_only=True)
+    class LoopIteration(Notice):
+        # its docstring: what it says
+
+        type: Literal["loop_iteration"] = "loop_iteration"
+        recorded: ClassVar[bool] = True                     # the class's settings: ClassVar
+        iteration: int
+        jobs: list[str] = field(default_factory=list)        # never a bare `[]` or `{}`
+        shown: str = hidden("")                              # the terminal's text, in no JSON
+
+A changed copy is `dataclasses.replace(event, shown="…")`; its JSON body is `notice_fields(event)`.
 """
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
+from __future__ import annotations
 
 import enum
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from .event_models import CheckResult, GoalSummary, JudgeVerdict, WorktreeInfo
 from .messages import Message, ToolCall, Usage
+from .values import as_json, hidden
 
 
 class FinishReason(str, enum.Enum):
@@ -41,14 +54,12 @@ class FinishReason(str, enum.Enum):
     STRUCTURED_OUTPUT_INVALID = "structured_output_invalid"  # --output-schema not met, asked twice
 
 
-class EventModel(BaseModel):
-    """The base of every event: a pydantic model whose validator and serializer are built when
-    the first event of its class is made, not at import. A run meets a handful of the two dozen
-    kinds; building them all cost a one-step run ≈ 15 ms of its start (issue 16)."""
-
-    model_config = ConfigDict(defer_build=True)
+@dataclass(slots=True, kw_only=True)
+class EventModel:
+    """The base of every event."""
 
 
+@dataclass(slots=True, kw_only=True)
 class RunStarted(EventModel):
     type: Literal["run_started"] = "run_started"
     session_id: str
@@ -59,15 +70,17 @@ class RunStarted(EventModel):
     permission_mode: str
     # The configured MCP servers, as the init line's `mcp_servers`: [{"name", "status"}]
     # (status `connected` or `failed`; features/mcp).
-    mcp_servers: list[dict[str, str]] = []
+    mcp_servers: list[dict[str, str]] = field(default_factory=list)
 
 
+@dataclass(slots=True, kw_only=True)
 class TurnStarted(EventModel):
     type: Literal["turn_started"] = "turn_started"
     turn: int
     prompt: str
 
 
+@dataclass(slots=True, kw_only=True)
 class MessageAdded(EventModel):
     """A message was appended to the transcript (user prompt, assistant reply or tool result)."""
 
@@ -76,6 +89,7 @@ class MessageAdded(EventModel):
     turn: int
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelRequest(EventModel):
     """The kernel is about to wait for the model (step is 1-based within the turn)."""
 
@@ -83,6 +97,7 @@ class ModelRequest(EventModel):
     step: int
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelReplied(EventModel):
     """The model answered the call of `step`: on `model` (the one that answered, after any
     fallback), why it stopped (`stop`, the kernel's word; `reason`, the provider's), what the
@@ -99,11 +114,13 @@ class ModelReplied(EventModel):
     response_id: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class TextDelta(EventModel):
     type: Literal["text_delta"] = "text_delta"
     text: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingDelta(EventModel):
     """A piece of the model's thinking as it streams (the whole of it is the reply's `reasoning`)."""
 
@@ -111,12 +128,14 @@ class ThinkingDelta(EventModel):
     text: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolStarted(EventModel):
     type: Literal["tool_started"] = "tool_started"
     call: ToolCall
     subject: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolFinished(EventModel):
     type: Literal["tool_finished"] = "tool_finished"
     call: ToolCall
@@ -126,6 +145,7 @@ class ToolFinished(EventModel):
     duration_s: float
 
 
+@dataclass(slots=True, kw_only=True)
 class PermissionDenied(EventModel):
     type: Literal["permission_denied"] = "permission_denied"
     tool: str
@@ -134,6 +154,7 @@ class PermissionDenied(EventModel):
     tool_use_id: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ApiRetry(EventModel):
     type: Literal["api_retry"] = "api_retry"
     attempt: int
@@ -143,6 +164,7 @@ class ApiRetry(EventModel):
     error: str
 
 
+@dataclass(slots=True, kw_only=True)
 class Notice(EventModel):
     """The base of every driver's and feature's event; its subclasses set a literal `type`.
 
@@ -164,9 +186,10 @@ class Notice(EventModel):
 def notice_fields(event: Notice) -> dict[str, Any]:
     """The event's fields as JSON values, `type` aside: the body of both its outputs."""
     unset = {name for name in event.omitted_when_none if getattr(event, name) is None}
-    return event.model_dump(mode="json", exclude={"type", *unset})
+    return as_json(event, exclude=frozenset({"type", *unset}))
 
 
+@dataclass(slots=True, kw_only=True)
 class SkippedPath(EventModel):
     """A path a checkpoint left out, and why."""
 
@@ -174,6 +197,7 @@ class SkippedPath(EventModel):
     reason: str
 
 
+@dataclass(slots=True, kw_only=True)
 class CheckpointTaken(Notice):
     """A snapshot of the workspace before or after a turn."""
 
@@ -186,12 +210,13 @@ class CheckpointTaken(Notice):
     files_changed: int | None = None
     skipped: list[SkippedPath] | None = None  # the first ones; None when nothing was skipped
     skipped_count: int | None = None
-    shown: str = Field(default="", exclude=True)  # the terminal's lines: new skips, changes
+    shown: str = hidden("")  # the terminal's lines: new skips, changes
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class CheckpointFailed(Notice):
     """A snapshot that could not be taken (or git is missing); the run goes on."""
 
@@ -203,12 +228,13 @@ class CheckpointFailed(Notice):
     phase: str | None = None
     tool: str | None = None
     error: str
-    shown: str = Field(default="", exclude=True)  # the warning; only the first failure shows one
+    shown: str = hidden("")  # the warning; only the first failure shows one
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class CompactionDone(Notice):
     """Older messages were replaced by a summary to keep the context bounded."""
 
@@ -226,6 +252,7 @@ class CompactionDone(Notice):
                 f"(~{self.tokens_before:,} → ~{self.tokens_after:,} tokens)")
 
 
+@dataclass(slots=True, kw_only=True)
 class WakeupScheduled(Notice):
     """The loop's agent asked to be woken up later with a prompt."""
 
@@ -235,12 +262,13 @@ class WakeupScheduled(Notice):
     due: str
     prompt: str
     reason: str
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class BackgroundJobStarted(Notice):
     """The loop's agent started a background job."""
 
@@ -256,6 +284,7 @@ class BackgroundJobStarted(Notice):
         return f"▶ {self.job_id} started: {self.command}"
 
 
+@dataclass(slots=True, kw_only=True)
 class BackgroundJobFinished(Notice):
     """A background job ended (or was found dead on resume)."""
 
@@ -267,12 +296,13 @@ class BackgroundJobFinished(Notice):
     exit_code: int | None
     duration_s: float
     output_file: str
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class LoopIteration(Notice):
     """The loop starts another turn, for a prompt, a wakeup or a finished job."""
 
@@ -288,6 +318,7 @@ class LoopIteration(Notice):
         return f"↻ loop iteration {self.iteration}: {self.trigger}{about}"
 
 
+@dataclass(slots=True, kw_only=True)
 class LoopWaiting(Notice):
     """The loop sleeps until a wakeup is due or a job ends (shown and streamed, not recorded)."""
 
@@ -297,12 +328,13 @@ class LoopWaiting(Notice):
     wakeup_due: str | None
     running_jobs: list[str]
     countdown_to: float | None  # the wakeup's due time, epoch seconds: the terminal counts down
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class QueueDelivered(Notice):
     """A message left by `recursive queue` was taken from the session folder; the user message
     of the turn it starts follows it in the session (resume delivers again one that has none)."""
@@ -316,6 +348,7 @@ class QueueDelivered(Notice):
         return f"✉ queued message {self.id} delivered"
 
 
+@dataclass(slots=True, kw_only=True)
 class GoalEvaluated(Notice):
     """The verdict after a goal turn: the checks' results and the judge's, if asked."""
 
@@ -334,6 +367,7 @@ class GoalEvaluated(Notice):
         return f"{mark} goal {word} after turn {self.turn}/{self.max_turns}: {self.reason}"
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolCallsNotRun(Notice):
     """A reply that was not whole (cut off, filtered, a refusal) lost its tool calls."""
 
@@ -341,12 +375,13 @@ class ToolCallsNotRun(Notice):
 
     stop_reason: str
     tool_calls: list[ToolCall]
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class HookStarted(Notice):
     """A command hook of the user's settings started (stream-json: with --include-hook-events)."""
 
@@ -364,6 +399,7 @@ class HookStarted(Notice):
 _TOLD_ELSEWHERE = frozenset({"PreToolUse", "UserPromptSubmit"})
 
 
+@dataclass(slots=True, kw_only=True)
 class HookFinished(Notice):
     """A command hook ended: `success`, `blocked`, `error` or `timeout`; the terminal shows
     the ones that did not succeed."""
@@ -390,6 +426,7 @@ class HookFinished(Notice):
         return ""
 
 
+@dataclass(slots=True, kw_only=True)
 class TurnFinished(EventModel):
     type: Literal["turn_finished"] = "turn_finished"
     turn: int
@@ -400,6 +437,7 @@ class TurnFinished(EventModel):
     detail: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class RunFinished(EventModel):
     """The run's final result: what SPEC §4's result line is made of (`sinks/claude_stream.py`
     turns it into Claude's words) and what the session records of the run's end."""
@@ -422,7 +460,7 @@ class RunFinished(EventModel):
     structured_output: Any = None  # the answer parsed as JSON, when --output-schema asked for it
     # This command's requests per model (judge and compaction included): the result line's
     # `usage` is their sum, its `modelUsage` is this.
-    model_usage: dict[str, Usage] = {}  # (copied per event, as `default_factory=dict` but cheaper to build)
+    model_usage: dict[str, Usage] = field(default_factory=dict)
     worktree: WorktreeInfo | None = None  # the session's own git worktree (-w), the result line's `worktree`
 
 

@@ -60,15 +60,14 @@ def saved_mcp(session: LoadedSession) -> McpState | None:
     """The MCP flags the session ran with; a saved file that is gone is left out, with a note."""
     import os
 
-    from pydantic import ValidationError
-
+    from ..core.values import parse
     from ..features.mcp import McpState
 
     if session.meta.imported is not None:  # a bundle's servers are commands: never started (quarantine.py)
         return None
     try:
-        saved = McpState.model_validate(session.meta.state.get(McpState.key) or {})
-    except ValidationError:
+        saved = parse(McpState, session.meta.state.get(McpState.key) or {})
+    except ValueError:
         return None
     kept = [c for c in saved.configs if c.lstrip().startswith("{") or os.path.isfile(c)]
     for gone in set(saved.configs) - set(kept):

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ...core.messages import Message, ToolCall
+from ...core.values import as_json
 from ...core.wording import counted
 from .reader import LoadedSession, rewound_turns
 from .records import MessageRecord, RepairRecord
@@ -30,9 +31,9 @@ def export_session(loaded: LoadedSession, fmt: str) -> str:
 
 def _json(loaded: LoadedSession) -> str:
     document = {
-        "meta": loaded.meta.model_dump(mode="json"),
+        "meta": as_json(loaded.meta),
         "turns": loaded.turns,
-        "messages": [message.model_dump(mode="json") for message in loaded.messages],
+        "messages": [as_json(message) for message in loaded.messages],
         "warnings": loaded.warnings,
     }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"

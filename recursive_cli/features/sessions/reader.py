@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
 from ...core.budget import Spent
@@ -30,7 +30,6 @@ from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
 from .records import (
     SCHEMA_VERSION,
     ExtraRecord,
-    KnownRecord,
     MessageRecord,
     RepairRecord,
     SessionHeader,
@@ -39,6 +38,7 @@ from .records import (
     TranscriptRecord,
     TurnEndRecord,
     TurnStartRecord,
+    known_records,
     now_iso,
     parse_record,
 )
@@ -250,7 +250,7 @@ def _check_schema(first_line: bytes, session_id: str) -> None:
 @functools.cache
 def _known_validator() -> SchemaValidator:
     """The core validator of the known record types (no per-line wrapper)."""
-    return TypeAdapter(KnownRecord).validator  # type: ignore[return-value]
+    return known_records().validator  # type: ignore[return-value]
 
 
 def _short(exc: ValueError) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,7 +127,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     settings = picked.loaded.settings
     if settings.permission_mode == "plan" and options.permission_mode != "plan":
         # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
-        settings = settings.model_copy(update={"permission_mode": "auto"})
+        settings = replace(settings, permission_mode="auto")
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
     known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -160,7 +160,7 @@ class RewritingToolRegistry(ToolRegistry):
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         rewritten = self.rewrites.pop(call.id, None)
         if rewritten is not None:
-            call = call.model_copy(update={"arguments": json.dumps(rewritten)})
+            call = replace(call, arguments=json.dumps(rewritten))
         return await super().execute(call, ctx)
 
 
