@@ -328,5 +328,20 @@ def accepted_values(param: Any, message: str) -> str:
     if annotation in (int, float):
         return "expected " + wording.number(annotation is int, getattr(param, "min", None),
                                             getattr(param, "max", None))
+    if descriptor is None:  # a typer before 0.29: click's own types say what they take
+        return _click_type_accepts(getattr(param, "type", None)) or wording.plain(message)
     return wording.plain(message)
+
+
+def _click_type_accepts(kind: Any) -> str | None:
+    """What a click number or boolean type accepts, in words; None for any other."""
+    name = getattr(kind, "name", "")
+    if name == "boolean":
+        return "expected " + wording.BOOLEAN
+    if name not in ("int", "int range", "integer", "integer range", "float", "float range"):
+        return None
+    low, high = getattr(kind, "min", None), getattr(kind, "max", None)
+    if getattr(kind, "min_open", False):
+        return "expected " + wording.number(name.startswith("int"), None, high, above=low)
+    return "expected " + wording.number(name.startswith("int"), low, high)
 
