@@ -121,6 +121,16 @@ class Settings:
     otel: bool = False  # export a trace and metrics of the run over OTLP/HTTP (features/telemetry)
     prices: dict[str, ModelPrice] = field(default_factory=dict)  # config only: `[prices."MODEL"]` tables (`_price_table`)
 
+    def __post_init__(self) -> None:
+        # Made by hand (an embedding program): a path may be text, as pydantic took it. The
+        # values are checked in `validated` (load_settings), not here.
+        for key in ("workspace", "script"):
+            value = getattr(self, key)
+            if isinstance(value, str):
+                setattr(self, key, Path(value))
+        if any(isinstance(path, str) for path in self.add_dir):
+            self.add_dir = [Path(path) for path in self.add_dir]
+
     @property
     def sandbox_mode(self) -> SandboxMode:
         """The sandbox in force: the chosen one, else `read-only` in read-only mode and
