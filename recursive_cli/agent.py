@@ -9,6 +9,7 @@ CLI) build their runtime here; nothing below imports this module.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from .features.loop import BackgroundJobManager, WakeupSlot
     from .features.mcp import McpConfig, McpManager
     from .features.permissions import AskHook, PermissionPolicy
+    from .features.skills import SkillCatalog
+    from .features.subagents import AgentDefinition, Subagents
 
 
 class AgentRuntime(RuntimeCore):
@@ -166,6 +169,8 @@ class AgentRuntimeBuilder:
         self._session_id = ""
         self._mcp: McpConfig | None = None
         self._hooks: HookConfig | None = None
+        self._agents: list[AgentDefinition] = []
+        self._skills: SkillCatalog | None = None
 
     def settings(self, settings: Settings, home: Path | None = None) -> AgentRuntimeBuilder:
         self._settings = settings
@@ -209,6 +214,19 @@ class AgentRuntimeBuilder:
         self._hooks = config
         return self
 
+    def agents(self, definitions: list[AgentDefinition]) -> AgentRuntimeBuilder:
+        """Subagents the agent may hand tasks to through the `task` tool (features/subagents:
+        `--agents`, agent files); each call adds definitions, the first of a name winning."""
+        self._agents = [*self._agents, *definitions]
+        return self
+
+    def skills(self, catalog: SkillCatalog) -> AgentRuntimeBuilder:
+        """The skills the agent is offered (`features.skills.find_skills`): their names and
+        descriptions in the system prompt, a body through the `skill` tool when the model asks,
+        the files of their folders readable by the file tools."""
+        self._skills = catalog
+        return self
+
     def build(self) -> AgentRuntime:
         """The runtime; raises ConfigError when the workspace or provider settings are unusable
         (SandboxUnavailableError when the command sandbox they ask for cannot start here)."""
@@ -227,13 +245,16 @@ class AgentRuntimeBuilder:
         add_dirs = [check_workspace(p, "--add-dir") for p in s.add_dir]
         commands = command_sandbox(s.sandbox_mode, workspace, add_dirs, protected=[self._home],
                                    network=s.sandbox_network, ports=s.sandbox_allow_ports)
-        sandbox = WorkspaceSandbox(workspace, add_dirs, protected=[self._home],
+        readable = self._skill_folders(tools, workspace)  # (read, never written, by the file tools)
+        sandbox = WorkspaceSandbox(workspace, [*add_dirs, *readable], protected=[self._home, *readable],
                                    read_only=s.sandbox_mode == "read-only")
         context = ToolContext(sandbox=sandbox, home=self._home, shell_timeout=s.shell_timeout,
                               allow_private_network=s.allow_private_network, commands=commands)
+        skills = self._skills.section if self._skills is not None else lambda names, workspace: ""
         prompt = build_system_prompt(workspace, tools.names(), driver.note, replace=s.system_prompt,
                                      append=s.append_system_prompt, sandbox=commands.describe(),
-                                     instructions=not s.bare, plan=s.permission_mode == "plan")
+                                     instructions=not s.bare, plan=s.permission_mode == "plan",
+                                     skills=skills(tools.names(), workspace))
         budget = Budget(Limits(max_steps=s.max_steps, max_cost=s.max_cost, max_duration=s.max_duration),
                         price=Price(provider.model, s.prices))
         runtime = AgentRuntime(provider=provider, tools=tools, tool_context=context,
@@ -242,20 +263,36 @@ class AgentRuntimeBuilder:
         attach_guards(runtime, s)
         runtime.system_prompt_for = lambda names: build_system_prompt(
             workspace, names, driver.note, replace=s.system_prompt, append=s.append_system_prompt,
-            sandbox=commands.describe(), instructions=not s.bare, plan=runtime.permissions.mode == "plan")
+            sandbox=commands.describe(), instructions=not s.bare, plan=runtime.permissions.mode == "plan",
+            skills=skills(names, workspace))
         driver.install(runtime)  # the mode's tools (loop: wakeups and background jobs), once
+        if self._skills is not None:
+            runtime.attach(self._skills)  # (an SDK client's `initialize` may narrow it: headless/control.py)
         if s.permission_mode == "plan":
             from .features.plan_mode import enter_plan_mode
 
             enter_plan_mode(runtime, runtime.permissions)
         if self._mcp:
             self._attach_mcp(runtime)
+        if self._agents:
+            add_subagents(runtime, self._agents, s)
         if self._hooks:
             from .features.hooks import attach_hooks
 
             attach_hooks(runtime, self._hooks, home=self._home, asker=lambda: runtime.permissions.ask,
                          permission_mode=lambda: runtime.permissions.mode)
         return runtime
+
+    def _skill_folders(self, tools: ToolRegistry, workspace: Path) -> list[Path]:
+        """With skills offered: the `skill` tool added to `tools`; the folders of the skills
+        outside the workspace, which the file tools may read (a skill's files are its resources)."""
+        if self._skills is None or not self._skills.skills:
+            return []
+        from .features.skills.tool import SkillTool
+
+        tools.add(SkillTool(self._skills))  # (the catalog is attached to the runtime once it is built)
+        folders = {skill.folder for skill in self._skills.skills}
+        return sorted(folder for folder in folders if not folder.is_relative_to(workspace))
 
     def _attach_mcp(self, runtime: AgentRuntime) -> None:
         """The MCP servers, with their stderr logged in the session folder (once it exists)."""
@@ -271,6 +308,30 @@ class AgentRuntimeBuilder:
         from .providers import make_provider
 
         return make_provider(self._settings, session_id=self._session_id)
+
+
+def add_subagents(runtime: AgentRuntime, definitions: list[AgentDefinition], settings: Settings) -> Subagents:
+    """Give the runtime the `task` tool with `definitions`, or add them to the ones it has (the
+    SDK's `agents`, sent after the runtime is built); a subagent on a model of its own gets a
+    provider made from `settings` for that model."""
+    from .features.subagents import Subagents, attach_subagents
+
+    found = runtime.feature(Subagents)
+    if found is not None:
+        found.add(definitions)
+        return found
+    from .core.settings import resolve_model
+    from .providers import make_provider
+    from .tools.claude_names import our_name
+
+    def provider_for(model: str) -> ChatProvider:
+        """The run's provider when `model` is its model; else one made for `model`."""
+        resolved = resolve_model(settings.provider, model)
+        if resolved == runtime.provider.model:
+            return runtime.provider
+        return make_provider(dataclasses.replace(settings, model=resolved), runtime.session_id or None)
+
+    return attach_subagents(runtime, definitions, provider_for, our_name, instructions=not settings.bare)
 
 
 def attach_guards(runtime: AgentRuntime, settings: Settings) -> None:

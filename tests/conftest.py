@@ -26,15 +26,18 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 _SCRUBBED = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RECURSIVE_API_KEY", "OPENAI_BASE_URL",
              "ANTHROPIC_BASE_URL", "RECURSIVE_API_BASE", "RECURSIVE_MODEL", "RECURSIVE_PROVIDER",
              "RECURSIVE_WORKSPACE", "RECURSIVE_SCRIPT", "RECURSIVE_MAX_STEPS", "NO_COLOR",
-             "RECURSIVE_TRUST_WORKSPACE", "RECURSIVE_OTEL")
+             "RECURSIVE_TRUST_WORKSPACE", "RECURSIVE_OTEL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL")
 
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point RECURSIVE_HOME at a temp folder and strip keys, so no test touches the real home."""
+    """Point RECURSIVE_HOME (and CLAUDE_CONFIG_DIR) at temp folders and strip keys, so no test
+    touches the real home."""
     home = tmp_path / "recursive-home"
     monkeypatch.setenv("RECURSIVE_HOME", str(home))
     monkeypatch.setenv("RECURSIVE_RETRY_BASE_DELAY", "0.01")
+    # Headless sessions also keep Claude's transcript under $CLAUDE_CONFIG_DIR/projects/ (else ~/.claude).
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     for name in _SCRUBBED:
         monkeypatch.delenv(name, raising=False)
     return home

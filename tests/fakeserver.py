@@ -227,6 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         headers = {key.lower(): value for key, value in self.headers.items()}
+        self.path = self.path.split("?", 1)[0]  # (Claude Code asks `/v1/messages?beta=true`)
         self.fake.record(RecordedRequest(path=self.path, headers=headers, body=body, raw=raw))
         if self.path not in (OPENAI_PATH, RESPONSES_PATH, ANTHROPIC_PATH):
             self._send_error(404, f"fake server: no route for {self.path}", {})

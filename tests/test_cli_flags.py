@@ -247,7 +247,7 @@ BAD_VALUES = [
     (["goal", "x", "--check", "true", "--check-timeout", "soon"], "--check-timeout", "duration"),
     (["resume", "--last", "--max-steps", "-3"], "--max-steps", "at least 1"),
     (["resume", "--last", "-o", "yaml"], "--output-format", "stream-json"),
-    (["sessions", "export", "s1", "--format", "pdf"], "--format", "jsonl, json or md"),
+    (["sessions", "export", "s1", "--format", "pdf"], "--format", "jsonl, json, md or atif"),
     (["sessions", "gc", "--older-than", "soon"], "--older-than", ""),
     (["checkpoints", "restore", "s1", "--turn", "0"], "--turn", "at least 1"),
     (["checkpoints", "restore", "s1", "--turn", "last"], "--turn", "whole number"),

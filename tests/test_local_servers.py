@@ -439,13 +439,22 @@ def _third_party_imports() -> set[str]:
 
 def test_pyproject_declares_what_the_code_imports() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    # The [fleet] extra's Ray is imported by `recursive fleet` alone (surfaces/fleet).
-    declared = project["dependencies"] + project["optional-dependencies"]["fleet"]
+    # The extras' packages are imported by one command each: Ray by `recursive fleet`
+    # (surfaces/fleet), the ACP package by `recursive acp`, OpenTelemetry under --otel.
+    extras = project["optional-dependencies"]
+    declared = project["dependencies"] + extras["fleet"] + extras["acp"] + extras["otel"]
     def normal(name: str) -> str:  # PEP 503: pydantic_core and pydantic-core are one project
         return re.sub(r"[-_.]+", "-", name).lower()
 
-    declared_names = {normal(re.split(r"[<>=!~; \[]", spec, maxsplit=1)[0]) for spec in declared}
+    def names(specs: list[str]) -> set[str]:
+        return {normal(re.split(r"[<>=!~; \[]", spec, maxsplit=1)[0]) for spec in specs}
+
     distributions = metadata.packages_distributions()
-    imported = {normal(distributions.get(name, [name])[0]) for name in _third_party_imports()}
-    assert imported == declared_names
+    imported = {normal(name): {normal(dist) for dist in distributions.get(name, [name])}
+                for name in _third_party_imports()}
+    # Each import is declared (by one of the distributions that provides it: `opentelemetry`
+    # is several), and each required dependency is imported.
+    assert [name for name, dists in imported.items() if not dists & names(declared)] == []
+    assert names(project["dependencies"]) <= set().union(*imported.values())
+    imported = set().union(*imported.values())
     assert "httpx" not in imported  # one HTTP client stack: the SDKs' httpx2

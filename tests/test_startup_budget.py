@@ -9,9 +9,11 @@ of memory — a real regression (a heavy library pulled onto the start-up path: 
 every command's path is +45 modules and +2.4 MB for a run, `requests` +85 and +5.8 MB), not
 the noise of a refactor (h11 for HTTP is a dozen modules). It also fails when one of a few
 heavy modules that a command has never needed is loaded at all: no SDK (`openai`,
-`anthropic`, `mcp`: we speak their protocols ourselves; `opentelemetry` without --otel), no Ray, no interactive UI
+`anthropic`, `mcp`: we speak their protocols ourselves; `opentelemetry` without --otel; `acp`, which
+only `recursive acp` loads), no Ray, no interactive UI
 (`prompt_toolkit`, `markdown_it`) outside `chat`, no `rich` for a run's plain output, no
-pydantic for a one-step `run` (with the typer pyproject.toml asks for), and for `--version` none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
+pydantic for a one-step `run` (with the typer pyproject.toml asks for), and for `--version`
+none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
 Our own module paths are named nowhere: they move, the count is what matters.
 
 Measured 2026-12-02 (CPython 3.11.7, Linux x86-64, this venv; a bare interpreter: 60 modules,
@@ -81,7 +83,8 @@ MODULE_MARGIN = 0.10  # of today's modules (at 15 %, httpx2 back on a run's path
 RSS_MARGIN_MB = 5.0
 
 NEVER = frozenset({"openai", "anthropic", "mcp", "ray", "prompt_toolkit", "markdown_it",
-                   "opentelemetry"})  # (--otel's SDK: only a run that asks for it loads it)
+                   "opentelemetry",  # (--otel's SDK: only a run that asks for it loads it)
+                   "acp"})  # (the Agent Client Protocol package: only `recursive acp` loads it)
 PLAIN_OUTPUT = NEVER | {"rich"}  # (only help and chat render with rich)
 # A one-step run makes dataclasses only (core/values.py): pydantic is for reading files back,
 # and for typer 0.29's option coercion, which pyproject.toml keeps out (typer <0.29).

@@ -9,7 +9,8 @@ coordinator checks the names as they merge):
      ├── ConfigError                a setting is missing or wrong (names the file, variable or flag)
      │    ├── SandboxUnavailableError  the OS sandbox the run needs cannot start here: exit 2
      │    ├── BadValueError         a bad value named on the command line: exit 2
-     │    │    └── McpConfigError   an MCP configuration that cannot be read (`from_flag`: exit 2, else 1)
+     │    │    ├── McpConfigError   an MCP configuration that cannot be read (`from_flag`: exit 2, else 1)
+     │    │    └── AgentsError      `--agents` (or the SDK's `agents`) that is not a JSON object: exit 2
      │    ├── HookConfigError       a settings file's hooks cannot be used (`from_flag`: exit 2)
      │    └── TrustStoreError       `trust.json` cannot be read or written
      ├── ScriptError                the scripted provider's script file is missing or malformed
@@ -26,6 +27,7 @@ coordinator checks the names as they merge):
      │    ├── SessionInUseError     another live process owns the session
      │    ├── SessionNotFoundError  no session matches the id or prefix
      │    ├── AmbiguousSessionError an id prefix matches more than one session
+     │    ├── ResumePointError      `--resume-session-at` names no message, or its guard refuses
      │    └── BundleError           a file is not a session bundle this version can read
      ├── CheckpointError            a checkpoint operation failed
      │    ├── GitMissingError       no `git` executable on PATH
@@ -165,6 +167,11 @@ class SessionInUseError(SessionError):
 
 class SessionNotFoundError(SessionError):
     """No session matches the given id or prefix."""
+
+
+class ResumePointError(SessionError):
+    """A truncating resume (`--resume-session-at`) cannot be made: no message has that uuid, or
+    `--resume-drops-turn` finds more would be dropped than the declared turn (Claude's words)."""
 
 
 class AmbiguousSessionError(SessionError):
@@ -310,6 +317,11 @@ class McpConfigError(BadValueError):
     def __init__(self, message: str, from_flag: bool = True) -> None:
         super().__init__(message)
         self.from_flag = from_flag
+
+
+class AgentsError(BadValueError):
+    """Subagent definitions given on the command line (`--agents`, the SDK's `agents`) that are
+    not a JSON object of definitions (features/subagents): exit 2."""
 
 
 # -- git --

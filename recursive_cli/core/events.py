@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
+from uuid import uuid4
 
 from .event_models import CheckResult, GoalSummary, JudgeVerdict, WorktreeInfo
 from .messages import Message, ToolCall, Usage
@@ -87,6 +88,9 @@ class MessageAdded(EventModel):
     type: Literal["message"] = "message"
     message: Message
     turn: int
+    # The message's id in the session and in Claude's stream and transcript lines (`uuid`):
+    # one, so that a client can name the message later (`--resume-session-at`).
+    uuid: str = field(default_factory=lambda: str(uuid4()))
 
 
 @dataclass(slots=True, kw_only=True)
@@ -427,6 +431,60 @@ class HookFinished(Notice):
 
 
 @dataclass(slots=True, kw_only=True)
+class SubagentStarted(Notice):
+    """A `task` call started a sub-conversation (stream-json: Claude Code's `task_started`)."""
+
+    type: Literal["task_started"] = "task_started"
+
+    task_id: str
+    tool_use_id: str  # the parent's task call
+    description: str
+    subagent_type: str
+    prompt: str
+    model: str
+    task_type: str = "local_agent"
+    is_backgrounded: bool = False
+
+    def text(self) -> str:
+        return f"▶ subagent {self.subagent_type}: {self.description}"
+
+
+@dataclass(slots=True, kw_only=True)
+class SubagentMessage(Notice):
+    """A message of a sub-conversation: recorded in the session under the parent's task call,
+    streamed as an `assistant` or `user` line whose `parent_tool_use_id` is that call's id."""
+
+    type: Literal["subagent_message"] = "subagent_message"
+
+    parent_tool_use_id: str
+    agent_id: str
+    subagent_type: str
+    model: str
+    message: Message
+
+
+@dataclass(slots=True, kw_only=True)
+class SubagentFinished(Notice):
+    """A sub-conversation ended (stream-json: Claude Code's `task_notification`)."""
+
+    type: Literal["task_notification"] = "task_notification"
+
+    task_id: str
+    tool_use_id: str
+    status: Literal["completed", "failed", "stopped"]
+    summary: str
+    finish_reason: str
+    output_file: str = ""
+    usage: dict[str, int] = field(default_factory=dict)  # Claude's `total_tokens`, `tool_uses`, `duration_ms`
+    subagent_type: str = ""  # (ours, as on `task_started`)
+    description: str = ""
+
+    def text(self) -> str:
+        why = "" if self.status == "completed" else f" ({self.finish_reason})"
+        return f"◀ subagent {self.subagent_type} {self.status}{why}: {self.description}"
+
+
+@dataclass(slots=True, kw_only=True)
 class TurnFinished(EventModel):
     type: Literal["turn_finished"] = "turn_finished"
     turn: int
@@ -466,7 +524,8 @@ class RunFinished(EventModel):
 
 AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
-             | QueueDelivered | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished)
+             | QueueDelivered | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished
+             | SubagentStarted | SubagentMessage | SubagentFinished)
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | ModelReplied | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 

@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .budget import Budget
 from .events import (
@@ -186,14 +187,16 @@ class AgentKernel:
             cut_off = False
             denials = outcome.denials
             answer: str | None = None  # a call's result that ends the turn (`ToolResult.answer`)
-            for call in message.tool_calls:
+            for batch in _batches(ctx.tools, message.tool_calls):
                 if outcome.halted or answer is not None:  # every call is answered: the transcript stays paired
-                    self._append(ctx, Message.tool_result(call, HALTED_RESULT if outcome.halted
-                                                          else ANSWERED_RESULT, True))
+                    for call in batch:
+                        self._append(ctx, Message.tool_result(call, HALTED_RESULT if outcome.halted
+                                                              else ANSWERED_RESULT, True))
                     continue
-                result = await self._call_tool(ctx, call, outcome)
-                answer = result.answer if not result.is_error else None
-                stuck.record(call, result.is_error)
+                for call, result in zip(batch, await self._call_tools(ctx, batch, outcome)):
+                    if answer is None and not result.is_error:
+                        answer = result.answer
+                    stuck.record(call, result.is_error)
             if outcome.halted:
                 outcome.finish_reason, outcome.detail = FinishReason.PERMISSION_DENIED, outcome.halted
                 return outcome
@@ -291,33 +294,63 @@ class AgentKernel:
 
         return kept
 
-    async def _call_tool(self, ctx: TurnContext, call: ToolCall, outcome: TurnOutcome) -> ToolResult:
-        """Run one call and append its result; an interrupt still leaves the call answered."""
+    async def _call_tools(self, ctx: TurnContext, batch: list[ToolCall], outcome: TurnOutcome) -> list[ToolResult]:
+        """Run a batch of calls — several only of tools that may run at once (`concurrent`:
+        subagents), asked of the guards one at a time — and answer each, in the batch's order."""
+        if len(batch) == 1:
+            runs = [await self._run_call(ctx, batch[0], outcome)]
+        else:
+            lock = asyncio.Lock()
+            runs = list(await asyncio.gather(*(self._run_call(ctx, call, outcome, lock) for call in batch)))
+        for call, (subject, result, elapsed) in zip(batch, runs):
+            self._append(ctx, Message.tool_result(call, result.content, result.is_error, result.images))
+            ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,
+                                       summary=result.summary, duration_s=round(elapsed, 3)))
+            outcome.steps += result.steps  # (a subagent's model calls are the turn's too)
+            if result.usage is not None:
+                outcome.usage = outcome.usage + result.usage
+        return [result for _, result, _ in runs]
+
+    async def _run_call(self, ctx: TurnContext, call: ToolCall, outcome: TurnOutcome,
+                        lock: asyncio.Lock | None = None) -> tuple[str, ToolResult, float]:
+        """Run one call: its subject, its result and how long it took; an interrupt still
+        leaves the call answered."""
         outcome.tool_calls += 1
         tool = ctx.tools.get(call.name)
         subject = tool.subject(call.arguments_or_empty()) if tool else ""
         ctx.sink.emit(ToolStarted(call=call, subject=subject))
         started = time.monotonic()
         try:
-            result = await ctx.interrupt.race(_by_deadline(lambda: self._permitted_call(ctx, call, subject, outcome),
-                                                           ctx.budget.deadline()))
+            result = await ctx.interrupt.race(_by_deadline(
+                lambda: self._permitted_call(ctx, call, subject, outcome, lock), ctx.budget.deadline()))
         except Interrupted:
             result = ToolResult(INTERRUPTED_RESULT, is_error=True, summary="interrupted")
         except HaltTurn as exc:  # the call is answered; the turn ends after it
             outcome.halted = str(exc)
             result = (exc.result if isinstance(exc.result, ToolResult)
                       else ToolResult(f"stopped: {exc}", is_error=True, summary="stopped"))
-        elapsed = time.monotonic() - started
-        self._append(ctx, Message.tool_result(call, result.content, result.is_error, result.images))
-        ctx.sink.emit(ToolFinished(call=call, subject=subject, is_error=result.is_error,
-                                   summary=result.summary, duration_s=round(elapsed, 3)))
-        return result
+        return subject, result, time.monotonic() - started
 
     @staticmethod
     async def _permitted_call(ctx: TurnContext, call: ToolCall, subject: str,
-                              outcome: TurnOutcome) -> ToolResult:
+                              outcome: TurnOutcome, lock: asyncio.Lock | None = None) -> ToolResult:
         tool = ctx.tools.get(call.name)
-        afters = []
+        async with lock or contextlib.nullcontext():  # (a batch's guards ask one call at a time)
+            permitted = await AgentKernel._permit(ctx, call, tool, subject, outcome)
+        if isinstance(permitted, ToolResult):
+            return permitted
+        call, afters = permitted
+        async with ctx.around_tool(ctx, call, tool):
+            result = await ctx.tools.execute(call, ctx.tool_context)
+        for after in afters:
+            result = await after(call, result)
+        return result
+
+    @staticmethod
+    async def _permit(ctx: TurnContext, call: ToolCall, tool: Tool | None, subject: str,
+                      outcome: TurnOutcome) -> ToolResult | tuple[ToolCall, list[Any]]:
+        """The call as the guards let it run (with what sees its result), or its denial."""
+        afters: list[Any] = []
         approved = False
         for guard in ctx.guards:
             if tool is None:  # an unknown tool runs nothing: no one to ask
@@ -339,11 +372,22 @@ class AgentKernel:
                 if decision.halt:
                     raise HaltTurn(decision.reason, denied)
                 return denied
-        async with ctx.around_tool(ctx, call, tool):
-            result = await ctx.tools.execute(call, ctx.tool_context)
-        for after in afters:
-            result = await after(call, result)
-        return result
+        return call, afters
+
+
+def _batches(tools: ToolRegistry, calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
+    """The reply's calls in order, in batches: a run of calls to tools that may run at once
+    (a `concurrent` attribute set: subagents) is one batch, every other call one of its own."""
+    def concurrent(call: ToolCall) -> bool:
+        return getattr(tools.get(call.name), "concurrent", False) is True
+
+    batches: list[list[ToolCall]] = []
+    for call in calls:
+        if batches and concurrent(call) and concurrent(batches[-1][-1]):
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches
 
 
 def ended_by(exc: BaseException, reason: FinishReason, detail: str) -> TurnOutcome:

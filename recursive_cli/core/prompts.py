@@ -41,18 +41,19 @@ def project_instructions(workspace: Path) -> str:
 
 def build_system_prompt(workspace: Path, tools: list[str], note: str = "", *,
                         replace: str | None = None, append: str | None = None, sandbox: str = "",
-                        instructions: bool = True, plan: bool = False) -> str:
+                        instructions: bool = True, plan: bool = False, skills: str = "") -> str:
     """Compose the system prompt: guidance, environment (with `sandbox`: what commands may
     do) and the mode's `note` (its driver's); `replace` swaps the built-in part, `append`
     extends it; the workspace's AGENTS.md or CLAUDE.md unless not `instructions` (`--bare`);
-    with `plan`, what plan mode expects (after `replace` too: the refusals need explaining)."""
+    with `plan`, what plan mode expects (after `replace` too: the refusals need explaining);
+    `skills`: the skills offered, by name and description (features/skills), after `replace` too."""
     base = replace if replace is not None else "\n\n".join(part for part in [
         GUIDANCE,
         _environment(workspace, tools) + (f"\nSandbox: {sandbox}" if sandbox else ""),
         note,
         f"Date: {datetime.date.today().isoformat()}",  # after the rest: it alone changes by itself (_environment)
     ] if part)
-    parts = [base, PLAN_NOTE if plan else "", project_instructions(workspace) if instructions else "",
+    parts = [base, PLAN_NOTE if plan else "", skills, project_instructions(workspace) if instructions else "",
              append or ""]
     return "\n\n".join(part for part in parts if part)
 

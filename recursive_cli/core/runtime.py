@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -107,6 +108,7 @@ class RuntimeCore:
         self.total_steps = 0
         self.inbox: Inbox | None = None  # messages queued from other processes, taken between turns
         self.next_images: tuple[Image, ...] = ()  # go with the next prompt (`-i`, `@file.png`, stream-json)
+        self.next_prompt_uuid: str | None = None  # the next prompt's id, when its client chose one
 
     async def run(self, text: str) -> TurnOutcome:
         """One turn on `text`, then one more per queued message (the inbox's after the
@@ -157,7 +159,9 @@ class RuntimeCore:
                 prompt = Message.user(text, self.next_images)
                 self.next_images = ()
                 self._transcript.append(prompt)
-                self._sink.emit(MessageAdded(message=prompt, turn=self._turn))
+                chosen, self.next_prompt_uuid = self.next_prompt_uuid, None
+                added = MessageAdded(message=prompt, turn=self._turn)
+                self._sink.emit(added if chosen is None else dataclasses.replace(added, uuid=chosen))
             if self._names_stale:
                 self._name_tools()
             self._in_kernel = True
@@ -178,6 +182,11 @@ class RuntimeCore:
                                      steps=outcome.steps, usage=outcome.usage,
                                      cost_usd=self.budget.total_cost, detail=outcome.detail))
         return outcome
+
+    def turn_context(self) -> TurnContext:
+        """The context a turn's steps run with now (a feature runs a sub-conversation on a copy
+        of it: the same guards, budget, interrupt and tool observers)."""
+        return self._context()
 
     def _context(self) -> TurnContext:
         return TurnContext(transcript=self._transcript, provider=self.provider, tools=self.tools,

@@ -118,6 +118,8 @@ class Settings:
     trust_workspace: bool = False  # the workspace's own hooks, servers and config count (features/trust)
     bare: bool = False  # no user or workspace config, hooks, servers, memory or context files
     strict_config: bool = False  # an unknown config key is an error, not ignored
+    skill: list[Path] = field(default_factory=list)  # --skill: skill folders, or folders of them, of the user's (features/skills)
+    no_skills: bool = False  # offer no skill at all
     otel: bool = False  # export a trace and metrics of the run over OTLP/HTTP (features/telemetry)
     prices: dict[str, ModelPrice] = field(default_factory=dict)  # config only: `[prices."MODEL"]` tables (`_price_table`)
 
@@ -303,7 +305,7 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     provider = str(merged.get("provider") or "openai")
     merged["api_key"] = api_key_for(provider, env)
     if merged["api_key"]:
-        sources["api_key"] = "env " + next(var for var in key_variables(provider) if env.get(var))
+        sources["api_key"] = f"env {key_source(provider, env)}"
     return LoadedSettings(validated(merged, sources), sources, home, env, verdict, held, warnings)
 
 
@@ -516,15 +518,26 @@ def base_url_problem(value: str) -> str | None:
     return None
 
 
+CLAUDE_TOKEN = "ANTHROPIC_AUTH_TOKEN"  # Claude Code's other key variable (sent as a bearer token)
+
+
 def key_variables(provider: str) -> tuple[str, str]:
     """The variables an API key is read from, in order: `RECURSIVE_API_KEY`, then the provider's own."""
     return ("RECURSIVE_API_KEY", "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY")
 
 
 def api_key_for(provider: str, env: Mapping[str, str] | None = None) -> str | None:
-    """`RECURSIVE_API_KEY`, else the provider's own variable. The only place keys are read."""
+    """`RECURSIVE_API_KEY`, else the provider's own variable (for anthropic then Claude Code's
+    `ANTHROPIC_AUTH_TOKEN`). The only place keys are read."""
     env = os.environ if env is None else env
-    return next((env[var] for var in key_variables(provider) if env.get(var)), None)
+    var = key_source(provider, env)
+    return env[var] if var else None
+
+
+def key_source(provider: str, env: Mapping[str, str]) -> str | None:
+    """The variable `provider`'s key comes from, or None."""
+    names = (*key_variables(provider), *((CLAUDE_TOKEN,) if provider == "anthropic" else ()))
+    return next((var for var in names if env.get(var)), None)
 
 
 def missing_key_message(provider: str) -> str:

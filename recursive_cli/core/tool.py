@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from .errors import ToolError
-from .messages import Image, ToolCall
+from .messages import Image, ToolCall, Usage
 from .provider import ToolSpec
 
 if TYPE_CHECKING:  # (a tool's arguments are a pydantic model, loaded with the tool: never on start-up)
@@ -34,6 +34,10 @@ class ToolResult(NamedTuple):
     """Images for the model after `content` (`read_file` of an image)."""
     answer: str | None = None
     """The turn ends after this call, with this as its answer (`exit_plan_mode`'s plan)."""
+    steps: int = 0
+    """Model calls the tool made itself (a subagent's): they count toward the turn's `--max-steps`."""
+    usage: Usage | None = None
+    """What those calls used (already charged to the run's budget): part of the turn's usage."""
 
 
 class Sandbox(Protocol):

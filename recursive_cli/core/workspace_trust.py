@@ -21,12 +21,17 @@ from typing import Any, NamedTuple
 # fingerprints them (relative to the workspace).
 WORKSPACE_FILES = (".claude/settings.json", ".claude/settings.local.json", ".recursive/settings.json",
                    ".mcp.json", ".recursive/config.toml")
+# The workspace's own subagents (features/subagents): each `.claude/agents/NAME.md` is one of its config files too.
+AGENT_FOLDER = ".claude/agents"
+# The workspace's own skills (features/skills): each `<folder>/NAME/SKILL.md` is one of its config files too.
+SKILL_FOLDERS = (".claude/skills", ".agents/skills")
 
 # Keys a workspace may never set before it is trusted, whatever their value: where the key
 # goes and what answers (api-base, provider, script), what a run costs (prices), what the
-# tools reach (add-dir, workspace, the ports a sandboxed command may connect to), and trust itself.
+# tools reach (add-dir, workspace, the ports a sandboxed command may connect to), the skills
+# the model is offered (skill), and trust itself.
 ALWAYS_HELD = frozenset({"api_base", "provider", "script", "prices", "add_dir", "workspace",
-                         "trust_workspace", "sandbox_allow_ports"})
+                         "trust_workspace", "sandbox_allow_ports", "skill"})
 # Limits a lower value narrows (None: no limit at all).
 LIMITS = {"max_steps": 100, "max_cost": None, "max_duration": None, "shell_timeout": 120.0,
           "mcp_timeout": 30.0}
@@ -41,8 +46,31 @@ def own_files(workspace: Path, home: Path) -> tuple[str, ...]:
     """The workspace's own config files that exist (`WORKSPACE_FILES`); one that is a file of
     the user's (`$RECURSIVE_HOME/…`: a workspace at `~` has it as `.recursive/config.toml`)
     is theirs, not the workspace's."""
-    return tuple(name for name in WORKSPACE_FILES
+    return tuple(name for name in (*WORKSPACE_FILES, *skill_files(workspace), *agent_files(workspace))
                  if (workspace / name).is_file() and not users_file(workspace / name, home))
+
+
+def skill_files(workspace: Path) -> list[str]:
+    """The workspace's SKILL.md files (`SKILL_FOLDERS`), relative to it, in order; a listing
+    of each folder, which most workspaces do not have."""
+    found: list[str] = []
+    for folder in SKILL_FOLDERS:
+        try:
+            names = sorted(entry.name for entry in os.scandir(workspace / folder))
+        except OSError:
+            continue
+        found += [f"{folder}/{name}/SKILL.md" for name in names]
+    return found
+
+
+def agent_files(workspace: Path) -> list[str]:
+    """The workspace's agent files (`AGENT_FOLDER/*.md`), relative to it, by name; a listing
+    of a folder most workspaces do not have."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(workspace / AGENT_FOLDER) if entry.name.endswith(".md"))
+    except OSError:
+        return []
+    return [f"{AGENT_FOLDER}/{name}" for name in names]
 
 
 def users_file(path: Path, home: Path) -> bool:

@@ -1,6 +1,7 @@
 """The event-loop driver (SPEC §6): turns of `RuntimeCore.run`, then wakeups and finished jobs.
 
-After each turn it decides, in order: `stop_loop` was called → end; a message was queued
+After each turn it decides, in order: a plan was presented in plan mode → end, the plan the
+answer (features/plan_mode.py); `stop_loop` was called → end; a message was queued
 (`recursive queue`) → a turn on it; the wakeup is due → a turn with its prompt; a background
 job ended → a turn with its exit code and output tail; a wakeup is pending or jobs are running
 → wait for the first of them; nothing is pending → end. A wait wakes at once when a job ends,
@@ -13,6 +14,7 @@ background job is killed.
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -69,6 +71,8 @@ class EventLoop:
                 self._last = await self._turn(trigger)
                 if self._last.finish_reason is not FinishReason.COMPLETED:
                     return self._last
+                if _planned(self.runtime):  # (its wakeup dropped as the loop ends: no turn may act on the plan)
+                    return self._ended()
             decision = await self._next()
             if decision is None:
                 return self._ended()
@@ -173,6 +177,15 @@ class EventLoop:
         last = self._last
         text = last.text or (self.control.stop_reason or "")
         return TurnOutcome(FinishReason.COMPLETED, text=text, steps=last.steps, usage=last.usage)
+
+
+def _planned(runtime: RuntimeCore) -> bool:
+    """Whether the turn presented a plan in plan mode: the plan is the loop's answer."""
+    if "recursive_cli.features.plan_mode" not in sys.modules:  # (never loaded: not in plan mode)
+        return False
+    from ..features.plan_mode import planned
+
+    return planned(runtime)
 
 
 def _earliest(*delays: float | None) -> float | None:

@@ -120,11 +120,9 @@ class GoalDriver:
 
     def _planned(self) -> bool:
         """Whether the turn ended with a plan (plan mode's `exit_plan_mode`)."""
-        from ..features.permissions import PermissionPolicy
-        from ..features.plan_mode import take_plan
+        from ..features.plan_mode import planned
 
-        policy = self.runtime.feature(PermissionPolicy)
-        return policy is not None and policy.mode == "plan" and take_plan(self.runtime) is not None
+        return planned(self.runtime)
 
     async def _evaluate(self, outcome: TurnOutcome, progressed: bool) -> TurnOutcome | None:
         """Checks, then the judge if they all pass; records the verdict and decides what is next."""

@@ -3,15 +3,13 @@
 A rule is `tool` or `tool(glob)`, the glob matched against the call's main argument (the
 command for `run_shell`, the path for file tools). Deny rules always win; allow rules widen a
 mode; otherwise the mode decides. `ask` asks on a TTY and, headless, denies at once. `plan` lets the agent read and
-think but change nothing: reading tools, read-only shell commands (`read_only_command`) and
+think but change nothing: reading tools, read-only shell commands (safe_commands.py) and
 `exit_plan_mode` run; every other call is refused, whatever the allow rules say.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
-import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, NamedTuple
 
@@ -21,6 +19,7 @@ from ..core.guards import Decision
 from ..core.messages import ToolCall
 from ..core.settings import PERMISSION_RULE
 from ..core.wording import RULE, got
+from .safe_commands import READ_ONLY_COMMANDS, read_only_command
 
 Verdict = Literal["allow", "deny", "ask"]
 AskHook = Callable[[str, str], Awaitable[bool]]
@@ -28,17 +27,6 @@ AskHook = Callable[[str, str], Awaitable[bool]]
 READ_ONLY_EXTRAS = frozenset({"todo_write", "checkpoint_list", "checkpoint_diff", "job_status",
                               "schedule_wakeup", "stop_loop"})
 PLAN_TOOL = "exit_plan_mode"  # offered in plan mode only (features/plan_mode.py)
-# Commands that only read, allowed in plan mode; any other command, a redirection (`>`), a
-# substitution (`$(…)`, backticks) or a `find -exec/-delete` makes a command line not read-only.
-READ_ONLY_COMMANDS = frozenset({
-    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "find", "pwd", "echo", "which",
-    "file", "stat", "tree", "du", "df", "sort", "uniq", "cut", "diff", "cmp", "basename", "dirname",
-    "realpath", "readlink", "date", "whoami", "uname", "env", "printenv", "type", "true", "nl", "less",
-    "more", "md5sum", "sha256sum", "jq"})
-READ_ONLY_GIT = frozenset({"status", "log", "diff", "show", "blame", "grep", "ls-files", "rev-parse",
-                           "describe", "shortlog", "reflog", "ls-tree", "cat-file"})
-_SEPARATORS = re.compile(r"\|\||&&|[|;\n]")
-_WRITING = re.compile(r"[<>`]|\$\(")
 PLAN_SHELL_REFUSAL = ("plan mode allows only read-only commands ({shown}, git status/diff/log/show, …) "
                       "with no redirection; this one may change something")
 
@@ -129,37 +117,6 @@ def _plan_verdict(tool: str, kind: str, subject: str) -> tuple[Verdict, str]:
         return "deny", PLAN_SHELL_REFUSAL.format(shown=shown)
     return "deny", (f"plan mode: {tool} may change something, and nothing may change until the user "
                     f"approves a plan. Read and search, then call {PLAN_TOOL} with your plan")
-
-
-def read_only_command(command: str) -> bool:
-    """Whether every command of a command line (split at `|`, `&&`, `||`, `;`) is one that
-    only reads (`READ_ONLY_COMMANDS`, read-only git subcommands), with no redirection or
-    substitution. Conservative: what it cannot tell is not read-only."""
-    if not command.strip() or _WRITING.search(command):
-        return False
-    for part in _SEPARATORS.split(command):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            return False
-        if not words:
-            continue
-        name = words[0]
-        if name == "git":
-            rest = [word for word in words[1:] if not word.startswith("-")]
-            if not rest or rest[0] not in READ_ONLY_GIT:
-                return False
-        elif name not in READ_ONLY_COMMANDS:
-            return False
-        elif name == "find" and any(word in ("-exec", "-execdir", "-delete", "-ok", "-fprint", "-fls")
-                                    for word in words):
-            return False
-        elif name == "env" and len(words) > 1:  # `env X=1 rm …` runs another command
-            return False
-        if any(word.startswith("--output") for word in words) or (
-                name in ("sort", "tree") and any(word.startswith("-o") for word in words)):
-            return False  # (`git diff --output=F`, `sort -o F` write files)
-    return True
 
 
 def _show(rule: Rule) -> str:

@@ -65,6 +65,13 @@ def take_plan(runtime: RuntimeCore) -> str | None:
     return plan
 
 
+def planned(runtime: RuntimeCore) -> bool:
+    """Whether the turn that just ended presented a plan in plan mode (the plan taken): a
+    driver's run ends there, with the plan as its answer — carrying it out is the user's call."""
+    policy = runtime.feature(PermissionPolicy)
+    return policy is not None and policy.mode == "plan" and take_plan(runtime) is not None
+
+
 def enter_plan_mode(runtime: RuntimeCore, policy: PermissionPolicy) -> None:
     """Plan mode from the next call on (`policy`: the runtime's): writes refused, `exit_plan_mode` offered."""
     policy.mode = "plan"

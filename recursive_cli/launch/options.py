@@ -47,6 +47,7 @@ SAFETY = "Permissions"
 INPUT = "Input and sessions"
 MCP = "MCP servers"
 HOOKS = "Hooks"
+SKILLS = "Skills"
 
 
 def _choice_enum(name: str, values: tuple[str, ...]) -> type[enum.Enum]:
@@ -124,6 +125,19 @@ def _directory_problem(path: Path) -> str:
     if not resolved.is_dir():
         return "a directory, not a file"
     return "" if os.access(resolved, os.R_OK | os.X_OK) else "a directory it may read"
+
+
+@flag_check
+def skill_folders(values: list[Path] | None) -> list[Path] | None:
+    """`--skill DIR` (repeatable): each a folder holding a SKILL.md, or folders that do."""
+    if not values:
+        return values
+    from ..features.skills.catalog import folder_problem  # (only when the option is given: --help stays light)
+
+    for value in values:
+        if problem := folder_problem(value):
+            raise FlagValueError(problem + wording.got(str(value)))
+    return values
 
 
 @flag_check
@@ -222,9 +236,11 @@ class CommonOptions:
     sandbox: Annotated[Optional[SandboxMode], typer.Option("--sandbox", metavar="MODE", help="What the agent's commands may write: " + spelled_out(SANDBOX_MODES) + " (default: read-only in read-only mode, else workspace-write).", rich_help_panel=SAFETY, show_default=False)] = None
     sandbox_network: Annotated[bool, typer.Option("--sandbox-network", help="Let the agent's commands reach the network (loopback included).", rich_help_panel=SAFETY)] = False
     sandbox_allow_port: Annotated[Optional[list[int]], typer.Option("--sandbox-allow-port", metavar="PORT", min=1, max=65535, help="Without the network, let the agent's commands connect to this port on 127.0.0.1 (a local test database; repeatable).", rich_help_panel=SAFETY)] = None
-    trust_workspace: Annotated[bool, typer.Option("--trust-workspace", help="Let this workspace's own hooks, MCP servers and config take effect for this run (see `recursive trust`).", rich_help_panel=SAFETY)] = False
-    bare: Annotated[bool, typer.Option("--bare", help="A hermetic run: no user or workspace config, hooks, MCP servers, memory or context files but those given by flags.", rich_help_panel=SAFETY)] = False
+    trust_workspace: Annotated[bool, typer.Option("--trust-workspace", help="Let this workspace's own hooks, MCP servers, skills and config take effect for this run (see `recursive trust`).", rich_help_panel=SAFETY)] = False
+    bare: Annotated[bool, typer.Option("--bare", help="A hermetic run: no user or workspace config, hooks, MCP servers, skills, memory or context files but those given by flags.", rich_help_panel=SAFETY)] = False
     strict_config: Annotated[bool, typer.Option("--strict-config", help="Fail on an unknown key in a config file.", rich_help_panel=SAFETY)] = False
+    skill: Annotated[Optional[list[Path]], typer.Option("--skill", metavar="DIR", callback=skill_folders, help="Offer the skill in DIR (a folder with a SKILL.md), or every skill in DIR's subfolders, besides ~/.recursive/skills and the workspace's .claude/skills and .agents/skills (repeatable).", rich_help_panel=SKILLS)] = None
+    no_skills: Annotated[bool, typer.Option("--no-skills", help="Offer the model no skill at all.", rich_help_panel=SKILLS)] = False
 
     def as_flags(self) -> dict[str, Any]:
         """Values for `load_settings`, enums turned into their strings."""
@@ -260,6 +276,8 @@ class RunOptions:
     bg: Annotated[bool, typer.Option("--bg", help="Run detached: print the session id and return at once; the session goes on alone (see `recursive agents`, `logs`, `queue`, `stop`).", rich_help_panel=INPUT)] = False
     include_hook_events: Annotated[bool, typer.Option("--include-hook-events", help="Stream-json: a hook_started and a hook_finished line for every hook run.", rich_help_panel=HOOKS)] = False
     worktree: WorktreeFlag = None
+    agents: Annotated[Optional[list[str]], typer.Option("--agents", metavar="JSON|FILE", help='Subagents the task tool can start, in Claude Code\'s format, JSON text or a file (repeatable): {"NAME": {"description": …, "prompt": …, "tools": [...], "model": …}}; with the workspace\'s .claude/agents/*.md (once trusted) and ~/.recursive/agents/*.md.', rich_help_panel=ADVANCED)] = None
+    agent: Annotated[Optional[str], typer.Option("--agent", metavar="NAME", help="Run the main conversation as agent NAME: its prompt as the system prompt, its tools, its model.", rich_help_panel=ADVANCED)] = None
     fallback_model: Annotated[Optional[str], typer.Option("--fallback-model", metavar="MODEL[,MODEL]", callback=model_list, help="When the model stays unavailable through every retry (429, 5xx, overloaded, timeouts), send the call to the next of these models, and the calls after it too; priced on it, in the result's modelUsage.", rich_help_panel=MODEL)] = None
 
 

@@ -1,6 +1,6 @@
 """The parts of a launch every front end builds the same way: the MCP servers (the saved form
 of `--mcp-config`, built once, and a resumed session's saved flags), the notes on what an
-untrusted workspace leaves out, the tools of a run, and the session the runtime writes.
+untrusted workspace leaves out, the tools and skills of a run, and the session the runtime writes.
 
 Nothing here imports typer or the runtime's modules at import time: the headless front end,
 which has no typer options, imports it too.
@@ -8,7 +8,9 @@ which has no typer options, imports it too.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.errors import CliError
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from ..features.sessions.binding import SessionBinding
     from ..features.sessions.lock import SessionLock
     from ..features.sessions.reader import LoadedSession
+    from ..features.skills import SkillCatalog
 
 
 def mcp_flags(configs: list[str] | None, strict: bool) -> McpState | None:
@@ -116,3 +119,70 @@ def bind_session(loaded: LoadedSettings, session_id: str, mode: str, title: str,
         return reopen_session(resumed, lock, runtime)
     folder = SessionStore(loaded.home).folder(session_id)
     return create_session(folder, session_meta(runtime, loaded.settings, mode, title), runtime)
+
+
+def run_skills(loaded: LoadedSettings, sources: Sequence[str] | None = None, quiet: bool = False,
+               resumed: LoadedSession | None = None) -> SkillCatalog | None:
+    """The skills of a run (features/skills): `--skill`'s, the user's but with `--bare`, the
+    workspace's once it is trusted; none with `--no-skills` (a `resumed` session's skill flags
+    when none are given). `sources`: Claude's `--setting-sources` when given (`user` and
+    `project` let those in). A SKILL.md that cannot be used is one warning line on stderr
+    (unless `quiet`), and left out. None when there is no skill folder at all (the feature
+    stays unloaded)."""
+    from ..core.workspace_trust import SKILL_FOLDERS
+
+    settings = loaded.settings
+    if resumed is not None and not (settings.skill or settings.no_skills):
+        settings = with_saved_skills(settings, resumed)
+    workspace = settings.workspace.expanduser().resolve()
+    if not settings.skill and not any(folder.is_dir() for folder in (
+            loaded.home / "skills", *(workspace / name for name in SKILL_FOLDERS))):
+        return None
+    from ..features.skills import SkillChoice, find_skills
+    from ..features.trust import verdict_for
+
+    verdict = verdict_for(loaded, workspace)
+    workspace_reason = "--bare" if settings.bare else "" if verdict.trusted else verdict.reason
+    user_reason = "--bare" if settings.bare else ""
+    if sources is not None:
+        user_reason = user_reason or ("" if "user" in sources else "--setting-sources has no user")
+        workspace_reason = workspace_reason or ("" if "project" in sources else "--setting-sources has no project")
+    choice = SkillChoice(tuple(settings.skill), user=user_reason, workspace=workspace_reason, off=settings.no_skills)
+    catalog = find_skills(workspace, loaded.home, choice)
+    if not quiet:  # (a file of a folder left out is not the run's business: `skills list` shows it)
+        left_out = {"user": user_reason, "workspace": workspace_reason, "flag": ""}
+        sys.stderr.writelines(f"warning: {problem.line()}\n" for problem in catalog.problems
+                              if not left_out[problem.origin] and not settings.no_skills)
+    return catalog
+
+
+def with_saved_skills(settings: Settings, session: LoadedSession) -> Settings:
+    """`settings` with the skill flags `session` ran with (an imported one's are someone
+    else's folders: never used); a saved folder that is gone is left out, with a note."""
+    if "skills" not in session.meta.state or session.meta.imported is not None:
+        return settings
+    from pathlib import Path
+
+    from ..core.values import parse
+    from ..features.skills.state import SkillState
+
+    try:
+        saved = parse(SkillState, session.meta.state["skills"])
+    except ValueError:
+        return settings
+    kept = [Path(folder) for folder in saved.folders if Path(folder).is_dir()]
+    for gone in [folder for folder in saved.folders if not Path(folder).is_dir()]:
+        sys.stderr.write(f"note: the session's --skill {gone} no longer exists; its skills are left out\n")
+    return dataclasses.replace(settings, skill=kept, no_skills=saved.off)
+
+
+def keep_skill_flags(runtime: AgentRuntime, settings: Settings) -> None:
+    """Keep the skill flags given in the session (absolute folders), for `resume` to offer the
+    same skills; a session given none keeps what it had."""
+    if not (settings.skill or settings.no_skills):
+        return
+    from ..features.skills.state import SkillState
+
+    state = SkillState(folders=[str(path.expanduser().resolve()) for path in settings.skill], off=settings.no_skills)
+    if runtime.state.get(SkillState) != state:
+        runtime.state.put(SkillState, state)

@@ -23,10 +23,20 @@ from ..features.sessions.binding import SessionBinding
 from ..features.sessions.ids import check_session_id, new_session_id
 from ..features.sessions.lock import SessionLock
 from ..features.sessions.records import SessionError, SessionWriteError
+from .agents import agent_definitions, keep_agents_flags, main_agent, take_tools
 from .errors import EXIT_ERROR, EXIT_USAGE, end_startup, fail
 from .final_answer import OutputRequest, output_request
 from .options import CommonOptions, RunOptions, model_names
-from .parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
+from .parts import (
+    bind_session,
+    keep_mcp_flags,
+    keep_skill_flags,
+    mcp_flags,
+    mcp_servers,
+    note_untrusted,
+    run_skills,
+    run_tools,
+)
 from .prompt_input import empty_prompt_message
 from .served_model import with_served_model
 from .settings import command_settings
@@ -63,6 +73,8 @@ class Launch:
     sinks: Callable[[Settings, str], list[EventSink]] | None = None
     worktree: WorktreeState | None = None  # -w: the new git worktree the new session works in
     fallback_models: list[str] = field(default_factory=list)  # --fallback-model, in order
+    agents: list[str] = field(default_factory=list)  # --agents (none: a resumed session's own)
+    agent: str | None = None  # --agent: the main conversation's agent
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch:
@@ -105,6 +117,7 @@ def with_run_options(spec: Launch, options: RunOptions) -> Launch:
         except ImageError as exc:  # (changed since the flag's check)
             raise CliError(f"-i: {exc}", EXIT_USAGE) from None
     spec.fallback_models = model_names(options.fallback_model)
+    spec.agents, spec.agent = list(options.agents or []), options.agent
     spec.background = options.bg
     return spec
 
@@ -196,6 +209,18 @@ def launch(spec: Launch, work: Work) -> int:
     return _run(spec, runtime, binding, work)
 
 
+def start_runtime(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
+    """The runtime of `spec`, its session bound (None: `--no-session`), for a front end that
+    drives its turns itself (`recursive acp`); CliError for a launch that cannot start, a
+    resumed session's lock then released."""
+    try:
+        return _start(spec)
+    except BaseException:
+        if spec.lock is not None:
+            spec.lock.release()
+        raise
+
+
 def _detachment(spec: Launch) -> Detachment:
     """`--bg`: the streams onto the session's files, and the stream-json lines too."""
     from ..features.sessions.store import SessionStore
@@ -227,16 +252,25 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
 
     hooks = command_hooks(spec.loaded, spec.settings)
     note_untrusted(spec.loaded, strict_mcp=spec.mcp is not None and spec.mcp.strict)
+    definitions = agent_definitions(spec.loaded, spec.agents, spec.resumed)
+    main = None
+    if spec.agent:
+        settings, main = main_agent(settings, spec.agent, definitions)
     shown = (spec.sinks or output_sinks)(settings, spec.session_id)
     sink = FanoutSink(show_hook_events(shown, spec.include_hook_events))
     try:
         builder = (AgentRuntime.builder().settings(settings, spec.loaded.home).mode(spec.mode)
-                   .session_id(spec.session_id).sink(sink))
+                   .session_id(spec.session_id).sink(sink).agents(definitions))
         if settings.bare:
             from ..core.tool import ToolRegistry
 
             builder.tools(ToolRegistry(run_tools(settings)))
+        skills = run_skills(spec.loaded, resumed=spec.resumed)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).hooks(hooks).build()
+        if main is not None:
+            take_tools(runtime, main)
         if spec.fallback_models:
             runtime.provider = with_fallback(runtime.provider, spec.fallback_models, settings)
         binding = None
@@ -248,6 +282,8 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             if not settings.no_checkpoints:
                 runtime.enable_checkpoints(spec.loaded.home)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+        keep_agents_flags(runtime, spec.agents)
+        keep_skill_flags(runtime, settings)
         if settings.otel:  # (the SDK is imported only then)
             from ..features.telemetry import attach_telemetry
 

@@ -39,6 +39,9 @@ from ..core.events import (
     PermissionDenied,
     RunFinished,
     RunStarted,
+    SubagentFinished,
+    SubagentMessage,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     ToolStarted,
@@ -108,6 +111,24 @@ def thinking_block(item: Reasoning) -> dict[str, Any]:
     if item.kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": item.signature or ""}
     return {"type": "thinking", "thinking": item.text, "signature": item.signature or ""}
+
+
+def assistant_content(message: Message, present: Presenter = as_shown) -> list[dict[str, Any]]:
+    """An assistant message's content blocks as Claude shows them: thinking, text, tool calls."""
+    content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
+                                     if item.kind in ("thinking", "redacted_thinking")]
+    if message.content:
+        content.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        name, shown = present(call)
+        content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+    return content
+
+
+def tool_result_block(message: Message) -> dict[str, Any]:
+    """A tool result message as Claude's `tool_result` block."""
+    return {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content,
+            "is_error": message.is_error}
 
 
 @dataclass(frozen=True)
@@ -206,6 +227,9 @@ class ClaudeStreamSink:
         self._whole_runs = whole_runs
         # hook_started / hook_finished lines (the user's hooks): only with --include-hook-events.
         self.include_hook_events = False
+        # A subagent's text and thinking too, not only its tool calls (the SDK's initialize asks).
+        self.forward_subagent_text = False
+        self._handbacks: dict[str, dict[str, Any]] = {}  # task call id → its `tool_use_result`
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -214,9 +238,10 @@ class ClaudeStreamSink:
         self._out.write(compact(record, self._ascii) + "\n")
         self._out.flush()
 
-    def _line(self, record: dict[str, Any]) -> None:
+    def _line(self, record: dict[str, Any], line_id: str | None = None) -> None:
+        """A stream line; `line_id` its `uuid` when it shows a message (the message's own)."""
         if self._stream:
-            self.write_line({**record, "session_id": self.session_id, "uuid": str(uuid.uuid4())})
+            self.write_line({**record, "session_id": self.session_id, "uuid": line_id or str(uuid.uuid4())})
 
     def write_init(self, info: InitInfo) -> None:
         """The `system` `init` line that opens a turn."""
@@ -267,6 +292,8 @@ class ClaudeStreamSink:
     # -- events ------------------------------------------------------------------------------
 
     def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._note_task(event)  # (and its `system` line below, as any notice's)
         if isinstance(event, TurnStarted) and not self._whole_runs:
             self._turn = _Turn()
         elif isinstance(event, RunStarted) and self._whole_runs:
@@ -283,7 +310,7 @@ class ClaudeStreamSink:
         elif isinstance(event, ThinkingDelta):
             self._on_delta("thinking", event.text)
         elif isinstance(event, MessageAdded):
-            self._on_message(event.message)
+            self._on_message(event.message, event.uuid)
         elif isinstance(event, ToolStarted):
             self._turn.inputs[event.call.id] = self._present(event.call)
         elif isinstance(event, PermissionDenied):
@@ -294,6 +321,8 @@ class ClaudeStreamSink:
             self._line({"type": "system", "subtype": "api_retry", "attempt": event.attempt,
                         "max_retries": event.max_retries, "retry_delay_ms": event.retry_delay_ms,
                         "error_status": event.error_status, "error": event.error})
+        elif isinstance(event, SubagentMessage):
+            self._on_subagent(event)
         elif isinstance(event, Notice):
             if event.type in _HOOK_EVENTS and not self.include_hook_events:
                 return
@@ -331,38 +360,70 @@ class ClaudeStreamSink:
             self._event({"type": "content_block_stop", "index": self._turn.blocks - 1})
             self._turn.open_block = None
 
-    def _on_message(self, message: Message) -> None:
+    def _on_message(self, message: Message, line_id: str) -> None:
         if message.role == "assistant":
-            self._on_reply(message)
+            self._on_reply(message, line_id)
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
-            block = {"type": "tool_result", "tool_use_id": message.tool_call_id,
-                     "content": message.content, "is_error": message.is_error}
-            self._line({"type": "user", "message": {"role": "user", "content": [block]},
-                        "parent_tool_use_id": None})
+            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+                                      "parent_tool_use_id": None}
+            handback = self._handbacks.pop(message.tool_call_id or "", None)
+            if handback is not None:  # (an Agent call's result: what its subagent did, as Claude Code says it)
+                record["tool_use_result"] = handback
+            self._line(record, line_id)
 
-    def _on_reply(self, message: Message) -> None:
+    def _note_task(self, event: SubagentStarted | SubagentFinished) -> None:
+        """Keep what the result line of a task call tells of its subagent (`tool_use_result`)."""
+        if isinstance(event, SubagentStarted):
+            self._handbacks[event.tool_use_id] = {
+                "status": "running", "prompt": event.prompt, "agentId": event.task_id,
+                "agentType": event.subagent_type, "resolvedModel": event.model}
+            return
+        handback = self._handbacks.get(event.tool_use_id)
+        if handback is not None:
+            handback.update(status=event.status, content=[{"type": "text", "text": event.summary}],
+                            totalDurationMs=event.usage.get("duration_ms", 0),
+                            totalTokens=event.usage.get("total_tokens", 0),
+                            totalToolUseCount=event.usage.get("tool_uses", 0))
+
+    def _on_reply(self, message: Message, line_id: str) -> None:
         turn = self._turn
         if turn.request_started is not None:
             turn.api_seconds += time.monotonic() - turn.request_started
             turn.request_started = None
-        model = self._model()
         usage = message.usage or Usage()
         turn.stop_reason = "tool_use" if message.tool_calls else "end_turn"
-        content: list[dict[str, Any]] = [thinking_block(item) for item in message.reasoning or ()
-                                         if item.kind in ("thinking", "redacted_thinking")]
-        if message.content:
-            content.append({"type": "text", "text": message.content})
-        for call in message.tool_calls:
-            name, shown = self._present(call)
-            content.append({"type": "tool_use", "id": call.id, "name": name, "input": shown})
+        content = assistant_content(message, self._present)
         if self._partial:
             self._close_stream(content, usage)
         self._line({"type": "assistant", "message": {
             "id": turn.message_id or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
-            "role": "assistant", "model": model, "content": content,
+            "role": "assistant", "model": self._model(), "content": content,
             "stop_reason": turn.stop_reason, "stop_sequence": None, "usage": claude_usage(usage)},
-            "parent_tool_use_id": None})
+            "parent_tool_use_id": None}, line_id)
+
+    def _on_subagent(self, event: SubagentMessage) -> None:
+        """A subagent's message, under the parent's task call, as Claude Code streams it: its
+        prompt, its tool calls and their results; its text and thinking only with
+        `forward_subagent_text` (the SDKs' `forward_subagent_text`)."""
+        message = event.message
+        about = {"parent_tool_use_id": event.parent_tool_use_id, "agent_id": event.agent_id,
+                 "subagent_type": event.subagent_type}
+        if message.role == "user":
+            self._line({"type": "user", "message": {"role": "user", "content": [
+                {"type": "text", "text": message.content}]}, **about})
+        elif message.role == "tool":
+            self._line({"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+                        **about})
+        elif message.role == "assistant":
+            content = [block for block in assistant_content(message, self._present)
+                       if self.forward_subagent_text or block["type"] == "tool_use"]
+            if content:
+                self._line({"type": "assistant", "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+                    "model": event.model, "content": content,
+                    "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
+                    "usage": claude_usage(message.usage or Usage())}, **about})
 
     def _close_stream(self, content: list[dict[str, Any]], usage: Usage) -> None:
         """The rest of the reply's stream events: the open text or thinking block's end, the

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TextIO
 
+from ..core.agent_scope import current_agent
 from ..core.events import (
     AgentEvent,
     ApiRetry,
@@ -163,11 +164,11 @@ class PlainTerminalSink:
             return self._verbose_message(event.message)
         if isinstance(event, ToolFinished):
             output, self._output = self._output, ""
-            return tool_line(event) + (f"\n{indented(output)}" if output.strip() else "")
+            return _nested(tool_line(event) + (f"\n{indented(output)}" if output.strip() else ""))
         if isinstance(event, Notice):
             return event.text() or None
         if isinstance(event, PermissionDenied):
-            return f"✗ denied {event.tool} {event.subject}: {event.reason}"
+            return _nested(f"✗ denied {event.tool} {event.subject}: {event.reason}")
         if isinstance(event, ApiRetry):
             return (f"retrying in {event.retry_delay_ms / 1000:.1f} s "
                     f"(attempt {event.attempt}/{event.max_retries}): {event.error}")
@@ -185,6 +186,11 @@ class PlainTerminalSink:
         if message.role == "assistant" and message.tool_calls and message.content.strip():
             shown.append(message.content.strip())
         return "\n".join(shown) or None
+
+
+def _nested(text: str) -> str:
+    """`text` indented under its subagent's line when a subagent's call made it."""
+    return text if current_agent() is None else "\n".join(f"  {line}" for line in text.splitlines())
 
 
 def indented(output: str, lines: int = VERBOSE_LINES) -> str:
@@ -295,7 +301,8 @@ class RichTerminalSink(PlainTerminalSink):
             self._print_line(line)
 
     def _print_line(self, line: str) -> None:
-        style = "red" if line.startswith(("✗", "error")) else "green" if line.startswith("✓") else "dim"
+        mark = line.lstrip()  # (a subagent's lines are indented)
+        style = "red" if mark.startswith(("✗", "error")) else "green" if mark.startswith("✓") else "dim"
         self._console.print(_text(line, style))
 
     def _spin(self, label: str) -> None:

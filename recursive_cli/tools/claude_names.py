@@ -43,10 +43,15 @@ ALIASES = (
     ToolAlias("WebFetch", "web_fetch", (("url", "url"),)),
     ToolAlias("TodoWrite", "todo_write", (("todos", "todos"),)),
     ToolAlias("ExitPlanMode", "exit_plan_mode", (("plan", "plan"),)),
+    ToolAlias("Skill", "skill", (("skill", "skill"), ("args", "args"))),
     ToolAlias("ListMcpResourcesTool", "list_mcp_resources", (("server", "server"),)),
     ToolAlias("ReadMcpResourceTool", "read_mcp_resource", (("server", "server"), ("uri", "uri"))),
+    ToolAlias("Agent", "task", (("description", "description"), ("prompt", "prompt"),
+                                ("subagent_type", "subagent_type"), ("model", "model"),
+                                ("run_in_background", "run_in_background"))),
 )
 BY_CLAUDE = {alias.claude: alias for alias in ALIASES}
+BY_CLAUDE["Task"] = BY_CLAUDE["Agent"]  # (Claude Code's name for it before 2.1)
 BY_OURS = {alias.ours: alias for alias in ALIASES}
 
 
@@ -58,7 +63,7 @@ def our_name(name: str) -> str:
 
 
 # Claude's names a hook matcher may use for one of our tools that has no alias of its own.
-MATCHER_EXTRAS = {"apply_patch": ("Edit", "MultiEdit"), "edit_file": ("MultiEdit",)}
+MATCHER_EXTRAS = {"apply_patch": ("Edit", "MultiEdit"), "edit_file": ("MultiEdit",), "task": ("Task",)}
 
 
 def matcher_names(ours: str) -> tuple[str, ...]:
@@ -70,6 +75,12 @@ def claude_name(ours: str) -> str:
     """The name a client sees for our tool `ours`."""
     alias = BY_OURS.get(ours)
     return alias.claude if alias is not None else ours
+
+
+def listed_name(ours: str) -> str:
+    """The name an `init` line lists our tool `ours` under: Claude Code lists its Agent tool
+    as `Task` there (its name before 2.1), while its calls say `Agent`."""
+    return "Task" if ours == "task" else claude_name(ours)
 
 
 class ClaudeView:

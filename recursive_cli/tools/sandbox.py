@@ -121,6 +121,39 @@ class WorkspaceSandbox:
         return ", ".join(str(root) for root in self.roots)
 
 
+    def outside(self, path: str) -> bool:
+        """Whether `path` (as a tool would resolve it) leads outside every root."""
+        return self.root_of(real_path(self.absolute(path))) is None
+
+    def absolute(self, path: str) -> Path:
+        candidate = Path(os.path.expanduser(path))
+        return candidate if candidate.is_absolute() else self.workspace / candidate
+
+
+class OutsideAllowed:
+    """The sandbox of one file-tool call the user allowed explicitly (a program's permission
+    answer, as Claude Code takes it): a path outside the roots resolves as if its folder were
+    one more root. Writes into `.git/` and the protected folders stay refused; shell commands
+    keep the OS sandbox."""
+
+    def __init__(self, inner: WorkspaceSandbox) -> None:
+        self.inner = inner
+        self.workspace = inner.workspace
+
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        check_path_text(path)
+        if not self.inner.outside(path):
+            return self.inner.resolve(path, write=write)
+        real = real_path(self.inner.absolute(path))
+        folder = real if real.is_dir() else real.parent
+        wider = WorkspaceSandbox(self.inner.workspace, [*self.inner.roots[1:], folder], self.inner.protected,
+                                 self.inner.read_only)
+        return wider.resolve(path, write=write)
+
+    def display(self, path: Path) -> str:
+        return self.inner.display(path)
+
+
 def check_path_text(path: str) -> None:
     """Raise ToolError for a path no file can have: empty, too long, with a NUL byte, or not encodable."""
     if "\x00" in path:

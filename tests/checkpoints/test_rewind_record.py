@@ -58,3 +58,21 @@ def test_a_rewind_without_a_turn_number_is_ignored(tmp_path: Path) -> None:
     with (folder / "transcript.jsonl").open("a") as handle:
         handle.write('{"type": "rewind", "turn": "two"}\n')
     assert len(load_session(folder).messages) == 4
+
+
+def test_a_rewind_after_a_message_keeps_the_conversation_up_to_it(tmp_path: Path) -> None:
+    """(`--resume-session-at`: `after` names a message by uuid; what follows it leaves the
+    conversation, even in the middle of a turn, and later records stay.)"""
+    folder = tmp_path / "s"
+    writer = write_turns(folder, range(1, 3))
+    writer.close()
+    records = load_session(folder).records
+    uuids = [r.uuid for r in records if r.type == "message"]  # type: ignore[union-attr]
+    assert all(uuids) and len(set(uuids)) == len(uuids) == 8
+    with (folder / "transcript.jsonl").open("a") as handle:
+        handle.write(json.dumps({"type": "rewind", "turn": 2, "after": uuids[2]}) + "\n")  # turn 1's tool result
+    loaded = load_session(folder)
+    assert [m.content for m in loaded.messages] == ["task 1", "", "ok"] and loaded.turns == 2
+    with (folder / "transcript.jsonl").open("a") as handle:
+        handle.write(json.dumps({"type": "rewind", "turn": 9, "after": "not-a-message"}) + "\n")
+    assert len(load_session(folder).messages) == 3  # a uuid no kept message has drops nothing

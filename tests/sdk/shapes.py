@@ -11,11 +11,13 @@ _NULLABLE_STR = (str, type(None))
 INIT = {"type": _STR, "subtype": _STR, "schema_version": _INT, "session_id": _STR, "uuid": _STR,
         "cwd": _STR, "model": _STR, "tools": _LIST, "mcp_servers": _LIST, "permissionMode": _STR,
         "apiKeySource": _STR, "slash_commands": _LIST, "output_style": _STR}
-ASSISTANT = {"type": _STR, "message": _DICT, "parent_tool_use_id": type(None), "session_id": _STR,
+# A subagent's lines carry the id of the parent's Agent (task) call; the main conversation's None.
+_PARENT = (str, type(None))
+ASSISTANT = {"type": _STR, "message": _DICT, "parent_tool_use_id": _PARENT, "session_id": _STR,
              "uuid": _STR}
 ASSISTANT_MESSAGE = {"id": _STR, "type": _STR, "role": _STR, "model": _STR, "content": _LIST,
                      "stop_reason": _NULLABLE_STR, "usage": _DICT}
-USER = {"type": _STR, "message": _DICT, "parent_tool_use_id": type(None), "session_id": _STR, "uuid": _STR}
+USER = {"type": _STR, "message": _DICT, "parent_tool_use_id": _PARENT, "session_id": _STR, "uuid": _STR}
 TOOL_RESULT = {"type": _STR, "tool_use_id": _STR, "content": _STR, "is_error": _BOOL}
 STREAM_EVENT = {"type": _STR, "event": _DICT, "session_id": _STR, "uuid": _STR}
 SYSTEM = {"type": _STR, "subtype": _STR, "session_id": _STR, "uuid": _STR}
@@ -29,6 +31,7 @@ USAGE = {"input_tokens": _INT, "output_tokens": _INT, "cache_read_input_tokens":
 DENIAL = {"tool_name": _STR, "tool_use_id": _STR, "tool_input": _DICT}
 CONTROL_RESPONSE = {"type": _STR, "response": _DICT}
 CONTROL_REQUEST = {"type": _STR, "request_id": _STR, "request": _DICT}
+TRANSCRIPT_MIRROR = {"type": _STR, "filePath": _STR, "entries": _LIST}  # --session-mirror
 
 
 def has(record: dict[str, Any], shape: dict[str, Any], what: str) -> None:
@@ -68,6 +71,9 @@ def check_line(record: dict[str, Any]) -> None:
             assert isinstance(record["message"]["content"], str)
             return
         for block in record["message"]["content"]:
+            if block.get("type") == "text" and record["parent_tool_use_id"] is not None:
+                has(block, {"text": _STR}, "subagent prompt")  # (a subagent's task, as its first message)
+                continue
             has(block, TOOL_RESULT, "tool_result")
     elif kind == "stream_event":
         has(record, STREAM_EVENT, "stream_event")
@@ -85,5 +91,10 @@ def check_line(record: dict[str, Any]) -> None:
         has(record, CONTROL_REQUEST, "control_request")
     elif kind == "control_cancel_request":
         assert isinstance(record.get("request_id"), str)
+    elif kind == "transcript_mirror":
+        has(record, TRANSCRIPT_MIRROR, "transcript_mirror")
+        assert all(isinstance(entry, dict) and isinstance(entry.get("type"), str) for entry in record["entries"])
+    elif kind == "conversation_reset":  # `/clear`, as Claude Code writes it
+        assert all(isinstance(record.get(key), str) for key in ("new_conversation_id", "uuid", "session_id"))
     else:
         raise AssertionError(f"a line of a type SPEC §4 does not list: {record}")

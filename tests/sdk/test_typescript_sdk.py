@@ -27,6 +27,7 @@ from .conftest import AgentCli, system_text, tool_names
 
 SCRIPT = Path(__file__).with_name("ts_query.mjs")
 SET_SERVERS = SCRIPT.with_name("ts_set_servers.mjs")  # setMcpServers() on a streaming query
+SESSIONS = SCRIPT.with_name("ts_sessions.mjs")  # listSessions() and getSessionMessages() after a query
 PACKAGE = "@anthropic-ai/claude-agent-sdk"
 VERSION = "0.3.333"  # the release these tests run against: a new one gets a folder of its own
 MANIFEST = "installed.json"  # written last: what was installed, and every file of node_modules
@@ -108,7 +109,7 @@ def ts_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 pytest.skip(f"npm could not install {PACKAGE}@{VERSION}: {(getattr(exc, 'stderr', '') or '')[-500:]}")
     folder = tmp_path_factory.mktemp("ts-sdk")
     (folder / "node_modules").symlink_to(cached / "node_modules")  # ESM finds packages next to the script
-    for script in (SCRIPT, SET_SERVERS):
+    for script in (SCRIPT, SET_SERVERS, SESSIONS):
         shutil.copy(script, folder / script.name)
     return folder
 
@@ -145,7 +146,7 @@ def test_a_cached_install_is_used_only_while_complete(tmp_path: Path) -> None:
 
 
 def test_typescript_query(ts_sdk: Path, agent_cli: AgentCli) -> None:
-    agent_cli.server.add({"tool_calls": [{"name": "run_shell", "arguments": {"command": "ls"}}]},
+    agent_cli.server.add({"tool_calls": [{"name": "run_shell", "arguments": {"command": "rm -rf build"}}]},
                          {"tool_calls": [{"name": "write_file", "arguments": {"path": "t.txt", "content": "model"}}]},
                          {"text": "done"})
 
@@ -153,7 +154,7 @@ def test_typescript_query(ts_sdk: Path, agent_cli: AgentCli) -> None:
                    permissions={"Write": {"behavior": "allow", "merge": {"content": "from ts"}}})
 
     assert out["error"] is None
-    assert out["asked"] == [["Bash", {"command": "ls"}],
+    assert out["asked"] == [["Bash", {"command": "rm -rf build"}],  # (`ls` would run unasked: it only reads)
                             ["Write", {"file_path": str(agent_cli.workspace / "t.txt"), "content": "model"}]]
     assert (agent_cli.workspace / "t.txt").read_text() == "from ts"
     kinds = [m["type"] for m in out["messages"]]
@@ -237,3 +238,23 @@ def test_typescript_sdk_set_mcp_servers_adds_then_removes_a_server(ts_sdk: Path,
     assert ["mcp__raw__echo" in names for names in offered] == [False, True, True]
     tool_message = agent_cli.server.requests[2].body["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["content"] == "set"
+
+
+def test_sessions_are_read_back_with_the_typescript_session_api(ts_sdk: Path, agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"text": "", "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+                         {"text": "It says hello."})
+    (agent_cli.workspace / "notes.txt").write_text("hello\n")
+    spec = {"cli": str(agent_cli.path), "cwd": str(agent_cli.workspace), "prompt": "What do the notes say?"}
+
+    proc = subprocess.run(["node", str(ts_sdk / SESSIONS.name), json.dumps(spec)], cwd=ts_sdk,
+                          env={**os.environ, **agent_cli.env()}, capture_output=True, text=True, timeout=120)
+
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout)
+    assert out["error"] is None
+    (result,) = [m for m in out["messages"] if m["type"] == "result"]
+    assert [(s["sessionId"], s["summary"]) for s in out["sessions"]] == [(result["session_id"], "What do the notes say?")]
+    assert [m["type"] for m in out["read"]] == ["user", "assistant", "user", "assistant"]
+    streamed = [m["uuid"] for m in out["messages"] if m["type"] in ("assistant", "user")]
+    assert [m["uuid"] for m in out["read"][1:]] == streamed
+    assert out["read"][1]["message"]["content"][0]["name"] == "Read"

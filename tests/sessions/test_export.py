@@ -1,4 +1,4 @@
-"""Exports (jsonl, json, md) and the plain-text view of `sessions show`."""
+"""Exports (jsonl, json, md; atif in test_atif.py) and the plain-text view of `sessions show`."""
 
 from __future__ import annotations
 

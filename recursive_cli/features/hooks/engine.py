@@ -3,7 +3,8 @@
 PreToolUse is a tool guard (the first: what it changes, the permission rules judge): deny and
 exit 2 are permission denials like any other; `ask` asks the terminal where there is one and
 denies headless; `updatedInput` changes the call's arguments. PostToolUse sees each result
-(`additionalContext` and a block's reason reach the model after the result). UserPromptSubmit
+(a block's reason reaches the model after the result). The `additionalContext` of both reaches
+the model after the call's result, as Claude Code places it (context.py). UserPromptSubmit
 filters each prompt (block, or context added to it). Stop is a stop guard: when the model's
 reply would complete a turn, a block makes the agent go on in the same turn with the reason as
 a user message; the next Stop hook of that turn is sent `stop_hook_active: true` and its block
@@ -25,6 +26,7 @@ from ...core.messages import ToolCall
 from ...core.tool import ToolResult
 from ...tools.claude_names import ClaudeView, claude_name
 from .config import HookConfig
+from .context import context_note, with_notes
 from .runner import HookOutcome, run_hook
 
 if TYPE_CHECKING:
@@ -94,13 +96,15 @@ class HookEngine:
 
     async def decide(self, tool: str, kind: str, subject: str, call: ToolCall | None = None,
                      approved: bool = False) -> Decision:
-        after = self._after if self.config.for_event("PostToolUse", tool) else None
+        posts = bool(self.config.for_event("PostToolUse", tool))
         if call is None or not self.config.for_event("PreToolUse", tool):
-            return Decision(True, after=after)
+            return Decision(True, after=self._after if posts else None)
         arguments = call.arguments_or_empty()
         name, shown = self.present(tool, arguments)
         outcomes = await self.fire("PreToolUse", {"tool_name": name, "tool_input": shown,
                                                   "tool_use_id": call.id}, tool=tool)
+        notes = [context_note("PreToolUse", name, o.context) for o in outcomes if o.context]
+        after = self._after_with(notes) if notes or posts else None
         stops = [outcome for outcome in outcomes if outcome.stop]
         if stops:  # `continue: false`: this call is denied and the turn ends
             why = stops[0].stop_reason or stops[0].reason or "no reason given"
@@ -125,6 +129,14 @@ class HookEngine:
         new = self.view.take_input(tool, updated, arguments) if updated is not None else None
         return Decision(True, arguments=new, after=after, approved=decision == "allow")
 
+    def _after_with(self, notes: list[str]) -> Callable[[ToolCall, ToolResult], Awaitable[ToolResult]]:
+        """The after-call step: the PreToolUse hooks' `notes`, then the PostToolUse hooks'."""
+        async def after(call: ToolCall, result: ToolResult) -> ToolResult:
+            result = with_notes(result, notes)
+            return await self._after(call, result) if self.config.for_event("PostToolUse", call.name) else result
+
+        return after
+
     async def _after(self, call: ToolCall, result: ToolResult) -> ToolResult:
         name, shown = self.present(call.name, call.arguments_or_empty())
         outcomes = await self.fire("PostToolUse", {
@@ -135,10 +147,8 @@ class HookEngine:
             if outcome.blocked:
                 notes.append(f"PostToolUse hook: {outcome.reason}")
             if outcome.context:
-                notes.append(outcome.context)
-        if notes:
-            text = "\n\n".join(notes)
-            result = result._replace(content=f"{result.content}\n\n<hook-context>\n{text}\n</hook-context>")
+                notes.append(context_note("PostToolUse", name, outcome.context))
+        result = with_notes(result, notes)
         stops = [outcome for outcome in outcomes if outcome.stop]
         if stops:  # `continue: false`: the call ran; the turn ends after it
             why = stops[0].stop_reason or stops[0].reason or "no reason given"

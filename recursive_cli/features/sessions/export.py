@@ -1,4 +1,4 @@
-"""Sessions for people and other programs: `sessions export` (jsonl, json, md) and `sessions show`."""
+"""Sessions for people and other programs: `sessions export` (jsonl, json, md, atif) and `sessions show`."""
 
 from __future__ import annotations
 
@@ -7,25 +7,30 @@ import re
 from collections.abc import Iterator
 
 from ...core.messages import Message, ToolCall
-from ...core.values import as_json
+from ...core.values import as_json, parse
 from ...core.wording import counted
 from .reader import LoadedSession, rewound_turns
-from .records import MessageRecord, RepairRecord
+from .records import ExtraRecord, MessageRecord, RepairRecord
 
-EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "json", "md")
+EXPORT_FORMATS: tuple[str, ...] = ("jsonl", "json", "md", "atif")
 RESULT_LIMIT = 2000
 ARGS_LIMIT = 200
 REWOUND = " (rewound: no longer in the conversation)"
 
 
-def export_session(loaded: LoadedSession, fmt: str) -> str:
-    """The session in `fmt`: `jsonl` (the transcript verbatim), `json` or `md`."""
+def export_session(loaded: LoadedSession, fmt: str, agent_version: str = "unknown") -> str:
+    """The session in `fmt`: `jsonl` (the transcript verbatim), `json`, `md` or `atif` (atif.py,
+    which names recursive's `agent_version`)."""
     if fmt == "jsonl":
         return loaded.transcript_path.read_bytes().decode("utf-8", errors="replace")
     if fmt == "json":
         return _json(loaded)
     if fmt == "md":
         return _markdown(loaded)
+    if fmt == "atif":
+        from .atif import export_atif
+
+        return export_atif(loaded, agent_version)
     raise ValueError(f"unknown export format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
 
 
@@ -108,12 +113,30 @@ def render_conversation(loaded: LoadedSession) -> str:
         lines += [f"  kept out: {line}" for line in meta.imported.dropped]
     current = 0
     rewound = rewound_turns(loaded.records)
+    subagents = _subagent_messages(loaded)
     for turn, message in _turns(loaded):
         if turn != current:
             current = turn
             lines += ["", f"── turn {turn}{REWOUND if turn in rewound else ''} ──"]
         lines += _plain_message(message)
+        for call in message.tool_calls:  # (a task call: its subagent's conversation, under it)
+            for sub in subagents.get(call.id, []):
+                lines += [_indent(line, "    │ ") if line else "    │" for line in _plain_message(sub)]
     return "\n".join(lines) + "\n"
+
+
+def _subagent_messages(loaded: LoadedSession) -> dict[str, list[Message]]:
+    """The messages of each subagent (`subagent_message` records), by the task call that ran it."""
+    found: dict[str, list[Message]] = {}
+    for record in loaded.records:
+        if isinstance(record, ExtraRecord) and record.type == "subagent_message":
+            fields = record.fields()
+            try:
+                message = parse(Message, fields.get("message"))
+            except ValueError:
+                continue
+            found.setdefault(str(fields.get("parent_tool_use_id")), []).append(message)
+    return found
 
 
 def _plain_message(message: Message) -> list[str]:

@@ -414,17 +414,29 @@ def _filled(out: list[Message], holes: list[tuple[int, ToolCall]],
 def _not_rewound(records: list[TranscriptRecord]) -> list[TranscriptRecord]:
     """The records without the turns a `rewind` record took back: `{"type": "rewind", "turn": N}`
     (written by `checkpoints restore`) drops every record of turns ≥ N written before it
-    (messages, turn starts, repairs, compactions)."""
+    (messages, turn starts, repairs, compactions). With `"after": UUID` (a truncating resume,
+    `--resume-session-at`) it drops every record written after the message with that uuid
+    instead (`turn` then names the turn after it, which is what an older reader drops)."""
     if not any(record.type == "rewind" for record in records):
         return records
     kept: list[TranscriptRecord] = []
     for record in records:
         rewind_to = _turn_of(record) if record.type == "rewind" else None
-        if rewind_to is None:
+        after = record.fields().get("after") if isinstance(record, ExtraRecord) else None
+        if isinstance(after, str):
+            at = next((i for i in range(len(kept) - 1, -1, -1)
+                       if isinstance(kept[i], MessageRecord) and kept[i].uuid == after), None)  # type: ignore[union-attr]
+            kept = kept if at is None else kept[:at + 1]
+        elif rewind_to is None:
             kept.append(record)
         else:
             kept = [r for r in kept if (_turn_of(r) or 0) < rewind_to]
     return kept
+
+
+def kept_messages(records: list[TranscriptRecord]) -> list[MessageRecord]:
+    """The message records of the conversation as it goes on (none a rewind took back)."""
+    return [record for record in _not_rewound(records) if isinstance(record, MessageRecord)]
 
 
 def rewound_turns(records: list[TranscriptRecord]) -> set[int]:

@@ -69,6 +69,7 @@ class MessageRecord:
     turn: int
     message: Message
     time: str
+    uuid: str | None = None  # its id in Claude's stream and transcript lines (older records: none)
 
 
 @dataclass(slots=True, kw_only=True)

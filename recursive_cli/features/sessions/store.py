@@ -8,6 +8,7 @@ hidden: `entries` reports it as damaged, and `latest` refuses to skip it.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import datetime
 import json
 import shutil
@@ -149,11 +150,15 @@ class SessionStore:
         if not self._is_session(folder):
             raise SessionNotFoundError(f"no session {session_id!r}")
         with acquire_lock(folder, session_id):  # keeps a resume from starting meanwhile
+            view = _claude_view(folder, session_id)
             try:
                 shutil.rmtree(folder)
             except OSError as exc:
                 raise SessionWriteError(f"cannot delete session {session_id} ({folder}): "
                                         f"{exc.strerror or exc}") from None
+            if view is not None:  # Claude's transcript of it, else `--resume ID` would bring it back
+                with contextlib.suppress(OSError):
+                    view.unlink(missing_ok=True)
 
     def stale(self, older_than_seconds: float,
               workspace: Path | None = None) -> builtins.list[SessionMeta]:
@@ -187,6 +192,19 @@ class SessionStore:
     @staticmethod
     def _is_session(folder: Path) -> bool:
         return (folder / TRANSCRIPT_FILE).is_file() or (folder / META_FILE).is_file()
+
+
+def _claude_view(folder: Path, session_id: str) -> Path | None:
+    """Where Claude's transcript of a headless session is (its id is a UUID), when meta.json says."""
+    from .claude_paths import view_path
+    from .ids import is_uuid
+
+    if not is_uuid(session_id):
+        return None
+    try:
+        return view_path(Path(read_meta(folder).workspace), session_id)
+    except (SessionError, OSError, ValueError):
+        return None
 
 
 def _damaged_latest(damaged: SessionEntry, best: SessionEntry | None) -> str:

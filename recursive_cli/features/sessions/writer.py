@@ -184,7 +184,7 @@ class JsonlSessionWriter:
                                    separators=(",", ":")).encode() + b"\n")
 
     def _on_message(self, event: MessageAdded) -> None:
-        record = MessageRecord(turn=event.turn, message=event.message, time=now_iso())
+        record = MessageRecord(turn=event.turn, message=event.message, time=now_iso(), uuid=event.uuid)
         if self._write(dump_record(record)):
             self.meta.messages += 1  # counts what is on disk: `resume` checks the transcript by it
 

@@ -3,8 +3,8 @@ when it does not (issue 29).
 
 A workspace is trusted for a run by the user (`--trust-workspace`, `RECURSIVE_TRUST_WORKSPACE`,
 their config), or as `recursive trust` recorded it (`store.py`), never with `--bare`.
-What a workspace's own configuration would do — its hooks, its MCP servers, the config keys
-that loosen yours — is gathered by `workspace_offer`: `recursive trust` shows it before
+What a workspace's own configuration would do — its hooks, its MCP servers, its skills, the
+config keys that loosen yours — is gathered by `workspace_offer`: `recursive trust` shows it before
 recording, and a run that leaves it out names each part on stderr (`run_notes`).
 """
 
@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...core.settings import LoadedSettings
-from ...core.workspace_trust import HeldKey, TrustVerdict, own_files
+from ...core.workspace_trust import HeldKey, TrustVerdict, agent_files, own_files
 
 if TYPE_CHECKING:
     from ..hooks.config import HookCommand
     from ..mcp.config import ServerEntry
+    from ..skills import Skill
 
-ALL_PARTS = frozenset({"hooks", "mcp", "config"})  # what a workspace's configuration is made of
+ALL_PARTS = frozenset({"hooks", "mcp", "skills", "config", "agents"})  # what a workspace's configuration is made of
 
 
 def check_trust(workspace: Path, home: Path) -> TrustVerdict:
@@ -56,23 +57,29 @@ def verdict_for(loaded: LoadedSettings, workspace: Path) -> TrustVerdict:
 @dataclass(slots=True)
 class WorkspaceOffer:
     """What a workspace's own configuration would do: the hooks it would run, the MCP servers
-    it would start, the config keys that loosen yours, and the files that cannot be used."""
+    it would start, the config keys that loosen yours, the skills it would offer the model, and
+    the files that cannot be used."""
 
     workspace: Path
     hooks: list[HookCommand]
     servers: list[ServerEntry]
     keys: list[HeldKey]
     problems: list[str]
+    skills: list[Skill] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)  # its agent files (`.claude/agents/NAME.md`)
 
     def __bool__(self) -> bool:
-        return bool(self.hooks or self.servers or self.keys or self.problems)
+        return bool(self.hooks or self.servers or self.keys or self.problems or self.skills or self.agents)
 
     def lines(self, parts: frozenset[str] = ALL_PARTS) -> list[str]:
         """One line per hook, server, key and unusable file (of `parts` only), as `trust` shows them."""
         lines = [_hook_line(hook, self.workspace) for hook in self.hooks] if "hooks" in parts else []
         lines += [_server_line(entry) for entry in self.servers] if "mcp" in parts else []
+        lines += [f"skill {skill.name} ({_short(str(skill.path), self.workspace)})"
+                  for skill in self.skills] if "skills" in parts else []
         lines += [f"config {key.key} = {key.value} ({_short(key.where, self.workspace)})"
                   for key in self.keys] if "config" in parts else []
+        lines += [f"subagent {Path(path).stem} ({path})" for path in self.agents] if "agents" in parts else []
         return lines + [_short(problem, self.workspace) for problem in self.problems]
 
 
@@ -95,7 +102,22 @@ def workspace_offer(workspace: Path, home: Path, env: Mapping[str, str], keys: l
             servers = list(project_servers(workspace, env).servers.values())
         except McpConfigError as exc:
             problems.append(str(exc))
-    return WorkspaceOffer(workspace, hooks, servers, keys, problems)
+    skills = _workspace_skills(workspace, home) if "skills" in parts else []
+    agents = agent_files(workspace) if "agents" in parts else []
+    return WorkspaceOffer(workspace, hooks, servers, keys, problems, skills, agents)
+
+
+def _workspace_skills(workspace: Path, home: Path) -> list[Skill]:
+    """The skills of the workspace's own `.claude/skills` and `.agents/skills` (not read at all
+    when it has none)."""
+    from ...core.workspace_trust import skill_files
+
+    if not skill_files(workspace):
+        return []
+    from ..skills import SkillChoice, find_skills
+
+    catalog = find_skills(workspace, home, SkillChoice(user="not the workspace's"))
+    return [entry.skill for entry in catalog.entries if entry.skill.origin == "workspace"]
 
 
 def run_notes(loaded: LoadedSettings, parts: frozenset[str] = ALL_PARTS) -> list[str]:

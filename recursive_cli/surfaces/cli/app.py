@@ -46,6 +46,7 @@ class ExportFormat(str, enum.Enum):
     jsonl = "jsonl"
     json = "json"
     md = "md"
+    atif = "atif"
 
 
 def _version(value: bool) -> None:
@@ -158,17 +159,20 @@ def sessions_show(session: Annotated[str, typer.Argument(help="Session id or uni
 
   recursive sessions export parser-1 --format json | jq .meta
 
+  recursive sessions export parser-1 --format atif -o trajectory.json
+
   recursive sessions export parser-1 --bundle parser-1.tar.gz
 """)
 def sessions_export(
     session: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
-    fmt: Annotated[Optional[ExportFormat], typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (the transcript as stored; the default), json or md.")] = None,
+    fmt: Annotated[Optional[ExportFormat], typer.Option("--format", "-f", metavar="FORMAT", help="jsonl (the transcript as stored; the default), json, md, or atif (an Agent Trajectory Interchange Format document, as Harbor reads).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout.")] = None,
     bundle: Annotated[Optional[str], typer.Option("--bundle", metavar="FILE", help="Write the whole session instead, checkpoints included, as one file for `sessions import` (- for stdout).")] = None,
 ) -> None:
-    """Write a session to stdout as jsonl, json or Markdown, or as a bundle to move it to another machine."""
+    """Write a session to stdout (or -o FILE) as jsonl, json, Markdown or an ATIF trajectory, or as a bundle to move it to another machine."""
     from .sessions_cmd import export_command
 
-    raise typer.Exit(export_command(session, fmt.value if fmt is not None else None, bundle))
+    raise typer.Exit(export_command(session, fmt.value if fmt is not None else None, bundle, output))
 
 
 @sessions_app.command("import", epilog="""[b]Examples[/b]
@@ -391,6 +395,8 @@ LAZY_COMMANDS: dict[str, str] = {
     "fleet": "recursive_cli.surfaces.fleet.fleet_cmd",
     "trust": "recursive_cli.surfaces.cli.trust_cmd",
     "worktree": "recursive_cli.surfaces.cli.worktree_cmd",
+    "skills": "recursive_cli.surfaces.cli.skills_cmd",
+    "acp": "recursive_cli.surfaces.acp.acp_cmd",
 }
 _whole: list[typer.Typer] = []
 

@@ -101,20 +101,26 @@ def show_command(ref: str) -> int:
     return _with_session(ref, render_conversation)
 
 
-def export_command(ref: str, fmt: str | None, bundle: str | None = None) -> int:
-    """The session as jsonl, json or md on stdout; with `bundle`, the whole session (checkpoints
-    included) as one file for `sessions import`."""
+def export_command(ref: str, fmt: str | None, bundle: str | None = None,
+                   output: Path | None = None) -> int:
+    """The session as jsonl, json, md or atif on stdout (or in `output`); with `bundle`, the whole
+    session (checkpoints included) as one file for `sessions import`."""
     from ...features.sessions.export import EXPORT_FORMATS, export_session
 
     if bundle is not None:
-        if fmt is not None:
-            raise CliError("--bundle and --format cannot be used together: a bundle holds the whole "
-                        "session, --format writes one view of its transcript to stdout", EXIT_USAGE)
+        if fmt is not None or output is not None:
+            flag = "--format" if fmt is not None else "--output"
+            raise CliError(f"--bundle and {flag} cannot be used together: a bundle holds the whole "
+                        "session, --format writes one view of its transcript", EXIT_USAGE)
         return _export_bundle(ref, bundle)
     fmt = fmt or "jsonl"
     if fmt not in EXPORT_FORMATS:
         raise CliError(f"unknown format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}", EXIT_USAGE)
-    return _with_session(ref, lambda loaded: export_session(loaded, fmt))
+    if output is not None and output.is_dir():
+        raise CliError(f"--output {output} is a folder: name the file to write", EXIT_USAGE)
+    from ... import __version__
+
+    return _with_session(ref, lambda loaded: export_session(loaded, fmt, __version__), output)
 
 
 def _export_bundle(ref: str, dest: str) -> int:
@@ -214,7 +220,9 @@ def import_command(src: str, workspace: Path | None, force: bool) -> int:
     return 0
 
 
-def _with_session(ref: str, render) -> int:  # type: ignore[no-untyped-def]
+def _with_session(ref: str, render, output: Path | None = None) -> int:  # type: ignore[no-untyped-def]
+    """Print `render(session)` (or write it to `output`, atomically); warnings on stderr."""
+    from ...features.sessions.meta import write_atomic
     from ...features.sessions.reader import load_session
 
     store = _store()
@@ -225,7 +233,14 @@ def _with_session(ref: str, render) -> int:  # type: ignore[no-untyped-def]
     for warning in loaded.warnings:
         sys.stderr.write(f"warning: {warning}\n")
     text = render(loaded)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    text = text if text.endswith("\n") else text + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_atomic(output.expanduser(), text.encode("utf-8", errors="surrogateescape"))
+    except OSError as exc:
+        raise CliError(f"cannot write {output}: {exc.strerror or exc}") from None
     return 0
 
 

@@ -27,6 +27,20 @@ def tools_command(common: CommonOptions, as_json: bool, mcp: McpOptions | None =
         from ...features.plan_mode import ExitPlanModeTool, PlanState
 
         tools.append(ExitPlanModeTool(PlanState()))
+    from ...launch.parts import run_skills
+
+    skills = run_skills(loaded, quiet=True)
+    if skills is not None and skills.skills:  # (the `skill` tool, when a skill is offered)
+        from ...features.skills.tool import SkillTool
+
+        tools.append(SkillTool(skills))
+    from ...launch.agents import agent_definitions
+
+    definitions = agent_definitions(loaded, [])  # (the workspace's and the user's agent files)
+    if definitions:
+        from ...features.subagents import TaskTool
+
+        tools.append(TaskTool(listed=definitions))
     from .mcp_cmd import mcp_tools
 
     found = mcp_tools(loaded, mcp or McpOptions())  # started to be listed, then stopped

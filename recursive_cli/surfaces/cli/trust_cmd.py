@@ -39,7 +39,7 @@ def trust(
     revoke: Annotated[Optional[Path], typer.Option("--revoke", metavar="DIR", help="Trust DIR no longer.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Machine-readable list (with --list).")] = False,
 ) -> None:
-    """Trust a folder's own configuration: its hooks (.claude/settings.json, .claude/settings.local.json, .recursive/settings.json), its .mcp.json servers and the keys of its .recursive/config.toml that loosen yours take effect there, until one of those files changes. Shows what it trusts first."""
+    """Trust a folder's own configuration: its hooks (.claude/settings.json, .claude/settings.local.json, .recursive/settings.json), its .mcp.json servers, its skills (.claude/skills, .agents/skills) and the keys of its .recursive/config.toml that loosen yours take effect there, until one of those files changes. Shows what it trusts first."""
     raise typer.Exit(trust_command(folder, list_trusted, revoke, json_output))
 
 
@@ -78,7 +78,7 @@ def record_command(home: Path, folder: Path) -> int:
         sys.stdout.write(f"trusting {workspace}: from now on these run or take effect there:\n")
         sys.stdout.writelines(f"  {line}\n" for line in offer.lines())
     else:
-        sys.stdout.write(f"trusting {workspace} (no hooks, MCP servers or loosening config keys of its own yet)\n")
+        sys.stdout.write(f"trusting {workspace} (no hooks, MCP servers, skills or loosening config keys of its own yet)\n")
     record = TrustStore(home).trust(workspace)
     files = ", ".join(record.files) or "none yet"
     sys.stdout.write(f"trusted; a change to one of its config files ({files}), or a new one, makes it "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,23 +16,27 @@ from ...core.budget import unenforceable_budget
 from ...core.events import AgentEvent, FanoutSink, ModelRequest
 from ...core.settings import ConfigError, LoadedSettings, load_settings
 from ...features.sessions.binding import SessionBinding
+from ...features.slash_commands import SlashCommand, invocation
+from ...launch.agents import agent_definitions, keep_agents_flags, main_agent, take_tools
 from ...launch.errors import EXIT_USAGE
 from ...launch.parts import bind_session, keep_mcp_flags, mcp_flags, mcp_servers, note_untrusted, run_tools
 from ...launch.settings import command_hooks
 from ...sinks.claude_stream import ClaudeStreamSink, InitInfo
+from ...tools.sandbox import WorkspaceSandbox
 from . import session
 from .channel import ControlChannel
+from .entry import PROTOCOL_VERSION
 from .flags import CLAUDE_MODES, HeadlessOptions, UsageError
-from .guard import CallLedger, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
-from .tool_names import ClaudeView, claude_name
+from .guard import CallLedger, ClaudeRule, ClaudeRules, ClientGuard, ClientSide, RewritingToolRegistry, keep_tools
+from .project import claude_provider, output_style, plugins, slash_commands
+from .tool_names import ClaudeView, listed_name
 
 if TYPE_CHECKING:
     from ...features.mcp import McpManager
     from ...launch.final_answer import OutputSchema
+    from .claude_view import ClaudeTranscript
 
-# The level of Claude Code's headless protocol spoken here (its SDKs warn when none is given).
-PROTOCOL_VERSION = "2.0.0"
-_CHECKPOINT_TOOLS = ("checkpoint_list", "checkpoint_diff")
+_LATER_TOOLS = ("checkpoint_list", "checkpoint_diff", "skill")  # the builder's, with checkpoints or skills
 
 
 @dataclass
@@ -50,6 +54,38 @@ class HeadlessRun:
     view: ClaudeView
     schema: OutputSchema | None = None  # --json-schema, or the TypeScript SDK's in `initialize`
     mcp: McpManager | None = None  # the MCP servers (--mcp-config, .mcp.json, the user's)
+    claude_view: ClaudeTranscript | None = None  # Claude's transcript of the session (claude_view.py)
+    commands: dict[str, SlashCommand] = field(default_factory=dict)  # custom slash commands, by name
+    plugins: list[dict[str, Any]] = field(default_factory=list)  # `init`'s `plugins`
+    output_style: str = "default"  # the settings' `outputStyle`, as `init` reports it
+    fan: FanoutSink | None = None  # the runtime's sinks (the session writer first)
+
+    def start_over(self) -> None:
+        """`/clear`: a fresh conversation (the system prompt stays) in a new session, as Claude
+        Code starts one; the old session is closed as it was, and stays resumable."""
+        from ...features.sessions.ids import new_uuid_session_id
+
+        runtime = self.runtime
+        runtime.truncate_transcript(1)  # (turns go on counting: the checkpoints made so far keep their refs)
+        runtime.session_id = self.sink.session_id = new_uuid_session_id()  # (a UUID, as every headless one)
+        if self.binding is None or self.fan is None:
+            return
+        self.fan.sinks.remove(self.binding.writer)
+        self.binding.close()
+        self.binding = bind_session(self.loaded, runtime.session_id, "run", "", None, None, runtime)
+        self.fan.sinks.insert(0, self.binding.writer)
+        if self.claude_view is not None:  # (the SDKs' session functions see the new session)
+            at = self.fan.sinks.index(self.claude_view)
+            self.claude_view = self.fan.sinks[at] = self.claude_view.restarted(runtime.session_id)
+
+    def expand_command(self, prompt: str) -> tuple[str, list[ClaudeRule]]:
+        """A prompt `/name args` naming one of the custom commands, as the model gets it, with
+        the permission rules of its `allowed-tools`; any other prompt as it is."""
+        called = invocation(prompt)
+        command = self.commands.get(called[0]) if called else None
+        if called is None or command is None:
+            return prompt, []
+        return command.expand(called[1]), [ClaudeRule.parse(rule) for rule in command.allowed_tools]
 
     def connect_sdk_servers(self) -> None:
         """Servers inside the client's own process (`"type": "sdk"`) are asked through its
@@ -67,14 +103,45 @@ class HeadlessRun:
     def init_info(self) -> InitInfo:
         """The `system` `init` line for the next turn."""
         runtime = self.runtime
+        skills = self.skill_names()  # (Claude Code lists them as slash commands too)
         return InitInfo(cwd=str(runtime.workspace), model=runtime.provider.model,
-                        tools=[claude_name(name) for name in runtime.tools.names()],
+                        tools=[listed_name(name) for name in runtime.tools.names()],
                         permission_mode=self.permission_mode,
-                        api_key_source="user" if self.loaded.settings.api_key else "none",
+                        api_key_source=self.api_key_source,
                         mcp_servers=self.mcp.statuses() if self.mcp is not None else [],
-                        slash_commands=[name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [],
-                        extra={"provider": runtime.provider.name, "claude_code_version": PROTOCOL_VERSION,
-                               "recursive_version": __version__})
+                        slash_commands=[*skills, *self.commands, "clear",
+                                        *([name[1:] for name in self.mcp.prompt_commands()] if self.mcp else [])],
+                        extra={"skills": skills, "provider": runtime.provider.name,
+                               "claude_code_version": PROTOCOL_VERSION, "plugins": self.plugins,
+                               "output_style": self.output_style, "recursive_version": __version__,
+                               "agents": self.agent_names()})
+
+    def skill_names(self) -> list[str]:
+        """The names of the skills offered (features/skills), for the `init` line."""
+        if "recursive_cli.features.skills" not in sys.modules:  # (never loaded: none offered)
+            return []
+        from ...features.skills import SkillCatalog
+
+        catalog = self.runtime.feature(SkillCatalog)
+        return [skill.name for skill in catalog.skills] if catalog is not None else []
+
+    def agent_names(self) -> list[str]:
+        """The subagents the Agent tool can start (the init line's `agents`)."""
+        if "recursive_cli.features.subagents.tool" not in sys.modules:  # (none was ever defined)
+            return []
+        from ...features.subagents import Subagents
+
+        found = self.runtime.feature(Subagents)
+        return found.names() if found is not None else []
+
+    @property
+    def api_key_source(self) -> str:
+        """`apiKeySource`: the variable the key came from (Claude Code names `ANTHROPIC_API_KEY`
+        so), "user" for one from elsewhere, "none" without a key."""
+        if not self.loaded.settings.api_key:
+            return "none"
+        source = self.loaded.sources.get("api_key", "")
+        return source.removeprefix("env ") if source.startswith("env ") else "user"
 
     @property
     def permission_mode(self) -> str:
@@ -89,6 +156,8 @@ class HeadlessRun:
                 "cwd": str(self.runtime.workspace), "permission_mode": self.permission_mode}
 
     def close(self) -> None:
+        if self.claude_view is not None:
+            self.claude_view.close()
         if self.binding is not None:
             self.binding.close()
 
@@ -116,9 +185,14 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     """Build the run; UsageError for values that cannot be used, ConfigError or SessionError
     for settings or a session that cannot be had."""
     from ...features.trust import check_trust
+    from ...launch.parts import keep_skill_flags, run_skills
 
     schema = json_schema(options.json_schema) if options.json_schema else None
-    loaded = load_settings(settings_flags(options), trust=check_trust)
+    flags = settings_flags(options)
+    loaded = load_settings(flags, trust=check_trust)
+    from_claude = claude_provider(loaded)
+    if from_claude:  # (Claude Code's own variables choose the model, as `claude -p` reads them)
+        loaded = load_settings({**flags, **from_claude}, trust=check_trust)
     sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
     refused = unenforceable_budget(loaded)
     if refused:
@@ -128,9 +202,13 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     if settings.permission_mode == "plan" and options.permission_mode != "plan":
         # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
         settings = replace(settings, permission_mode="auto")
+    definitions = agent_definitions(picked.loaded, options.agents, picked.resumed)
+    main = None
+    if options.agent:
+        settings, main = main_agent(settings, options.agent, definitions)
     view = ClaudeView(settings.workspace.expanduser().resolve())
     tools = run_tools(settings)
-    known = {tool.name for tool in tools} | set(_CHECKPOINT_TOOLS)
+    known = {tool.name for tool in tools} | set(_LATER_TOOLS) | {"task"}
     keep, unknown = keep_tools(options.tools, options.disallowed_tools, known)
     for name in unknown:
         sys.stderr.write(f"note: no tool {name!r} here; it is left out\n")
@@ -150,25 +228,35 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         given = mcp_flags(options.mcp_config, options.strict_mcp_config)
         servers = mcp_servers(picked.loaded, given, picked.resumed, code=EXIT_USAGE)
         builder = (AgentRuntime.builder().settings(settings, picked.loaded.home).mode("run")
-                   .session_id(picked.session_id).sink(fan).tools(registry))
+                   .session_id(picked.session_id).sink(fan).tools(registry).agents(definitions))
         hooks = command_hooks(picked.loaded, [options.settings] if options.settings else [], code=EXIT_USAGE)
         builder.hooks(hooks)  # the settings files' and --settings' hooks
         note_untrusted(picked.loaded, strict_mcp=options.strict_mcp_config)
+        skills = run_skills(picked.loaded, options.setting_sources, resumed=picked.resumed)
+        if skills is not None:
+            builder.skills(skills)
         runtime = (builder.mcp(servers) if servers else builder).build()
+        if main is not None:
+            take_tools(runtime, main)
     except BaseException:
         if picked.lock is not None:
             picked.lock.release()
         raise
     holder.append(runtime)
-    binding = None
+    binding, claude = None, None
     if not settings.no_session:  # (a resumed session keeps its mode; a new one is a run)
         binding = bind_session(picked.loaded, picked.session_id,
                                picked.resumed.meta.mode if picked.resumed is not None else "run",
                                " ".join(options.prompt_words), picked.resumed, picked.lock, runtime)
         fan.sinks.insert(0, binding.writer)
+        claude = _claude_view(options, picked, runtime, step_model, view, sink)
+        if claude is not None:
+            fan.sinks.insert(1, claude)
         if not settings.no_checkpoints:
             runtime.enable_checkpoints(picked.loaded.home)
     keep_mcp_flags(runtime, servers)  # (into the bound session's state)
+    keep_agents_flags(runtime, options.agents)
+    keep_skill_flags(runtime, settings)
     if settings.otel:  # (the SDK is imported only then)
         from ...features.telemetry import attach_telemetry
 
@@ -178,15 +266,48 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
         mode = "bypassPermissions"  # one of our modes: our permission policy decides alone
     rules = ClaudeRules.of(mode, options.allowed_tools,
                            [rule for rule in options.disallowed_tools if "(" in rule])
+    rules.ours = options.permission_mode not in (None, *CLAUDE_MODES)
+    rules.roots = tuple(str(root) for root in (view.workspace, *_roots(settings.add_dir)))
     client = ClientSide(ControlChannel(sink.write_line), asks=options.prompt_permission)
     run = HeadlessRun(options, picked.loaded, runtime, sink, client, rules, binding,
                       default_model=runtime.provider.model, view=view, schema=schema,
-                      mcp=runtime.mcp())
+                      mcp=runtime.mcp(), claude_view=claude)
+    run.fan = fan
     run.connect_sdk_servers()
+    run.commands = slash_commands(picked.loaded, settings)
+    for plugin in plugins(options.plugin_dir):
+        run.plugins.append(plugin.record())
+        run.commands.update(plugin.commands)
+    run.output_style = output_style(picked.loaded, options)
     client.hook_base = run.hook_base
     runtime.add_guard(ClientGuard(rules, client, ledger, registry, view,
-                                  recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt))
+                                  recheck=runtime.permissions.verdict, stop_turn=runtime.interrupt,
+                                  sandbox=_workspace_sandbox(runtime)))
     return run
+
+
+def _claude_view(options: HeadlessOptions, picked: session.Continued, runtime: AgentRuntime, model: StepModel,
+                 view: ClaudeView, sink: ClaudeStreamSink) -> ClaudeTranscript | None:
+    """Claude's transcript of the session, for the Agent SDKs' session functions (and their
+    SessionStore, with `--session-mirror` on a stream-json run)."""
+    from ...features.sessions.reader import kept_messages
+    from .claude_view import open_view
+
+    resumed = picked.resumed
+    mirror = options.session_mirror and options.output_format == "stream-json"
+    return open_view(picked.session_id, runtime.workspace,
+                     kept_messages(resumed.records) if resumed is not None else None,
+                     model=model, saved_model=resumed.meta.model if resumed is not None else "",
+                     present=view.present, mirror=sink.write_line if mirror else None)
+
+
+def _workspace_sandbox(runtime: AgentRuntime) -> WorkspaceSandbox | None:
+    sandbox = runtime.tool_context.sandbox
+    return sandbox if isinstance(sandbox, WorkspaceSandbox) else None
+
+
+def _roots(add_dir: list[Path]) -> list[Path]:
+    return [Path(root).expanduser().resolve() for root in add_dir or ()]
 
 
 def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
@@ -209,6 +330,7 @@ def settings_flags(options: HeadlessOptions) -> dict[str, Any]:
         "script": options.script, "trust_workspace": options.trusts_workspace, "bare": options.bare,
         "strict_config": options.strict_config, "sandbox": options.sandbox,
         "sandbox_network": options.sandbox_network, "sandbox_allow_ports": options.sandbox_allow_port,
+        "skill": options.skill, "no_skills": options.no_skills,
         "otel": options.otel,
     }
 

@@ -20,6 +20,9 @@ from .hooks import HookSet
 if TYPE_CHECKING:
     from ...features.mcp import McpConfig
 
+# The one built-in command here, as Claude Code lists its own (server.py runs it).
+CLEAR_COMMAND = {"name": "clear", "description": "Start a new session with empty context", "builtin": True}
+
 
 class ClientRequests:
     """Answers the client's control requests for one run; `interrupt` ends the running turn."""
@@ -53,15 +56,48 @@ class ClientRequests:
                 self.run.schema = json_schema(init.json_schema)
             except UsageError as exc:
                 raise ValueError(str(exc)) from None
+        if init.skills is not None:
+            self._only_skills(init.skills)
         applied = self._add_mcp_servers(init) if init.mcp_servers or init.sdk_mcp_servers else None
+        if init.agents:
+            self._add_agents(init.agents)
+        self.run.sink.forward_subagent_text = init.forward_subagent_text
         model = self.run.runtime.provider.model
-        answer = {"commands": [], "agents": [], "output_style": "default",
-                  "available_output_styles": ["default"],
+        commands = [*(command.listing() for command in self.run.commands.values()), CLEAR_COMMAND]
+        answer = {"commands": commands, "agents": self._agents(),
+                  "output_style": self.run.output_style,
+                  "available_output_styles": sorted({"default", self.run.output_style}),
                   "models": [{"value": model, "displayName": model, "description": "the model in use"}],
                   "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
         if init.mcp_servers is not None:
             answer["mcp_servers_applied"] = bool(applied)  # (the TypeScript SDK ends a session without it)
         return answer
+
+    def _add_agents(self, agents: dict[str, Any]) -> None:
+        """The SDK's `agents=` (in `--agents`' shape): more subagents for the Agent tool; a
+        definition that cannot be used is left out, with a warning on stderr."""
+        import sys
+
+        from ...agent import add_subagents
+        from ...core.errors import AgentsError
+        from ...features.subagents import parse_agents_json
+
+        try:
+            found, problems = parse_agents_json(agents, "initialize agents")
+        except AgentsError as exc:
+            raise ValueError(str(exc)) from None
+        sys.stderr.writelines(f"warning: agent {problem}; left out\n" for problem in problems)
+        add_subagents(self.run.runtime, found, self.run.loaded.settings)
+
+    def _agents(self) -> list[dict[str, Any]]:
+        """The subagents, as `initialize` answers them (Claude's `{name, description, model}`)."""
+        if not self.run.agent_names():
+            return []
+        from ...features.subagents import Subagents
+
+        found = self.run.runtime.feature(Subagents)
+        return [{"name": item.name, "description": item.description, "model": item.model or "inherit"}
+                for item in (found.all() if found is not None else [])]
 
     def _add_mcp_servers(self, init: protocol.Initialize) -> bool:
         """The servers `initialize` sends (the TypeScript SDK's `mcpServers`, and the names of
@@ -86,6 +122,22 @@ class ClientRequests:
                              log_dir=lambda: folder)
         run.connect_sdk_servers()
 
+    def _only_skills(self, names: list[str]) -> None:
+        """Offer only the skills the client named (`skills=[…]`), with the system prompt saying so."""
+        from ...features.skills import SKILL_TOOL, SkillCatalog
+
+        runtime = self.run.runtime
+        catalog = runtime.feature(SkillCatalog)
+        if catalog is None:
+            return
+        catalog.keep_only(names)
+        if not catalog.skills:
+            runtime.remove_tool(SKILL_TOOL)  # (which rebuilds the system prompt)
+        elif runtime.system_prompt_for is not None:
+            transcript = runtime.transcript()
+            runtime.set_transcript([Message.system(runtime.system_prompt_for(runtime.tools.names())),
+                                    *transcript[1:]])
+
     def _set_system_prompt(self, init: protocol.Initialize) -> None:
         """The TypeScript SDK sends the system prompt in `initialize`, not as a flag: a list of
         parts replaces the built-in prompt, a preset (`{"type": "preset", "append": …}`) keeps it."""
@@ -101,9 +153,15 @@ class ClientRequests:
         commands = runtime.tool_context.commands
         sandbox = commands.describe() if commands is not None else ""
 
+        from ...features.skills import SkillCatalog
+
+        catalog = runtime.feature(SkillCatalog)
+
         def prompt_for(names: list[str]) -> str:
             return build_system_prompt(runtime.workspace, names, note, replace=replace or None, append=append,
-                                       instructions=not self.run.loaded.settings.bare, sandbox=sandbox)
+                                       instructions=not self.run.loaded.settings.bare, sandbox=sandbox,
+                                       plan=runtime.permissions.mode == "plan",
+                                       skills=catalog.section(names, runtime.workspace) if catalog else "")
 
         runtime.system_prompt_for = prompt_for
         transcript = runtime.transcript()

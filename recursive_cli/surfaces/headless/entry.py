@@ -10,6 +10,17 @@ from __future__ import annotations
 import sys
 
 _OURS_FIRST = ("-h", "--help", "--version")
+# The level of Claude Code's headless protocol spoken here: what `init` reports as
+# `claude_code_version`, and what `recursive -v` prints first, as `claude -v` prints its version
+# (the Agent SDKs read the `X.Y.Z` a line starts with, and warn below 2.0.0).
+PROTOCOL_VERSION = "2.0.0"
+
+
+def claude_version_line() -> str:
+    """`recursive -v`: Claude Code's version line (`2.1.3 (Claude Code)`), ours in the brackets."""
+    from ... import __version__
+
+    return f"{PROTOCOL_VERSION} (recursive {__version__}, Claude Code compatible)"
 
 
 def is_headless(argv: list[str]) -> bool:
@@ -28,6 +39,10 @@ def is_headless(argv: list[str]) -> bool:
 def maybe_headless(argv: list[str] | None = None) -> int | None:
     """Run a headless command line and return its exit code; None when `argv` is not one."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["-v"]:  # Claude's spelling of --version (its SDKs run `CLI -v`)
+        sys.stdout.write(claude_version_line() + "\n")
+        sys.stdout.flush()
+        return 0
     if not is_headless(argv):
         return None
     from .main import run_headless

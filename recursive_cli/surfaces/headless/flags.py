@@ -7,8 +7,9 @@ Values are taken as given, even ones that start with `-` (a system prompt may), 
 (`thinking_settings`): `--max-thinking-tokens N` a thinking budget (0: none), `--thinking
 adaptive` adaptive thinking (at the API's default effort, high, unless `--effort` says),
 `--thinking disabled` none, `--effort LEVEL` that effort (`xhigh`, which our levels lack, as
-the next one down). Flags of Claude Code that change nothing here (its debug and plugin
-switches, `--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
+the next one down). `--plugin-dir DIR` loads a plugin's commands (features/plugins.py). Flags
+of Claude Code that change nothing here (its debug switches, `--plugin-dir-no-mcp`,
+`--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
 usage error, as it is for Claude Code.
 """
 
@@ -59,16 +60,22 @@ class HeadlessOptions:
     resume: str | None = None
     session_id: str | None = None
     fork_session: bool = False
+    resume_session_at: str | None = None  # keep the conversation up to this message (resume_at.py)
+    resume_drops_turn: str | None = None  # ... and refuse unless that drops only this prompt's turn
+    session_mirror: bool = False  # transcript_mirror frames for the SDK's SessionStore (claude_view.py)
     add_dir: list[Path] = field(default_factory=list)
     mcp_config: list[str] = field(default_factory=list)
     strict_mcp_config: bool = False
     settings: str | None = None
     setting_sources: list[str] | None = None  # Claude's `user`, `project`, `local` (None: not given)
+    plugin_dir: list[str] = field(default_factory=list)  # the SDK's `plugins=` (local folders)
     include_partial_messages: bool = False
     include_hook_events: bool = False
     replay_user_messages: bool = False
     json_schema: str | None = None
     fail_on: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)  # --agents JSON (features/subagents)
+    agent: str | None = None  # --agent NAME: the main conversation's agent
     debug: bool = False
     help: bool = False
     max_thinking_tokens: int | None = None
@@ -91,6 +98,8 @@ class HeadlessOptions:
     sandbox: str | None = None  # our --sandbox (tools/os_sandbox.py)
     sandbox_network: bool = False
     sandbox_allow_port: list[int] = field(default_factory=list)
+    skill: list[Path] = field(default_factory=list)  # our --skill DIR (features/skills)
+    no_skills: bool = False
     otel: bool = False  # export a trace and metrics over OTLP/HTTP (features/telemetry)
     ignored: list[str] = field(default_factory=list)  # Claude's flags that change nothing here
 
@@ -152,14 +161,18 @@ _FLAGS: dict[str, Flag] = {
     "--continue": Flag("continue_session", "bool"), "-c": Flag("continue_session", "bool"),
     "--resume": Flag("resume", "optional"), "-r": Flag("resume", "optional"),
     "--session-id": Flag("session_id"), "--fork-session": Flag("fork_session", "bool"),
+    "--resume-session-at": Flag("resume_session_at"), "--resume-drops-turn": Flag("resume_drops_turn"),
+    "--session-mirror": Flag("session_mirror", "bool"),
     "--bg": Flag("bg", "bool"),
     "--add-dir": Flag("add_dir", "list"),
     "--mcp-config": Flag("mcp_config", "append"), "--strict-mcp-config": Flag("strict_mcp_config", "bool"),
     "--settings": Flag("settings"), "--setting-sources": Flag("setting_sources", "list"),
+    "--plugin-dir": Flag("plugin_dir", "append"),
     "--include-partial-messages": Flag("include_partial_messages", "bool"),
     "--include-hook-events": Flag("include_hook_events", "bool"),
     "--replay-user-messages": Flag("replay_user_messages", "bool"),
     "--json-schema": Flag("json_schema"), "--fail-on": Flag("fail_on", "list"),
+    "--agents": Flag("agents", "append"), "--agent": Flag("agent"),
     "--debug": Flag("debug", "bool"), "-d": Flag("debug", "bool"),
     "--help": Flag("help", "bool"), "-h": Flag("help", "bool"),
     "--no-session-persistence": Flag("no_session", "bool"),
@@ -175,16 +188,16 @@ _FLAGS: dict[str, Flag] = {
     "--strict-config": Flag("strict_config", "bool"),
     "--sandbox": Flag("sandbox"), "--sandbox-network": Flag("sandbox_network", "bool"),
     "--sandbox-allow-port": Flag("sandbox_allow_port", "append"),
+    "--skill": Flag("skill", "append"), "--no-skills": Flag("no_skills", "bool"),
     "--otel": Flag("otel", "bool"),
     # Claude's --verbose (required with stream-json there) is how our output always is.
     "--verbose": Flag("", "bool"), "-v": Flag("", "bool"),
 }
 # Claude Code's flags that have nothing to change here: accepted, and listed in `ignored`.
-_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir", "--plugin-dir-no-mcp", "--agent",
-                  "--agents", "--task-budget", "--resume-session-at", "--resume-drops-turn",
+_IGNORED_VALUE = ("--debug-file", "--betas", "--thinking-display", "--plugin-dir-no-mcp", "--task-budget",
                   "--permission-prompts", "--initialize-fields", "--channels", "--project-config-root",
                   "--managed-settings", "--sdk-url", "--teleport")
-_IGNORED_BOOL = ("--session-mirror", "--await-initialize",
+_IGNORED_BOOL = ("--await-initialize",
                  "--allow-dangerously-skip-permissions", "--managed-settings-in-initialize",
                  "--debug-to-stderr", "--hard-fail", "--no-optional-locks", "--ide")
 for _name in _IGNORED_VALUE:
@@ -264,6 +277,9 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
         if key in values:
             setattr(options, key, Path(values[key]))
     options.add_dir = [Path(p) for p in values.get("add_dir", [])]
+    options.skill = [Path(p) for p in values.get("skill", [])]
+    for folder in options.skill:
+        _check_skill(folder)
     options.sandbox_allow_port = [_port(value) for value in values.get("sandbox_allow_port", [])]
     _check_choice(options.output_format, OUTPUT_FORMATS, "--output-format")
     _check_choice(options.input_format, INPUT_FORMATS, "--input-format")
@@ -281,11 +297,24 @@ def _options(values: dict[str, Any], words: list[str]) -> HeadlessOptions:
         raise UsageError("give --continue or --resume, not both")
     if options.fork_session and not (options.continue_session or options.resume is not None):
         raise UsageError("--fork-session needs --resume or --continue")
+    if options.resume_drops_turn is not None and not options.resume_session_at:
+        raise UsageError("--resume-drops-turn requires --resume-session-at")
+    if options.resume_session_at and not (options.continue_session or options.resume is not None):
+        raise UsageError("--resume-session-at requires --resume (or --continue)")
     return options
 
 
 _CONVERTED = frozenset({"max_turns", "max_budget_usd", "max_thinking_tokens", "system_prompt_file", "append_system_prompt_file",
-                        "workspace", "script", "add_dir", "sandbox_allow_port"})
+                        "workspace", "script", "add_dir", "sandbox_allow_port", "skill"})
+
+
+def _check_skill(folder: Path) -> None:
+    """`--skill DIR`: a skill folder, or a folder of them."""
+    from ...features.skills.catalog import folder_problem
+
+    problem = folder_problem(folder)
+    if problem:
+        raise UsageError(f"invalid value for --skill: {str(folder)!r} ({problem})")
 
 
 def _port(value: str) -> int:
@@ -336,6 +365,10 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --append-system-prompt TEXT  Extend it.
   -c, --continue               Continue this workspace's latest session.
   -r, --resume ID              Continue session ID.  --fork-session: into a new session.
+  --resume-session-at UUID     With --resume: only up to that message (its stream line's uuid);
+                               --resume-drops-turn UUID: refused unless that drops only the
+                               turn of that prompt.
+  --session-mirror             transcript_mirror lines (Claude's transcript, for a SessionStore).
   --session-id ID              Id for a new session.
   --bg                         Run detached: print the session id and return at once.
   --add-dir DIR                Another root for the file tools.
@@ -345,9 +378,13 @@ pathToClaudeCodeExecutable: pointing at `recursive`), on any model recursive can
   --thinking MODE              adaptive or disabled.  --effort low|medium|high|xhigh|max.
   --include-partial-messages   Also stream_event lines while the model writes.
   --fail-on permission_denied  A denied call makes the turn an error even if the model answered.
+  --agents JSON                Subagents for the Agent (Task) tool: {"name": {"description", "prompt",
+                               "tools", "model"}}; with .claude/agents/*.md.  --agent NAME: run as one.
   -C, --workspace DIR          Root the tools work in.  --no-session, --no-checkpoints, --script.
   --setting-sources LIST       With project or local: the workspace's own hooks, .mcp.json and
                                config count (as --trust-workspace).  --bare, --strict-config.
+                               Given, project lets .claude/skills in and user ~/.recursive/skills.
+  --skill DIR                  Offer the skill(s) in DIR too (repeatable).  --no-skills: none.
   --sandbox MODE               What commands may write: read-only, workspace-write or off
                                (bubblewrap; --sandbox-network lets them reach the network,
                                --sandbox-allow-port PORT only 127.0.0.1:PORT).

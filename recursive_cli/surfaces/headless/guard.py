@@ -8,7 +8,8 @@ sends the client a `can_use_tool` request when it registered a permission callba
 client may allow the call with a changed input (`updatedInput`): `RewritingToolRegistry` runs
 the call with it.
 
-Modes: `default` asks for everything but reading; `acceptEdits` also allows file edits;
+Modes: `default` asks for everything but reading (read-only commands inside the workspace
+included); `acceptEdits` also allows file edits and filesystem commands in the workspace;
 `plan` allows only reading, read-only commands and ExitPlanMode (features/plan_mode.py); `bypassPermissions` allows all; `dontAsk` denies what would be
 asked. Reading needs no permission in any mode (web_fetch, which reaches the network, does).
 """
@@ -17,16 +18,20 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...core.agent_scope import current_agent
 from ...core.events import AgentEvent, ToolStarted
-from ...core.guards import Decision
+from ...core.guards import Decision, HaltTurn
 from ...core.messages import ToolCall
 from ...core.tool import Tool, ToolContext, ToolRegistry, ToolResult
-from ...features.permissions import PLAN_TOOL, READ_ONLY_EXTRAS, read_only_command
+from ...features.hooks.context import context_note, with_notes
+from ...features.permissions import PLAN_TOOL, READ_ONLY_EXTRAS
+from ...features.safe_commands import inside_roots, read_only_command, workspace_command
+from ...tools.sandbox import OutsideAllowed, WorkspaceSandbox
 from . import hooks as hook_rules
 from .channel import ControlChannel, ControlError
 from .hooks import HookSet
@@ -92,6 +97,8 @@ class ClaudeRules:
     mode: str = "default"
     allowed: list[ClaudeRule] = field(default_factory=list)
     denied: list[ClaudeRule] = field(default_factory=list)
+    roots: tuple[str, ...] = ()  # the workspace (first: commands run there) and the --add-dir roots
+    ours: bool = False  # one of our own modes decides (SPEC §9), under bypassPermissions here
 
     @classmethod
     def of(cls, mode: str, allowed: list[str], denied: list[str]) -> ClaudeRules:
@@ -103,7 +110,7 @@ class ClaudeRules:
         shown = claude_name(tool)
         if any(rule.matches(tool, arguments, subject) for rule in self.denied):
             return "deny", f"{shown} is denied by --disallowedTools"
-        if any(rule.matches(tool, arguments, subject) for rule in self.allowed):
+        if self.allows(tool, arguments, subject):
             return "allow", ""
         reading = (kind == "read" and tool not in ASKING_READS) or tool in READ_ONLY_EXTRAS
         if reading or self.mode in ("bypassPermissions", "auto"):
@@ -114,9 +121,24 @@ class ClaudeRules:
             return "deny", f"plan mode: {shown} would change something, and nothing may change yet"
         if self.mode == "acceptEdits" and kind == "edit":
             return "allow", ""
+        if tool == "run_shell" and self.roots and self._safe_command(subject):
+            return "allow", ""
         if self.mode == "dontAsk":
             return "deny", f"{shown} was not allowed beforehand (--allowedTools) and dontAsk mode asks no one"
         return "ask", ""
+
+
+    def allows(self, tool: str, arguments: dict[str, Any], subject: str) -> bool:
+        """Whether an --allowedTools rule (or one the client added) allows the call."""
+        return any(rule.matches(tool, arguments, subject) for rule in self.allowed)
+
+    def _safe_command(self, command: str) -> bool:
+        """A command Claude Code runs without asking: one that only reads inside the roots, or
+        under acceptEdits one that only changes files inside them (features/safe_commands.py)."""
+        inside = inside_roots(self.roots, self.roots[0])
+        if self.mode == "acceptEdits":
+            return workspace_command(command, inside)
+        return read_only_command(command, inside)
 
 
 class CallLedger:
@@ -151,6 +173,7 @@ class RewritingToolRegistry(ToolRegistry):
     def __init__(self, tools: list[Tool], keep: Callable[[str], bool] = lambda name: True) -> None:
         self._keep = keep
         self.rewrites: dict[str, dict[str, Any]] = {}
+        self.granted: set[str] = set()  # calls allowed explicitly: their file tools may leave the workspace
         super().__init__(tools)
 
     def add(self, tool: Tool) -> None:
@@ -161,6 +184,9 @@ class RewritingToolRegistry(ToolRegistry):
         rewritten = self.rewrites.pop(call.id, None)
         if rewritten is not None:
             call = replace(call, arguments=json.dumps(rewritten))
+        if call.id in self.granted and isinstance(ctx.sandbox, WorkspaceSandbox):
+            self.granted.discard(call.id)
+            ctx = replace(ctx, sandbox=OutsideAllowed(ctx.sandbox))
         return await super().execute(call, ctx)
 
 
@@ -180,8 +206,9 @@ class ClientGuard:
     def __init__(self, rules: ClaudeRules, client: ClientSide, ledger: CallLedger,
                  registry: RewritingToolRegistry, view: ClaudeView,
                  recheck: Callable[[str, str, str], tuple[str, str]],
-                 stop_turn: Callable[[], None]) -> None:
+                 stop_turn: Callable[[], None], sandbox: WorkspaceSandbox | None = None) -> None:
         self.rules = rules
+        self._sandbox = sandbox
         self.client = client
         self._ledger = ledger
         self._registry = registry
@@ -193,12 +220,24 @@ class ClientGuard:
                      approved: bool = False) -> Decision:
         call, arguments = self._ledger.arguments(tool, call)
         hooked = await self._pre_tool_hooks(tool, call, arguments)
-        if hooked.stop:
-            self._stop_turn()
-            return Decision(False, hooked.reason or "a PreToolUse hook stopped the turn")
+        if hooked.stop:  # `continue: false`: the call is not run, and the turn ends (`hook_stopped`)
+            return Decision(False, f"a PreToolUse hook stopped the run: {hooked.reason or 'no reason given'}",
+                            halt=True)
         if hooked.updated_input is not None and call is not None:
             arguments = self._rewrite(tool, call, hooked.updated_input, arguments)
             subject = self._subject(tool, arguments)
+        decision = await self._judge(tool, kind, subject, call, arguments, hooked, approved)
+        if decision.allowed and (hooked.contexts or self.client.hooks.has("PostToolUse")):
+            return decision._replace(after=self._after(hooked.contexts))
+        return decision
+
+    async def _judge(self, tool: str, kind: str, subject: str, call: ToolCall | None,
+                     arguments: dict[str, Any], hooked: hook_rules.ToolVerdict, approved: bool) -> Decision:
+        """The hooks' decision, then the rules', then the client's answer when they ask.
+
+        A file tool's path outside the workspace is asked about, as Claude Code asks, unless a
+        hook's allow, an --allowedTools rule or bypassPermissions allowed the call explicitly;
+        an explicit allow (the client's answer too) lets the call's file tool go there."""
         if hooked.decision == "deny":
             return Decision(False, hooked.reason or "denied by a PreToolUse hook")
         verdict, reason = ("allow", "") if hooked.decision == "allow" else (
@@ -207,15 +246,58 @@ class ClientGuard:
             verdict = "ask" if verdict != "deny" else verdict
         if verdict == "deny":
             return Decision(False, reason)
+        outside = self._outside(tool, kind, subject, arguments)
+        if outside and verdict == "allow":
+            bypass = self.rules.mode == "bypassPermissions" and not self.rules.ours
+            explicit = hooked.decision == "allow" or bypass or self.rules.allows(tool, arguments, subject)
+            verdict = "allow" if explicit else "ask"
         if verdict == "ask" and approved:  # a command hook said allow: nobody is asked
-            return Decision(True)
+            return self._grant(call, outside)
         if verdict == "ask":
             if not self.client.asks:
-                return Decision(False, f"{claude_name(tool)} needs permission in {self.rules.mode} mode "
-                                       "and none was given (allow it with --allowedTools, or answer "
+                where = f" for {outside}, outside the workspace," if outside else ""
+                return Decision(False, f"{claude_name(tool)} needs permission{where} in {self.rules.mode} "
+                                       "mode and none was given (allow it with --allowedTools, or answer "
                                        "can_use_tool)")
-            return await self._ask(tool, call, arguments)
+            answer = await self._ask(tool, call, arguments)
+            return self._grant(call, outside) if answer.allowed else answer
+        return self._grant(call, outside)
+
+    def _grant(self, call: ToolCall | None, outside: str) -> Decision:
+        """Allow the call; one whose file tool leaves the workspace may (it was allowed explicitly)."""
+        if outside and call is not None:
+            self._registry.granted.add(call.id)
         return Decision(True)
+
+    def _outside(self, tool: str, kind: str, subject: str, arguments: dict[str, Any]) -> str:
+        """The first path of a file-tool call that lies outside the workspace, or ""."""
+        if kind not in ("read", "edit") or tool in ASKING_READS or self._sandbox is None:
+            return ""
+        given = arguments.get("path")
+        paths = [given] if isinstance(given, str) and given else (
+            subject.split(", ") if tool == "apply_patch" else [])
+        return next((path for path in paths if path and self._sandbox.outside(path)), "")
+
+    def _after(self, contexts: tuple[str, ...]) -> Callable[[ToolCall, ToolResult], Awaitable[ToolResult]]:
+        """The after-call step: the PreToolUse hooks' contexts, then the PostToolUse hooks (their
+        contexts and blocks' reasons join the result; `continue: false` ends the turn)."""
+        async def after(call: ToolCall, result: ToolResult) -> ToolResult:
+            name, shown = self._view.present_input(call.name, call.arguments_or_empty())
+            result = with_notes(result, [context_note("PreToolUse", name, text) for text in contexts])
+            hooks = self.client.hooks
+            if not hooks.has("PostToolUse"):
+                return result
+            payload = {**self.client.hook_base(), "tool_name": name, "tool_input": shown,
+                       "tool_response": result.content, "tool_use_id": call.id, **_agent_fields()}
+            told = hook_rules.result_verdict(await hooks.call(
+                self.client.channel, "PostToolUse", payload, tool=name, tool_use_id=call.id))
+            result = with_notes(result, [*told.notes, *(context_note("PostToolUse", name, text)
+                                                         for text in told.contexts)])
+            if told.stop is not None:
+                raise HaltTurn(f"a PostToolUse hook stopped the run: {told.stop}", result)
+            return result
+
+        return after
 
     async def _pre_tool_hooks(self, tool: str, call: ToolCall | None,
                               arguments: dict[str, Any]) -> hook_rules.ToolVerdict:
@@ -224,7 +306,7 @@ class ClientGuard:
             return hook_rules.ToolVerdict()
         name, shown = self._view.present_input(tool, arguments)
         payload = {**self.client.hook_base(), "tool_name": name, "tool_input": shown,
-                   "tool_use_id": call.id if call is not None else ""}
+                   "tool_use_id": call.id if call is not None else "", **_agent_fields()}
         outputs = await hooks.call(self.client.channel, "PreToolUse", payload, tool=name,
                                    tool_use_id=call.id if call is not None else None)
         return hook_rules.tool_verdict(outputs)
@@ -234,6 +316,9 @@ class ClientGuard:
         question: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": name, "input": shown,
                     "permission_suggestions": [], "blocked_path": None,
                     "tool_use_id": call.id if call is not None else None}
+        scope = current_agent()
+        if scope is not None:  # (a subagent's call: which one, as Claude Code says it)
+            question["agent_id"] = scope.agent_id
         try:
             answer = await self.client.channel.request(question)
         except ControlError as exc:
@@ -309,3 +394,9 @@ def keep_tools(names: list[str] | None, removed: list[str], known: set[str]) -> 
         return (wanted is None or name in wanted) and name not in dropped
 
     return keep, unknown
+
+
+def _agent_fields() -> dict[str, str]:
+    """A hook input's `agent_id` and `agent_type` inside a subagent (none in the main conversation)."""
+    scope = current_agent()
+    return {} if scope is None else {"agent_id": scope.agent_id, "agent_type": scope.agent_type}

@@ -3,9 +3,10 @@
 `{"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 30}]}`: before a
 matching tool call we send `hook_callback` for `hook_0` with Claude's hook input and read
 Claude's hook output (`decision`, `continue`, `hookSpecificOutput`). Supported here:
-`PreToolUse` (allow, deny, ask, `updatedInput`, stop), `PostToolUse` (told, its output
-unused), `UserPromptSubmit` (block, `additionalContext`) and `Stop` (block: the agent goes on
-with the reason). A callback that fails blocks when its matcher says `onFailure` other than
+`PreToolUse` (allow, deny, ask, `updatedInput`, `additionalContext`, stop), `PostToolUse`
+(`additionalContext`, a block's reason, `continue: false` ending the turn after the call),
+`UserPromptSubmit` (block, `additionalContext`) and `Stop` (block: the agent goes on with the
+reason). A callback that fails blocks when its matcher says `onFailure` other than
 `continue`, and is skipped otherwise.
 """
 
@@ -48,6 +49,16 @@ class ToolVerdict:
     reason: str = ""
     updated_input: dict[str, Any] | None = None
     stop: bool = False  # a hook said `continue: false`: the turn ends
+    contexts: tuple[str, ...] = ()  # additionalContext, for the model after the call's result
+
+
+@dataclass(frozen=True)
+class ResultVerdict:
+    """What the PostToolUse hooks said about one call's result."""
+
+    notes: tuple[str, ...] = ()  # a block's reason and additionalContext, in order
+    contexts: tuple[str, ...] = ()
+    stop: str | None = None  # `continue: false`: the turn ends, for this reason
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,7 @@ def tool_verdict(outputs: list[dict[str, Any]]) -> ToolVerdict:
     reason, updated, stop = "", None, False
     rank = {None: 0, "allow": 1, "ask": 2, "deny": 3}
     for output in outputs:
-        specific = output.get("hookSpecificOutput") or {}
+        specific = _specific(output)
         said = specific.get("permissionDecision")
         if output.get("decision") == "block":
             said = "deny"
@@ -109,20 +120,36 @@ def tool_verdict(outputs: list[dict[str, Any]]) -> ToolVerdict:
         if output.get("continue") is False:
             stop = True
             reason = reason or str(output.get("stopReason") or "")
-    return ToolVerdict(decision, reason, updated, stop)
+    return ToolVerdict(decision, reason, updated, stop, _contexts(outputs))
+
+
+def result_verdict(outputs: list[dict[str, Any]]) -> ResultVerdict:
+    """The PostToolUse outputs combined: blocks' reasons, contexts, and the first stop."""
+    blocks = [f"PostToolUse hook: {output.get('reason') or 'blocked'}" for output in outputs
+              if output.get("decision") == "block"]
+    stops = [str(output.get("stopReason") or "no reason given") for output in outputs
+             if output.get("continue") is False]
+    return ResultVerdict(tuple(blocks), _contexts(outputs), stops[0] if stops else None)
+
+
+def _specific(output: dict[str, Any]) -> dict[str, Any]:
+    specific = output.get("hookSpecificOutput")
+    return specific if isinstance(specific, dict) else {}
+
+
+def _contexts(outputs: list[dict[str, Any]]) -> tuple[str, ...]:
+    found = (_specific(output).get("additionalContext") for output in outputs)
+    return tuple(text for text in found if isinstance(text, str) and text.strip())
 
 
 def prompt_verdict(outputs: list[dict[str, Any]]) -> PromptVerdict:
     """The UserPromptSubmit outputs combined: any block blocks; contexts add up."""
-    blocked, reason, contexts = False, "", []
+    blocked, reason = False, ""
     for output in outputs:
         if output.get("decision") == "block" or output.get("continue") is False:
             blocked = True
             reason = reason or str(output.get("reason") or output.get("stopReason") or "")
-        context = (output.get("hookSpecificOutput") or {}).get("additionalContext")
-        if isinstance(context, str) and context:
-            contexts.append(context)
-    return PromptVerdict(blocked, reason, "\n\n".join(contexts))
+    return PromptVerdict(blocked, reason, "\n\n".join(_contexts(outputs)))
 
 
 def stop_reason(outputs: list[dict[str, Any]]) -> str | None:

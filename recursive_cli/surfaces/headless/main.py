@@ -7,12 +7,12 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from ...core.errors import BadValueError, CliError, SandboxUnavailableError
+from ...core.errors import BadValueError, CliError, ResumePointError, SandboxUnavailableError
 from ...core.settings import ConfigError
 from ...features.sessions.records import SessionError
 from ...launch import stdio
 from ...launch.errors import EXIT_ERROR, fail
-from .flags import HELP, UsageError, parse_flags
+from .flags import HELP, HeadlessOptions, UsageError, parse_flags
 
 if TYPE_CHECKING:
     from .build import HeadlessRun
@@ -53,6 +53,9 @@ def _headless(argv: list[str]) -> int:
         run = assemble(options)
     except (BadValueError, SandboxUnavailableError) as exc:  # a bad value, wherever it was set: exit 2
         raise UsageError(str(exc)) from None
+    except ResumePointError as exc:  # also a result line, as Claude Code writes it (the SDKs raise it)
+        _refused(options, str(exc))
+        raise CliError(str(exc), EXIT_ERROR) from None
     except (ConfigError, SessionError) as exc:
         raise CliError(str(exc), EXIT_ERROR) from None
     if options.bg:
@@ -69,6 +72,20 @@ def _headless(argv: list[str]) -> int:
         return asyncio.run(_serve(server, prompt, streaming=options.streaming_input))
     finally:
         run.close()
+
+
+def _refused(options: HeadlessOptions, message: str) -> None:
+    """The result line of a run refused before it started (`-o json` or `stream-json`)."""
+    if options.output_format == "text":
+        return
+    from ...core.events import FinishReason
+    from ...core.messages import Usage
+    from ...sinks.claude_stream import ClaudeStreamSink, TurnResult
+
+    sink = ClaudeStreamSink(sys.stdout, options.resume or "", stream=False)
+    sink.write_result(TurnResult(subtype="error_during_execution", is_error=True, result="",
+                                 finish_reason=FinishReason.INTERNAL_ERROR.value, num_turns=0, duration_ms=0,
+                                 usage=Usage(), total_cost_usd=0, errors=[message]))
 
 
 def _detach(run: HeadlessRun, streaming: bool) -> None:

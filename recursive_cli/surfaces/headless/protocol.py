@@ -149,6 +149,10 @@ class Initialize(BaseModel):
     # the external ones in `.mcp.json`'s shape, and the names of those inside the client's process.
     mcp_servers: dict[str, Any] | None = Field(default=None, alias="mcpServers")
     sdk_mcp_servers: list[str] | None = Field(default=None, alias="sdkMcpServers")
+    # The SDKs' `agents=`: subagent definitions in `--agents`' shape (features/subagents).
+    agents: dict[str, Any] | None = None
+    forward_subagent_text: bool = Field(default=False, alias="forwardSubagentText")
+    skills: list[str] | None = None  # the SDKs' `skills=[names]`: only these are offered
 
 
 def success(request_id: str, response: dict[str, Any] | None = None) -> dict[str, Any]:

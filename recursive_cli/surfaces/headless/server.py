@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
-from ...core.events import AgentEvent, FinishReason, MessageAdded, RunFinished, ToolStarted
+from ...core.events import AgentEvent, FinishReason, RunFinished, SubagentFinished, SubagentStarted
 from ...core.interrupt import InterruptToken
 from ...core.kernel import TurnOutcome
-from ...core.messages import Image, ToolCall, Usage
+from ...core.messages import Image, Usage
 from ...core.provider import ChatProvider
 from ...core.results import errors, exit_code_for, stop_reason
+from ...features.sessions.ids import is_uuid
 from ...features.sessions.records import SessionWriteError
 from ...sinks.claude_stream import TurnResult
 from . import hooks as hook_rules
@@ -51,6 +52,7 @@ class _Prompt(NamedTuple):
 
     text: str
     images: tuple[Image, ...] = ()
+    uuid: str | None = None  # the id the client gave the message (its transcript entry's)
 
 
 @dataclass
@@ -62,6 +64,14 @@ class Turn:
     steps: int
     usage: Usage
     seconds: float
+
+
+def _terminal(blocked: bool, outcome: TurnOutcome) -> dict[str, Any]:
+    """Claude's `terminal_reason` for a turn a hook ended: a prompt it blocked, or its
+    `continue: false` (the turn ends after that call, with no more model requests)."""
+    if blocked:
+        return {"terminal_reason": "blocked_by_hook"}
+    return {"terminal_reason": "hook_stopped"} if outcome.halted else {}
 
 
 class HeadlessServer:
@@ -76,9 +86,8 @@ class HeadlessServer:
         self._last: Turn | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started = time.monotonic()
-        self._calls: dict[str, ToolCall] = {}
         self._requests = ClientRequests(run, interrupt=self._interrupt)
-        run.runtime.add_event_sink(self)
+        run.runtime.add_event_sink(self)  # (SubagentStart and SubagentStop hooks: emit)
 
     # -- the two ways in ---------------------------------------------------------------------
 
@@ -94,6 +103,7 @@ class HeadlessServer:
                 if prompt is _EOF:
                     break
                 self.runtime.next_images = prompt.images
+                self.runtime.next_prompt_uuid = prompt.uuid
                 await self.run_prompt(prompt.text)
         finally:
             reader.cancel()
@@ -124,16 +134,23 @@ class HeadlessServer:
             self._write_result(turn)
             self._last = turn
             return turn
+        if prompt.strip() == "/clear":
+            return self._clear(started)
         verdict = await self._prompt_hooks(prompt)
         if verdict.blocked:
             outcome = TurnOutcome(FinishReason.COMPLETED, detail=verdict.reason or "blocked by a hook")
             turn = Turn(outcome, 0, 0, Usage(), time.monotonic() - started)
             self._write_result(turn, blocked=True)
             return turn
+        typed = prompt
         if verdict.context:
             prompt = f"{prompt}\n\n{verdict.context}"
+        prompt, rules = self.run.expand_command(prompt)
         schema = self.run.schema
+        if self.run.claude_view is not None and (schema is not None or typed != prompt):
+            self.run.claude_view.next_prompt = typed  # (Claude's transcript shows the prompt as typed)
         self._turn_running = True
+        self.run.rules.allowed.extend(rules)  # the command's `allowed-tools`, for this turn
         try:
             turn = Turn(await self._turn(prompt + schema.instruction() if schema else prompt), 0, 0, Usage(), 0)
             turn = self._add(turn, turn.outcome)
@@ -145,8 +162,23 @@ class HeadlessServer:
             structured = await self._structured(turn) if schema is not None else None
         finally:
             self._turn_running = False
+            for rule in rules:
+                self.run.rules.allowed.remove(rule)
         turn.code, turn.seconds = self._code(turn.outcome), time.monotonic() - started
         self._write_result(turn, structured=structured)
+        self._last = turn
+        return turn
+
+    def _clear(self, started: float) -> Turn:
+        """`/clear`: the conversation starts over in a new session (HeadlessRun.start_over);
+        Claude Code's `conversation_reset` line (the old session's id), then a result with no
+        model call (the new one's)."""
+        old = self.runtime.session_id
+        self.run.start_over()
+        self.run.sink.write_line({"type": "conversation_reset", "new_conversation_id": str(uuid.uuid4()),
+                                  "uuid": str(uuid.uuid4()), "session_id": old})
+        turn = Turn(TurnOutcome(FinishReason.COMPLETED), 0, 0, Usage(), time.monotonic() - started)
+        self._write_result(turn)
         self._last = turn
         return turn
 
@@ -202,6 +234,8 @@ class HeadlessServer:
 
     def _code(self, outcome: TurnOutcome) -> int:
         reason = outcome.finish_reason
+        if outcome.halted:  # a hook's `continue: false` ended the turn: Claude Code's `hook_stopped`
+            return 0
         if (reason is FinishReason.PERMISSION_DENIED and outcome.text
                 and "permission_denied" not in self.run.options.fail_on):
             return 0  # the model answered after being refused: an answer, as in Claude Code
@@ -225,7 +259,7 @@ class HeadlessServer:
             total_cost_usd=self.runtime.budget.total_cost, errors=errors(turn.code, detail, reason),
             stop_reason=stop_reason(reason, outcome.detail), structured_output=structured,
             model_usage=self.runtime.budget.by_model,
-            extra={"terminal_reason": "blocked_by_hook"} if blocked else {}))
+            extra=_terminal(blocked, outcome)))
 
     def _print_text(self, turn: Turn) -> None:
         text = turn.outcome.text
@@ -267,21 +301,28 @@ class HeadlessServer:
         return hook_rules.stop_reason(outputs)
 
     def emit(self, event: AgentEvent) -> None:
-        """As an event sink: tell PostToolUse hooks of each call's result (their output is not
-        used), in a task of its own, so the turn goes on meanwhile."""
+        """As an event sink: tell SubagentStart and SubagentStop hooks (told only: what they answer
+        is not used), in a task of their own, so the turn goes on meanwhile. (PostToolUse hooks,
+        a subagent's calls' too, run in line with the call: guard.py.)"""
+        if isinstance(event, (SubagentStarted, SubagentFinished)):
+            self._subagent_hook(event)
+
+    def _subagent_hook(self, event: SubagentStarted | SubagentFinished) -> None:
+        """Tell SubagentStart and SubagentStop hooks (told only: what they answer is not used)."""
         client = self.run.client
-        if isinstance(event, ToolStarted):
-            self._calls[event.call.id] = event.call
-        if not (isinstance(event, MessageAdded) and event.message.role == "tool"
-                and client.hooks.has("PostToolUse")):
+        hook = "SubagentStart" if isinstance(event, SubagentStarted) else "SubagentStop"
+        if not client.hooks.has(hook):
             return
-        message = event.message
-        call = self._calls.pop(message.tool_call_id or "", None)
-        name, shown = self.run.view.present(call) if call is not None else (message.tool_name or "", {})
-        payload = {**client.hook_base(), "tool_name": name, "tool_input": shown,
-                   "tool_response": message.content, "tool_use_id": message.tool_call_id}
-        self._spawn(client.hooks.call(client.channel, "PostToolUse", payload, tool=name,
-                                      tool_use_id=message.tool_call_id))
+        payload: dict[str, Any]
+        if isinstance(event, SubagentStarted):
+            payload = {"agent_id": event.task_id, "agent_type": event.subagent_type}
+        else:
+            transcript = self.run.binding.writer.path if self.run.binding is not None else ""
+            payload = {"agent_id": event.task_id, "agent_type": event.subagent_type,
+                       "stop_hook_active": False, "agent_transcript_path": str(transcript),
+                       "last_assistant_message": event.summary if event.status == "completed" else ""}
+        self._spawn(client.hooks.call(client.channel, hook, {**client.hook_base(), **payload},
+                                      tool=payload["agent_type"]))
 
     # -- stdin ---------------------------------------------------------------------------------
 
@@ -324,11 +365,13 @@ class HeadlessServer:
             images, problems = line.images()
             for problem in problems:
                 sys.stderr.write(f"warning: {problem}; it is not passed on\n")
+            given = getattr(line, "uuid", None)
+            chosen = given if isinstance(given, str) and is_uuid(given) else str(uuid.uuid4())
             if self.run.options.replay_user_messages:  # Claude's acknowledgement of a prompt
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
-                                          "uuid": str(uuid.uuid4()), "isReplay": True})
-            self._inbox.put_nowait(_Prompt(line.text(), tuple(images)))
+                                          "uuid": chosen, "isReplay": True})
+            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), chosen))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))

@@ -1,5 +1,7 @@
 """Which session a headless run continues: `--session-id`, `--resume ID`, `--continue`,
-`--fork-session` (a new session id that starts from a copy of the conversation)."""
+`--fork-session` (a new session id that starts from a copy of the conversation),
+`--resume-session-at` (the conversation up to a message: resume_at.py). A new session's id is
+a UUID, as Claude Code's are (features/sessions/ids.py)."""
 
 from __future__ import annotations
 
@@ -8,15 +10,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...core.settings import LoadedSettings
-from ...features.sessions.ids import check_session_id, new_session_id
+from ...features.sessions.ids import check_session_id, is_uuid, new_uuid_session_id
 from ...features.sessions.lock import SessionLock, acquire_lock
 from ...features.sessions.meta import write_meta
 from ...features.sessions.reader import LoadedSession, load_session
-from ...features.sessions.records import SessionError, SessionExistsError, SessionHeader, dump_record, now_iso
+from ...features.sessions.records import (
+    SessionError,
+    SessionExistsError,
+    SessionHeader,
+    SessionNotFoundError,
+    dump_record,
+    now_iso,
+)
 from ...features.sessions.resume import pick_session, restore_settings
 from ...features.sessions.store import SessionStore
 from ...features.sessions.writer import TRANSCRIPT_FILE
 from .flags import HeadlessOptions, UsageError
+from .resume_at import truncate
 
 
 @dataclass
@@ -37,30 +47,48 @@ def pick(options: HeadlessOptions, loaded: LoadedSettings) -> Continued:
     if wanted is not None and check_session_id(wanted):
         raise UsageError(check_session_id(wanted) or "")
     if loaded.settings.no_session or not (options.continue_session or options.resume is not None):
-        return Continued(wanted or new_session_id(), loaded)
+        return Continued(wanted or new_uuid_session_id(), loaded)
     store = SessionStore(loaded.home)
     workspace = loaded.settings.workspace.expanduser().resolve()
     if options.continue_session or options.resume == "":
         latest = store.latest(workspace)
         if latest is None:
             sys.stderr.write(f"note: no session to continue in {workspace}; starting a new one\n")
-            return Continued(wanted or new_session_id(), loaded)
+            return Continued(wanted or new_uuid_session_id(), loaded)
         ref = latest
     else:
-        ref = pick_session(store, options.resume, workspace)
+        ref = _ours_or_claudes(store, options.resume or "", workspace)
     if options.fork_session:
-        ref = fork(store, ref, wanted or new_session_id())
+        if options.resume_session_at:  # (refused before the copy is made)
+            truncate(load_session(store.folder(ref)), options.resume_session_at, options.resume_drops_turn,
+                     apply=False)
+        ref = fork(store, ref, wanted or new_uuid_session_id())
     elif wanted is not None and wanted != ref:
         raise UsageError("--session-id with --resume names a new session: add --fork-session")
     lock = acquire_lock(store.folder(ref), ref)
     try:
         session = load_session(store.folder(ref))
+        if options.resume_session_at and truncate(session, options.resume_session_at, options.resume_drops_turn):
+            session = load_session(store.folder(ref))
         settings, _notes = restore_settings(loaded, session.meta)
     except BaseException:
         lock.release()
         raise
     restored = LoadedSettings(settings, loaded.sources, loaded.home, loaded.env, loaded.trust, loaded.held)
     return Continued(ref, restored, session, lock)
+
+
+def _ours_or_claudes(store: SessionStore, ref: str, workspace: Path) -> str:
+    """The session `ref` names: one of ours, else one only Claude's transcript of this workspace
+    holds (an SDK's fork or SessionStore copy, a Claude Code session), imported under its id."""
+    try:
+        return pick_session(store, ref, workspace)
+    except SessionNotFoundError:
+        from .claude_import import import_claude_session
+
+        if is_uuid(ref) and import_claude_session(store, ref, workspace):
+            return ref
+        raise
 
 
 def fork(store: SessionStore, source: str, new_id: str) -> str:
