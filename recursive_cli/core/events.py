@@ -119,6 +119,37 @@ class ModelReplied(EventModel):
 
 
 @dataclass(slots=True, kw_only=True)
+class SideCallStarted(EventModel):
+    """A model call outside the conversation is about to be made: the goal judge's
+    (`call` = "judge"), a compaction summary's ("compaction") or a subagent's ("subagent").
+    Its request and answer are no message of the transcript, so the sinks of the conversation
+    (stream-json, the session, the terminal) leave it out; telemetry makes it a model call's
+    span (`core.kernel.side_call`)."""
+
+    type: Literal["side_call_started"] = "side_call_started"
+    call: str
+    provider: str
+    model: str
+
+
+@dataclass(slots=True, kw_only=True)
+class SideCallFinished(EventModel):
+    """The side call of the last `SideCallStarted` answered (as `ModelReplied` says of a
+    turn's call), or failed: `error` is then its kind ("interrupted", "provider_error")."""
+
+    type: Literal["side_call_finished"] = "side_call_finished"
+    call: str
+    model: str
+    stop: str = ""
+    usage: Usage
+    reason: str = ""
+    response_model: str = ""
+    response_id: str = ""
+    error: str = ""
+    detail: str = ""  # the failure's one line
+
+
+@dataclass(slots=True, kw_only=True)
 class TextDelta(EventModel):
     type: Literal["text_delta"] = "text_delta"
     text: str
@@ -526,7 +557,8 @@ AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupSchedul
              | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
              | QueueDelivered | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished
              | SubagentStarted | SubagentMessage | SubagentFinished)
-AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | ModelReplied | TextDelta | ThinkingDelta | ToolStarted
+AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | ModelReplied | SideCallStarted
+              | SideCallFinished | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)
 
 

@@ -19,6 +19,8 @@ from .events import (
     ModelReplied,
     ModelRequest,
     PermissionDenied,
+    SideCallFinished,
+    SideCallStarted,
     TextDelta,
     ThinkingDelta,
     ToolCallsNotRun,
@@ -28,7 +30,7 @@ from .events import (
 from .guards import HaltTurn, StopGuard, ToolGuard
 from .interrupt import Interrupted, InterruptToken
 from .messages import Message, ToolCall, Usage
-from .provider import ChatProvider, Completion, DeadlineError, RetryNotice, ToolSpec
+from .provider import ChatProvider, Completion, DeadlineError, ProviderError, ProviderHooks, RetryNotice, ToolSpec
 from .stuck import StuckDetector
 from .tool import Tool, ToolContext, ToolRegistry, ToolResult
 
@@ -97,6 +99,7 @@ class TurnOutcome:
     tool_calls: int = 0
     denials: int = 0
     halted: str = ""  # why a guard or hook ended the turn after a call (`continue: false`)
+    api_status: int | None = None  # the HTTP status of the model request that failed the turn
 
 
 class _Hooks:
@@ -397,6 +400,32 @@ def ended_by(exc: BaseException, reason: FinishReason, detail: str) -> TurnOutco
     if not isinstance(spent, TurnOutcome):
         spent = TurnOutcome(reason)
     return replace(spent, finish_reason=reason, detail=detail)
+
+
+async def side_call(call: str, provider: ChatProvider, messages: Sequence[Message], hooks: ProviderHooks,
+                    interrupt: InterruptToken, sink: EventSink) -> Completion:
+    """`provider`'s answer to `messages` (no tools) for a model call outside the conversation:
+    the goal judge's (`call` "judge"), a compaction summary's ("compaction"). Raced against
+    `interrupt` and told to `sink` as `SideCallStarted`/`SideCallFinished`, as a turn's calls
+    are told by `ModelRequest`/`ModelReplied`: events that no sink of the conversation shows or
+    records (their messages are no part of the transcript) and that telemetry makes a model
+    call's span of (a subagent's calls are told the same way, by features/subagents). Raises
+    what the call raised."""
+    model = provider.model
+    sink.emit(SideCallStarted(call=call, provider=provider.name, model=model))
+    try:
+        reply = await interrupt.race(provider.complete(list(messages), [], hooks))
+    except Interrupted:
+        sink.emit(SideCallFinished(call=call, model=model, usage=Usage(), error="interrupted", detail="interrupted"))
+        raise
+    except ProviderError as exc:
+        sink.emit(SideCallFinished(call=call, model=model, usage=Usage(), error="provider_error",
+                                   detail=exc.reason))
+        raise
+    # (read after the call: a provider that fell back to another model answered on it)
+    sink.emit(SideCallFinished(call=call, model=provider.model, stop=reply.stop, reason=reply.reason,
+                               usage=reply.usage, response_model=reply.model, response_id=reply.response_id))
+    return reply
 
 
 def _stop_detail(reply: Completion, cut_off_before: bool) -> str:

@@ -172,7 +172,7 @@ class RuntimeCore:
         except PromptBlocked as exc:  # the prompt never joined the conversation
             outcome = TurnOutcome(FinishReason.PERMISSION_DENIED, detail=str(exc))
         except ProviderError as exc:  # keeps the steps and usage of the steps that ran
-            outcome = ended_by(exc, provider_failure(exc.unavailable), exc.reason)
+            outcome = replace(ended_by(exc, provider_failure(exc.unavailable), exc.reason), api_status=exc.status)
         except SessionWriteError as exc:  # the session sink stopped the turn before an unrecorded action
             outcome = ended_by(exc, FinishReason.IO_ERROR, str(exc))
         self.total_steps += outcome.steps

@@ -265,7 +265,7 @@ def _file_layer(label: str, path: Path, unknown: list[str] | None = None) -> tup
 
 
 def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None,
-                  trust: TrustCheck | None = None) -> LoadedSettings:
+                  trust: TrustCheck | None = None, claude: bool = False) -> LoadedSettings:
     """Merge every source; raises ConfigError naming the bad file, variable or flag. The
     workspace's config keys that loosen anything count once it is trusted: by the user for
     this run (`trust-workspace` in flags, env or user config), else as `trust` says (the
@@ -303,9 +303,9 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     if merged["api_base"]:
         _check_base_url(str(merged["api_base"]), sources.get("api_base", "default"))
     provider = str(merged.get("provider") or "openai")
-    merged["api_key"] = api_key_for(provider, env)
+    merged["api_key"] = api_key_for(provider, env, claude)
     if merged["api_key"]:
-        sources["api_key"] = f"env {key_source(provider, env)}"
+        sources["api_key"] = f"env {key_source(provider, env, claude)}"
     return LoadedSettings(validated(merged, sources), sources, home, env, verdict, held, warnings)
 
 
@@ -526,17 +526,19 @@ def key_variables(provider: str) -> tuple[str, str]:
     return ("RECURSIVE_API_KEY", "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY")
 
 
-def api_key_for(provider: str, env: Mapping[str, str] | None = None) -> str | None:
-    """`RECURSIVE_API_KEY`, else the provider's own variable (for anthropic then Claude Code's
-    `ANTHROPIC_AUTH_TOKEN`). The only place keys are read."""
+def api_key_for(provider: str, env: Mapping[str, str] | None = None, claude: bool = False) -> str | None:
+    """`RECURSIVE_API_KEY`, else the provider's own variable (for anthropic in Claude-compatible
+    mode, `claude`, then Claude Code's `ANTHROPIC_AUTH_TOKEN`). The only place keys are read."""
     env = os.environ if env is None else env
-    var = key_source(provider, env)
+    var = key_source(provider, env, claude)
     return env[var] if var else None
 
 
-def key_source(provider: str, env: Mapping[str, str]) -> str | None:
-    """The variable `provider`'s key comes from, or None."""
-    names = (*key_variables(provider), *((CLAUDE_TOKEN,) if provider == "anthropic" else ()))
+def key_source(provider: str, env: Mapping[str, str], claude: bool = False) -> str | None:
+    """The variable `provider`'s key comes from, or None. Claude Code's token counts only in
+    Claude-compatible mode (`-p`, where Claude's variables are the contract): elsewhere a
+    credential an SDK would pick up on its own must not travel (to a keyless local server)."""
+    names = (*key_variables(provider), *((CLAUDE_TOKEN,) if claude and provider == "anthropic" else ()))
     return next((var for var in names if env.get(var)), None)
 
 

@@ -60,7 +60,8 @@ class GoalDriver:
         self.runtime = runtime
         self.state = state
         provider = judge or runtime.provider
-        self._judge = GoalJudge(provider, runtime.budget, _RetryHooks(runtime), runtime.interrupt_token)
+        self._judge = GoalJudge(provider, runtime.budget, _RetryHooks(runtime), runtime.interrupt_token,
+                                runtime)
         self._judge_shared = provider is runtime.provider
 
     async def start(self) -> TurnOutcome:

@@ -14,7 +14,9 @@ from dataclasses import replace
 
 from ..core.budget import Budget
 from ..core.event_models import JudgeVerdict
+from ..core.events import EventSink, NullSink
 from ..core.interrupt import InterruptToken
+from ..core.kernel import side_call
 from ..core.messages import Message
 from ..core.provider import ChatProvider, ProviderHooks
 from .checks import CheckResult
@@ -36,15 +38,16 @@ RETRY_PROMPT = ('That was not a JSON object of the form {"achieved": true|false,
 
 class GoalJudge:
     """Asks `provider` about `condition`; counts its requests (a shared scripted provider's
-    replay must skip them on resume)."""
+    replay must skip them on resume) and tells `sink` of each (telemetry's judge spans)."""
 
     def __init__(self, provider: ChatProvider, budget: Budget, hooks: ProviderHooks,
-                 interrupt: InterruptToken) -> None:
+                 interrupt: InterruptToken, sink: EventSink | None = None) -> None:
         self.provider = provider
         self.requests = 0
         self._budget = budget
         self._hooks = hooks
         self._interrupt = interrupt
+        self._sink = sink or NullSink()
 
     async def judge(self, condition: str, task: str, transcript: Sequence[Message],
                     checks: Sequence[CheckResult]) -> JudgeVerdict:
@@ -64,7 +67,7 @@ class GoalJudge:
 
     async def _ask(self, messages: list[Message]) -> str:
         self.requests += 1
-        reply = await self._interrupt.race(self.provider.complete(messages, [], self._hooks))
+        reply = await side_call("judge", self.provider, messages, self._hooks, self._interrupt, self._sink)
         self._budget.charge(reply.usage, model=self.provider.model)  # it may be --judge-model
         return reply.message.content
 

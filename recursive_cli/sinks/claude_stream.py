@@ -131,6 +131,18 @@ def tool_result_block(message: Message) -> dict[str, Any]:
             "is_error": message.is_error}
 
 
+def _result_content(message: Message) -> str | list[dict[str, Any]]:
+    """A tool result's `content` as Claude Code gives it: a string for its own tools, content
+    blocks (text, then images) for an MCP tool's, as the server returned them (a refusal of the
+    call is not the tool's: `_denied` keeps it a string)."""
+    if not (message.tool_name or "").startswith("mcp__"):
+        return message.content
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+    blocks += [{"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
+               for image in message.images or ()]
+    return blocks
+
+
 @dataclass(frozen=True)
 class InitInfo:
     """What the `system` `init` line says about the run."""
@@ -209,7 +221,7 @@ class ClaudeStreamSink:
     def __init__(self, out: TextIO, session_id: str, *, model: Callable[[], str] | None = None,
                  present: Presenter = as_shown, partial: bool = False, stream: bool = True,
                  cost_of: CostOf | None = None, whole_runs: bool = False,
-                 api_key_source: str = "none") -> None:
+                 api_key_source: str = "none", claude_mode: bool = False) -> None:
         self._out = out
         self.session_id = session_id
         self._started_model = ""  # the model RunStarted named
@@ -218,6 +230,10 @@ class ClaudeStreamSink:
         self._partial = partial
         self._stream = stream  # False (`-o json`): only `write_result` writes, and only a record
         self._cost_of = cost_of
+        # Claude-compatible mode (`recursive -p`, the SDKs): an unpriced model's `costUSD` is 0
+        # with `costBasis: "unknown"` (SDK programs add them up) where `recursive run` says null,
+        # and an MCP tool's result is content blocks where `recursive run` gives its text
+        self._claude_mode = claude_mode
         self._api_key_source = api_key_source
         self._ascii = _ascii_only(out)
         self._turn = _Turn()
@@ -250,6 +266,19 @@ class ClaudeStreamSink:
                     "mcp_servers": info.mcp_servers, "permissionMode": info.permission_mode,
                     "apiKeySource": info.api_key_source, "slash_commands": info.slash_commands,
                     "output_style": "default", **info.extra})
+
+    def write_api_error(self, text: str, fields: dict[str, Any]) -> None:
+        """Claude Code's synthetic assistant message for a model request that failed the turn:
+        the error as its text, model `<synthetic>`, and the error's `fields` (`api_error_status`, …)."""
+        self._line({"type": "assistant", "message": {
+            "id": str(uuid.uuid4()), "type": "message", "role": "assistant", "model": "<synthetic>",
+            "content": [{"type": "text", "text": text}], "stop_reason": "stop_sequence", "stop_sequence": "",
+            "usage": claude_usage(Usage())}, "parent_tool_use_id": None, **fields})
+
+    def write_interrupted(self) -> None:
+        """Claude Code's user line for a turn the client interrupted."""
+        self._line({"type": "user", "message": {"role": "user", "content": [
+            {"type": "text", "text": "[Request interrupted by user]"}]}, "parent_tool_use_id": None})
 
     def result_record(self, result: TurnResult) -> dict[str, Any]:
         """The `result` object of a turn: the last line of the turn, and the whole of `-o json`."""
@@ -287,6 +316,8 @@ class ClaudeStreamSink:
                 "webSearchRequests": 0,
                 "costUSD": self._cost_of(model, usage) if self._cost_of is not None else None,
             }
+            if self._claude_mode and shown[model]["costUSD"] is None:
+                shown[model].update(costUSD=0.0, costBasis="unknown")
         return shown
 
     # -- events ------------------------------------------------------------------------------
@@ -365,7 +396,10 @@ class ClaudeStreamSink:
             self._on_reply(message, line_id)
         elif message.role == "tool":
             self._turn.inputs.pop(message.tool_call_id or "", None)  # a denial comes before its result
-            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]},
+            block = tool_result_block(message)
+            if self._claude_mode and not self._denied(message):
+                block["content"] = _result_content(message)
+            record: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": [block]},
                                       "parent_tool_use_id": None}
             handback = self._handbacks.pop(message.tool_call_id or "", None)
             if handback is not None:  # (an Agent call's result: what its subagent did, as Claude Code says it)
@@ -385,6 +419,10 @@ class ClaudeStreamSink:
                             totalDurationMs=event.usage.get("duration_ms", 0),
                             totalTokens=event.usage.get("total_tokens", 0),
                             totalToolUseCount=event.usage.get("tool_uses", 0))
+
+    def _denied(self, message: Message) -> bool:
+        """Whether this tool result is a refusal (its text, not the tool's output)."""
+        return any(denial["tool_use_id"] == message.tool_call_id for denial in self._turn.denials)
 
     def _on_reply(self, message: Message, line_id: str) -> None:
         turn = self._turn

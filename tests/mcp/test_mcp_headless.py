@@ -35,7 +35,7 @@ def test_init_line_tools_and_default_mode(workspace: Path, demo_dir: Path) -> No
     init = lines[0]
     assert init["mcp_servers"] == [{"name": "demo", "status": "connected"}, {"name": "broken", "status": "failed"}]
     assert "mcp__demo__weather" in init["tools"] and "ListMcpResourcesTool" in init["tools"]
-    assert init["slash_commands"] == ["mcp__demo__review"]  # its prompt, as Claude Code lists it
+    assert init["slash_commands"] == ["clear", "mcp__demo__review"]  # /clear, and its prompt, as Claude Code lists them
     weather, touch = results(lines)
     assert not weather["is_error"]  # read-only: no permission needed, as for Read
     assert touch["is_error"] and "needs permission" in touch["content"]

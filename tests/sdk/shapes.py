@@ -18,7 +18,7 @@ ASSISTANT = {"type": _STR, "message": _DICT, "parent_tool_use_id": _PARENT, "ses
 ASSISTANT_MESSAGE = {"id": _STR, "type": _STR, "role": _STR, "model": _STR, "content": _LIST,
                      "stop_reason": _NULLABLE_STR, "usage": _DICT}
 USER = {"type": _STR, "message": _DICT, "parent_tool_use_id": _PARENT, "session_id": _STR, "uuid": _STR}
-TOOL_RESULT = {"type": _STR, "tool_use_id": _STR, "content": _STR, "is_error": _BOOL}
+TOOL_RESULT = {"type": _STR, "tool_use_id": _STR, "content": (str, list), "is_error": _BOOL}
 STREAM_EVENT = {"type": _STR, "event": _DICT, "session_id": _STR, "uuid": _STR}
 SYSTEM = {"type": _STR, "subtype": _STR, "session_id": _STR, "uuid": _STR}
 RESULT = {"type": _STR, "subtype": _STR, "is_error": _BOOL, "result": _STR, "session_id": _STR,
@@ -74,14 +74,22 @@ def check_line(record: dict[str, Any]) -> None:
             if block.get("type") == "text" and record["parent_tool_use_id"] is not None:
                 has(block, {"text": _STR}, "subagent prompt")  # (a subagent's task, as its first message)
                 continue
+            if block["type"] == "text":  # Claude's `[Request interrupted by user]`
+                assert block["text"] == "[Request interrupted by user]", block
+                continue
             has(block, TOOL_RESULT, "tool_result")
+            if isinstance(block["content"], list):  # an MCP tool's result, as content blocks
+                assert all(part["type"] in ("text", "image") for part in block["content"]), block
     elif kind == "stream_event":
         has(record, STREAM_EVENT, "stream_event")
     elif kind == "result":
         has(record, RESULT, "result")
         has(record["usage"], USAGE, "result usage")
         assert record["schema_version"] == 2
-        assert (record["errors"] == []) == (not record["is_error"]), record
+        if record.get("terminal_reason") == "api_error":  # Claude's shape: the error is the `result`
+            assert record["is_error"] and record["errors"] == [] and record["subtype"] == "success", record
+        else:
+            assert (record["errors"] == []) == (not record["is_error"]), record
         for denial in record["permission_denials"]:
             has(denial, DENIAL, "permission denial")
     elif kind == "control_response":

@@ -476,7 +476,7 @@ def test_an_sdk_mcp_server_in_the_clients_own_process(agent_cli: AgentCli) -> No
     assert seen == [{"a": 2, "b": 40}]
     results = [block for m in messages if isinstance(m, UserMessage) and isinstance(m.content, list)
                for block in m.content if getattr(block, "tool_use_id", None)]
-    assert [getattr(block, "content", None) for block in results] in ([[{"type": "text", "text": "42"}]], ["42"])
+    assert [getattr(block, "content", None) for block in results] == [[{"type": "text", "text": "42"}]]
     assert result_of(messages).result == "It is 42."
     first = agent_cli.server.requests[0].body
     schema = next(t["function"]["parameters"] for t in first["tools"] if t["function"]["name"] == "mcp__calc__add")

@@ -101,7 +101,9 @@ def test_set_model_while_a_tool_runs_switches_the_next_call(agent_cli: AgentCli)
     assert [m.model for m in replies(seen)] == ["gpt-4.1-mini", "other-model"]
     assert (result.result, result.is_error, result.num_turns) == ("answered by the other model", False, 2)
     assert sorted(result.model_usage or {}) == ["gpt-4.1-mini", "other-model"]
-    assert result.total_cost_usd is None  # other-model has no price, so the total is unknown
+    # other-model has no price, so the total is unknown: the priced part, and the line says so
+    assert result.total_cost_usd is not None and result.total_cost_usd > 0
+    assert [line["cost_known"] for line in agent_cli.lines() if line["type"] == "result"] == [False]
     assistant_lines = [line for line in agent_cli.lines() if line["type"] == "assistant"]
     assert [line["message"]["model"] for line in assistant_lines] == ["gpt-4.1-mini", "other-model"]
 

@@ -47,9 +47,9 @@ def anthropic_cli(tmp_path: Path, fake_model: FakeLLMServer, workspace: Path, is
     return AgentCli(path, log, fake_model, workspace, isolated_home)
 
 
-def collect(cli: AgentCli, **kwargs: Any) -> list[Any]:
+def collect(cli: AgentCli, env: dict[str, str] | None = None, **kwargs: Any) -> list[Any]:
     opts = ClaudeAgentOptions(cli_path=str(cli.path), cwd=str(cli.workspace),
-                              env=cli.env(),
+                              env={**cli.env(), **(env or {})},
                               permission_mode="bypassPermissions", **kwargs)
 
     async def run() -> list[Any]:
@@ -86,6 +86,15 @@ def test_query_asks_for_thinking_and_reads_thinking_blocks(anthropic_cli: AgentC
         assert request.body.get("output_config") == effort
     sent_back = second.body["messages"][1]["content"][0]
     assert sent_back == {"type": "thinking", "thinking": THOUGHT, "signature": SIGNATURE}
+
+
+def test_max_thinking_tokens_in_the_environment_asks_for_thinking(anthropic_cli: AgentCli) -> None:
+    """Claude Code's `MAX_THINKING_TOKENS` (the SDK e2e suite sets it in `env=`), under its flags."""
+    anthropic_cli.server.add({"text": "ok"}, {"text": "ok"})
+    collect(anthropic_cli, env={"MAX_THINKING_TOKENS": "8000"})
+    collect(anthropic_cli, env={"MAX_THINKING_TOKENS": "8000"}, max_thinking_tokens=2048)
+    assert [request.body.get("thinking") for request in anthropic_cli.server.requests] == [
+        {"type": "enabled", "budget_tokens": 8000}, {"type": "enabled", "budget_tokens": 2048}]
 
 
 def test_thinking_disabled_sends_none(anthropic_cli: AgentCli) -> None:

@@ -195,6 +195,22 @@ def test_typescript_sdk_mcp_server_in_the_programs_own_process(ts_sdk: Path, age
     assert out["messages"][-1]["result"] == "It is 42."
     tool_message = agent_cli.server.requests[1].body["messages"][-1]
     assert tool_message["role"] == "tool" and tool_message["content"] == "42"
+    shown = [block for m in out["messages"] if m["type"] == "user" for block in m["message"]["content"]]
+    assert [block["content"] for block in shown] == [[{"type": "text", "text": "42"}]]  # blocks, as Claude Code
+
+
+def test_typescript_query_api_error_in_claude_codes_shape(ts_sdk: Path, agent_cli: AgentCli) -> None:
+    agent_cli.server.add({"error": {"status": 400, "message": "model: no-such-model"}})
+
+    out = ts_query(ts_sdk, agent_cli, "Reply with: pong", {"maxTurns": 1, "model": "no-such-model"})
+
+    synthetic, result = (m for m in out["messages"] if m["type"] in ("assistant", "result"))
+    assert synthetic["message"]["model"] == "<synthetic>" and synthetic["api_error_status"] == 400
+    assert (result["subtype"], result["is_error"], result["terminal_reason"], result["api_error_status"]) == (
+        "success", True, "api_error", 400)
+    assert result["result"] == synthetic["message"]["content"][0]["text"] and "no-such-model" in result["result"]
+    assert out["error"] is not None and result["result"] in out["error"]  # the SDK throws with the cause
+    agent_cli.lines()
 
 
 def test_typescript_sdk_external_mcp_servers_come_in_initialize(ts_sdk: Path, agent_cli: AgentCli,

@@ -10,11 +10,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clitools import invoke, run_cli, wait_until, write_script
+from clitools import invoke, json_lines, run_cli, wait_until, write_script
 from fakeserver import FakeLLMServer
 
 from .collector import OtlpReceiver, Received
@@ -325,3 +326,232 @@ def test_telemetry_that_cannot_be_set_up_is_one_warning(tmp_path: Path, monkeypa
     assert [line for line in result.stderr.splitlines() if "OpenTelemetry" in line] == [
         "warning: OpenTelemetry could not be set up (OSError: cannot read /etc/otel/ca.pem); "
         "this run exports no telemetry"]
+
+
+# Model calls outside the conversation: the goal judge's and a compaction's summary.
+
+JUDGED = [
+    {"tool_calls": [{"id": "call_write", "name": "write_file", "arguments": {"path": "a.txt", "content": "a\n"}}],
+     "usage": {"input_tokens": 1000, "output_tokens": 40}},
+    {"text": "wrote a.txt", "usage": {"input_tokens": 1100, "output_tokens": 10}},
+    {"text": json.dumps({"achieved": True, "reason": "a.txt is there"}), "usage": {"input_tokens": 700, "output_tokens": 15}},
+]
+
+
+def _fake_goal(tmp_path: Path, receiver: OtlpReceiver | None) -> Any:
+    """`recursive goal --until … -o stream-json` on the fake OpenAI server, with --otel when there is a receiver."""
+    workspace = tmp_path / ("traced" if receiver else "untraced")
+    workspace.mkdir()
+    otel = ["--otel"] if receiver else []
+    with FakeLLMServer(JUDGED, model="fake-model-2026-01") as server:
+        return invoke("goal", "write a.txt", "--until", "a.txt exists", "-o", "stream-json", *otel,
+                      "-C", str(workspace), "--provider", "openai", "--api-base", server.openai_base_url,
+                      "-m", "fake-model", env=_otel_env(receiver) if receiver else {"RECURSIVE_OTEL": None})
+
+
+def _shape(stdout: str) -> list[tuple[Any, ...]]:
+    """A stream-json output with its ids and times left out: each line's kind and its text."""
+    shape: list[tuple[Any, ...]] = []
+    for line in json_lines(stdout):
+        content = line.get("message", {}).get("content", []) if line["type"] in ("assistant", "user") else []
+        shape.append((line["type"], line.get("subtype"), line.get("achieved"), line.get("result"),
+                      json.dumps([{k: v for k, v in block.items() if k not in ("id", "tool_use_id")}
+                                  for block in content], sort_keys=True)))
+    return shape
+
+
+def test_the_goal_judge_is_a_chat_span_under_the_turn_it_judged_and_in_the_token_metric(
+        tmp_path: Path, isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text(PRICE, encoding="utf-8")
+    with OtlpReceiver() as receiver:
+        traced = _fake_goal(tmp_path, receiver)
+    assert traced.returncode == 0, traced.stderr
+    named = _by_name(receiver.spans())
+    [turn], [root] = named["turn 1"], named["invoke_agent recursive"]
+    calls = named["chat fake-model"]
+    [judge] = [span for span in calls if span.attributes.get("recursive.call") == "judge"]
+    assert len(calls) == 3 and all("recursive.call" not in span.attributes for span in calls if span is not judge)
+    assert judge.span.parent_span_id == turn.span.span_id and judge.span.trace_id == root.span.trace_id
+    assert judge.span.kind == SPAN_KIND_CLIENT and judge.span.start_time_unix_nano >= turn.span.end_time_unix_nano
+    attributes = judge.attributes
+    assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "openai"
+    assert attributes["gen_ai.request.model"] == "fake-model"
+    assert attributes["gen_ai.response.model"] == "fake-model-2026-01"
+    assert attributes["gen_ai.response.id"].startswith("chatcmpl-")
+    assert attributes["gen_ai.response.finish_reasons"] == ["stop"]
+    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (700, 15)
+    assert attributes["recursive.cost_usd"] == pytest.approx((700 * 2.0 + 15 * 10.0) / 1e6)
+    assert attributes["gen_ai.conversation.id"] == root.attributes["gen_ai.conversation.id"]
+    assert judge.span.status.code != STATUS_ERROR
+    # its tokens in the metric, told apart by recursive.call
+    tokens: dict[tuple[str, str], float] = {}
+    for point, point_attributes, _ in receiver.metric_points("gen_ai.client.token.usage"):
+        key = (point_attributes.get("recursive.call", "turn"), point_attributes["gen_ai.token.type"])
+        tokens[key] = tokens.get(key, 0) + point.sum
+    assert tokens == {("turn", "input"): 2100, ("turn", "output"): 50, ("judge", "input"): 700, ("judge", "output"): 15}
+    assert root.attributes["gen_ai.usage.input_tokens"] == 2800  # (the run's totals had it already)
+    # stream-json is what it is without telemetry: the judge's answer is no assistant message there
+    untraced = _fake_goal(tmp_path, None)
+    assert untraced.returncode == 0, untraced.stderr
+    assert _shape(traced.stdout) == _shape(untraced.stdout)
+    assert "a.txt is there" not in "".join(str(shape) for shape in _shape(traced.stdout) if shape[0] == "assistant")
+
+
+def test_a_judge_call_that_fails_is_a_chat_span_with_its_error(tmp_path: Path) -> None:
+    replies = [{"text": "nothing to do"},
+               {"error": {"status": 400, "message": "no such model for the judge"}}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        result = invoke("goal", "do it", "--until", "it is done", "--otel", "-C", str(tmp_path),
+                        "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                        env=_otel_env(receiver))
+    assert result.returncode == 1 and "error: goal judge: " in result.stderr
+    named = _by_name(receiver.spans())
+    [judge] = [span for span in named["chat fake-model"] if span.attributes.get("recursive.call") == "judge"]
+    assert judge.span.parent_span_id == named["turn 1"][0].span.span_id
+    assert judge.attributes["error.type"] == "provider_error" and judge.span.status.code == STATUS_ERROR
+    assert "HTTP 400" in judge.span.status.message
+
+
+def test_a_retry_of_the_judge_is_an_event_on_its_span(tmp_path: Path) -> None:
+    replies = [{"text": "nothing to do"},
+               {"error": {"status": 429, "message": "slow down", "headers": {"retry-after": "0"}}},
+               {"text": json.dumps({"achieved": True, "reason": "nothing was to be done"})}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        result = invoke("goal", "do nothing", "--until", "nothing is left", "--otel", "-C", str(tmp_path),
+                        "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                        env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, "nothing to do\n"), result.stderr
+    calls = _by_name(receiver.spans())["chat fake-model"]
+    [judge] = [span for span in calls if span.attributes.get("recursive.call") == "judge"]
+    [turn_call] = [span for span in calls if span is not judge]
+    assert [(event.name, attributes_of(event.attributes)["http.response.status_code"])
+            for event in judge.span.events] == [("api_retry", 429)]
+    assert not turn_call.span.events and judge.span.status.code != STATUS_ERROR
+
+
+def test_a_compaction_summary_is_a_chat_span_under_its_turn(tmp_path: Path) -> None:
+    def wake(n: int) -> dict[str, Any]:
+        return {"tool_calls": [{"name": "schedule_wakeup", "arguments": {"delay_seconds": 0.05, "prompt": f"turn {n}"}}]}
+
+    script = write_script(tmp_path / "script.json", [
+        wake(2), {"text": "t1"}, wake(3), {"text": "t2"},
+        wake(4), {"text": "t3", "usage": {"input_tokens": 3_500, "output_tokens": 5}},
+        {"text": "THE SUMMARY", "usage": {"input_tokens": 900, "output_tokens": 30}}, {"text": "t4"},
+    ])
+    with OtlpReceiver() as receiver:
+        result = invoke("loop", "turn 1", "--otel", "-C", str(tmp_path), "--max-context-tokens", "4000",
+                        "--provider", "scripted", "--script", str(script), "-o", "stream-json",
+                        env=_otel_env(receiver))
+    assert result.returncode == 0, result.stderr
+    lines = json_lines(result.stdout)
+    assert [line["subtype"] for line in lines if line.get("subtype") == "compaction"] == ["compaction"]
+    assert "THE SUMMARY" not in [block.get("text") for line in lines if line["type"] == "assistant"
+                                 for block in line["message"]["content"]]
+    named = _by_name(receiver.spans())
+    [summary] = [span for span in named["chat scripted"] if span.attributes.get("recursive.call") == "compaction"]
+    [turn] = named["turn 4"]
+    assert summary.span.parent_span_id == turn.span.span_id and summary.span.kind == SPAN_KIND_CLIENT
+    attributes = summary.attributes
+    assert attributes["gen_ai.operation.name"] == "chat" and attributes["gen_ai.provider.name"] == "scripted"
+    assert attributes["gen_ai.request.model"] == attributes["gen_ai.response.model"] == "scripted"
+    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (900, 30)
+    [compacted] = [event for event in turn.span.events if event.name == "compaction"]
+    # the summary was asked for before the turn's own call, which then ran on the compacted conversation
+    [answer] = [span for span in named["chat scripted"] if span.span.parent_span_id == turn.span.span_id
+                and span is not summary]
+    assert summary.span.end_time_unix_nano <= answer.span.start_time_unix_nano
+    assert attributes["gen_ai.response.finish_reasons"] == answer.attributes["gen_ai.response.finish_reasons"]
+    assert compacted.time_unix_nano <= answer.span.start_time_unix_nano
+    tokens = {(attrs.get("recursive.call"), attrs["gen_ai.token.type"]): point.sum
+              for point, attrs, _ in receiver.metric_points("gen_ai.client.token.usage")
+              if attrs.get("recursive.call")}
+    assert tokens == {("compaction", "input"): 900, ("compaction", "output"): 30}
+
+
+def test_subagents_model_and_tool_calls_are_spans_under_their_task_call(tmp_path: Path) -> None:
+    agents = json.dumps({"a": {"description": "Agent A", "prompt": "AGENT A"},
+                         "b": {"description": "Agent B", "prompt": "AGENT B"}})
+    release = threading.Event()
+
+    def task(call_id: str, agent: str) -> dict[str, Any]:
+        return {"id": call_id, "name": "task", "arguments": {"description": f"task {agent}", "prompt": "look",
+                                                              "subagent_type": agent}}
+
+    def listing(call_id: str, **more: Any) -> dict[str, Any]:
+        return {"tool_calls": [{"id": call_id, "name": "list_dir", "arguments": {}}],
+                "usage": {"input_tokens": 300, "output_tokens": 3}, **more}
+
+    replies = [{"tool_calls": [task("call_a", "a"), task("call_b", "b")], "usage": {"input_tokens": 1000, "output_tokens": 20}},
+               listing("call_l1", hold=release),  # answered once both subagents have asked: they run at once
+               listing("call_l2"),
+               {"text": "a report", "usage": {"input_tokens": 400, "output_tokens": 7}},
+               {"text": "a report", "usage": {"input_tokens": 400, "output_tokens": 7}},
+               {"text": ANSWER, "usage": {"input_tokens": 1500, "output_tokens": 10}}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        def watch() -> None:
+            wait_until(lambda: len(server.requests) >= 3, timeout=30)
+            release.set()
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        result = invoke("run", "look twice", "--otel", "--no-session", "--no-checkpoints", "--agents", agents,
+                        "-C", str(tmp_path), "--provider", "openai", "--api-base", server.openai_base_url,
+                        "-m", "fake-model", env=_otel_env(receiver))
+        watcher.join()
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    spans = receiver.spans()
+    named = _by_name(spans)
+    assert sorted(named) == ["chat fake-model", "execute_tool list_dir", "execute_tool task",
+                             "invoke_agent recursive", "turn 1"]  # no turn of the subagents' own
+    [turn] = named["turn 1"]
+    tasks = {span.attributes["gen_ai.tool.call.id"]: span for span in named["execute_tool task"]}
+    assert sorted(tasks) == ["call_a", "call_b"]
+    assert all(span.span.parent_span_id == turn.span.span_id for span in tasks.values())
+    main_calls = [span for span in named["chat fake-model"] if span.span.parent_span_id == turn.span.span_id]
+    assert len(main_calls) == 2 and all("recursive.call" not in span.attributes for span in main_calls)
+    for call_id, agent in (("call_a", "a"), ("call_b", "b")):
+        task_span = tasks[call_id]
+        assert task_span.attributes["recursive.subagent.type"] == agent
+        assert task_span.attributes["recursive.subagent.status"] == "completed"
+        under = [span for span in spans if span.span.parent_span_id == task_span.span.span_id]
+        calls = sorted((span for span in under if span.name == "chat fake-model"),
+                       key=lambda span: span.span.start_time_unix_nano)
+        [tool] = [span for span in under if span.name == "execute_tool list_dir"]
+        assert len(under) == 3 and len(calls) == 2
+        assert [span.attributes["recursive.call"] for span in calls] == ["subagent", "subagent"]
+        assert [span.attributes["gen_ai.response.finish_reasons"] for span in calls] == [["tool_calls"], ["stop"]]
+        assert [span.attributes["gen_ai.usage.input_tokens"] for span in calls] == [300, 400]
+        assert calls[0].attributes["gen_ai.provider.name"] == "openai"
+        assert calls[0].span.end_time_unix_nano <= tool.span.start_time_unix_nano
+        assert tool.span.end_time_unix_nano <= calls[1].span.start_time_unix_nano
+        assert task_span.span.start_time_unix_nano <= calls[0].span.start_time_unix_nano
+        assert calls[1].span.end_time_unix_nano <= task_span.span.end_time_unix_nano
+    assert sorted(span.attributes["gen_ai.tool.call.id"] for span in named["execute_tool list_dir"]) == [
+        "call_l1", "call_l2"]
+    tokens: dict[tuple[str, str], float] = {}
+    for point, attributes, _ in receiver.metric_points("gen_ai.client.token.usage"):
+        key = (attributes.get("recursive.call", "turn"), attributes["gen_ai.token.type"])
+        tokens[key] = tokens.get(key, 0) + point.sum
+    assert tokens == {("turn", "input"): 2500, ("turn", "output"): 30,
+                      ("subagent", "input"): 1400, ("subagent", "output"): 20}
+
+
+def test_a_subagents_model_call_that_fails_is_an_error_span_under_its_task_call(tmp_path: Path) -> None:
+    agents = json.dumps({"a": {"description": "Agent A", "prompt": "AGENT A"}})
+    replies = [{"tool_calls": [{"id": "call_a", "name": "task",
+                                "arguments": {"description": "task a", "prompt": "look", "subagent_type": "a"}}]},
+               {"error": {"status": 400, "message": "no such model"}},
+               {"text": ANSWER}]
+    with OtlpReceiver() as receiver, FakeLLMServer(replies, model="fake-model") as server:
+        result = invoke("run", "look", "--otel", "--no-session", "--agents", agents, "-C", str(tmp_path),
+                        "--provider", "openai", "--api-base", server.openai_base_url, "-m", "fake-model",
+                        env=_otel_env(receiver))
+    assert (result.returncode, result.stdout) == (0, f"{ANSWER}\n"), result.stderr
+    spans = receiver.spans()
+    [task] = _by_name(spans)["execute_tool task"]
+    [failed] = [span for span in spans if span.span.parent_span_id == task.span.span_id]
+    assert failed.name == "chat fake-model" and failed.attributes["recursive.call"] == "subagent"
+    assert failed.span.status.code == STATUS_ERROR and failed.attributes["error.type"] == "provider_error"
+    assert "HTTP 400" in failed.span.status.message
+    assert task.attributes["recursive.subagent.status"] == "failed" and task.span.status.code == STATUS_ERROR

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.events import CompactionDone
 from ...core.interrupt import Interrupted
+from ...core.kernel import side_call
 from ...core.messages import Message
 from ...core.provider import ProviderError, RetryNotice
 from ...core.tool import cap_text
@@ -292,7 +293,7 @@ class Compactor:
         """One provider call without tools; '' when it fails or is interrupted."""
         request = summary_request(head, self.max_tokens * 2)  # about half the window
         try:
-            reply = await ctx.interrupt.race(ctx.provider.complete(request, [], _RetryHooks(ctx)))
+            reply = await side_call("compaction", ctx.provider, request, _RetryHooks(ctx), ctx.interrupt, ctx.sink)
         except (Interrupted, ProviderError):
             return ""
         ctx.budget.charge(reply.usage)

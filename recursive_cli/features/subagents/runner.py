@@ -9,7 +9,9 @@ left of the parent turn's `--max-steps` (shared by the calls of one reply, which
 and its definition's `maxTurns` caps it too. Its events reach the run's sinks through
 `SubagentSink`: its messages as `SubagentMessage`s (the session records them under the
 parent's call, stream-json shows them with `parent_tool_use_id`), its tool calls, denials and
-retries as they are; the rest (streamed text, its model requests) stays inside.
+retries as they are, its model calls as side calls (`SideCallStarted`/`SideCallFinished`,
+`call` "subagent": telemetry's spans, which no sink of the conversation shows); the rest
+(streamed text) stays inside.
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ from ...core.events import (
     ApiRetry,
     FinishReason,
     MessageAdded,
+    ModelReplied,
+    ModelRequest,
     PermissionDenied,
+    SideCallFinished,
+    SideCallStarted,
     SubagentFinished,
     SubagentMessage,
     SubagentStarted,
@@ -97,11 +103,13 @@ class SubsetRegistry(ToolRegistry):
 class SubagentSink:
     """A sub-conversation's events as the run's sinks should see them (module docstring)."""
 
-    _PASSED = (ToolStarted, ToolFinished, PermissionDenied, ApiRetry)
+    _PASSED = (ToolStarted, ToolFinished, PermissionDenied, ApiRetry, SideCallStarted, SideCallFinished)
 
-    def __init__(self, emit: Callable[[AgentEvent], None], started: SubagentStarted) -> None:
+    def __init__(self, emit: Callable[[AgentEvent], None], started: SubagentStarted,
+                 provider: ChatProvider) -> None:
         self._emit = emit
         self._started = started
+        self._provider = provider
         self.tool_uses = 0
 
     def emit(self, event: AgentEvent) -> None:
@@ -113,6 +121,12 @@ class SubagentSink:
         elif isinstance(event, self._PASSED):
             self.tool_uses += isinstance(event, ToolStarted)
             self._emit(event)
+        elif isinstance(event, ModelRequest):
+            self._emit(SideCallStarted(call="subagent", provider=self._provider.name, model=self._provider.model))
+        elif isinstance(event, ModelReplied):
+            self._emit(SideCallFinished(call="subagent", model=event.model, stop=event.stop, reason=event.reason,
+                                        usage=event.usage, response_model=event.response_model,
+                                        response_id=event.response_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +166,7 @@ async def run_subagent(runtime: RuntimeCore, job: Assignment, provider: ChatProv
     started = SubagentStarted(task_id=f"a{secrets.token_hex(8)}", tool_use_id=job.call_id,
                               description=job.description, subagent_type=job.agent.name, prompt=job.prompt,
                               model=provider.model)
-    sink = SubagentSink(runtime.emit, started)
+    sink = SubagentSink(runtime.emit, started, provider)
     registry = SubsetRegistry(runtime.tools, tools)
     parent = runtime.turn_context()
     ctx = replace(parent, transcript=[Message.system(subagent_prompt(job.agent, runtime, registry.names(), instructions))],

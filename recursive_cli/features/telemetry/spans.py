@@ -2,7 +2,12 @@
 
 One trace per run: a root `invoke_agent recursive` span; under it a `turn N` span per turn;
 under each turn a `chat MODEL` span per model call (kind CLIENT) and an `execute_tool NAME`
-span per tool call. The model call's span carries what the call answered (`ModelReplied`):
+span per tool call. The model calls made outside the conversation are `chat MODEL` spans too,
+with `recursive.call` saying whose (`SideCallStarted`): a compaction's summary under the turn
+it was made in, the goal judge's under the turn it judged. A subagent's model and tool calls
+are under the `execute_tool task` span of the call that started it (told apart by the
+subagent the code works for, `core.agent_scope`: the calls of one reply run at once).
+The model call's span carries what the call answered (`ModelReplied`):
 `gen_ai.response.model`, `gen_ai.response.finish_reasons` (the provider's own word),
 `gen_ai.usage.*` tokens and our `recursive.cost_usd`; every span the session id
 (`gen_ai.conversation.id`, `session.id`). Metrics: `gen_ai.client.token.usage` and
@@ -21,6 +26,7 @@ from opentelemetry import trace
 from opentelemetry.metrics import Counter, Histogram, Meter
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
+from ...core.agent_scope import current_agent
 from ...core.events import (
     AgentEvent,
     ApiRetry,
@@ -30,6 +36,11 @@ from ...core.events import (
     PermissionDenied,
     RunFinished,
     RunStarted,
+    SideCallFinished,
+    SideCallStarted,
+    SubagentFinished,
+    SubagentMessage,
+    SubagentStarted,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -95,14 +106,20 @@ class OtelSink:
         self._root = tracer.start_span(f"invoke_agent {AGENT}", kind=SpanKind.INTERNAL, attributes={
             **self._common("invoke_agent"), "gen_ai.agent.name": AGENT, "recursive.mode": facts.mode})
         self._turn: Span | None = None
+        self._judged: Span | None = None  # the turn that ended last: what a goal judge judges
         self._call: _Call | None = None
+        self._sides: dict[str, _Call] = {}  # side calls in flight: the main conversation's (""), each subagent's
         self._tools: dict[str, Span] = {}
+        self._agents: dict[str, Span] = {}  # a running subagent's id → its task call's span
         self._done = False
         self._handlers: dict[type, Callable[[Any], None]] = {
             RunStarted: self._on_run_started, TurnStarted: self._on_turn_started,
             ModelRequest: self._on_request, ModelReplied: self._on_reply, ApiRetry: self._on_retry,
+            SideCallStarted: self._on_side_started, SideCallFinished: self._on_side_finished,
             ToolStarted: self._on_tool_started, PermissionDenied: self._on_denied,
             ToolFinished: self._on_tool_finished, TurnFinished: self._on_turn_finished,
+            SubagentStarted: self._on_subagent_started, SubagentFinished: self._on_subagent_finished,
+            SubagentMessage: lambda event: None,  # (a message: no text of the run leaves)
             RunFinished: self._on_run_finished,
         }
 
@@ -129,7 +146,7 @@ class OtelSink:
                 "gen_ai.conversation.id": self._facts.session_id, "session.id": self._facts.session_id}
 
     def _child(self, name: str, kind: SpanKind, attributes: dict[str, Any]) -> Span:
-        parent = self._turn if self._turn is not None else self._root
+        parent = self._agent_span() or (self._turn if self._turn is not None else self._root)
         return self._tracer.start_span(name, context=trace.set_span_in_context(parent), kind=kind,
                                        attributes=attributes)
 
@@ -155,14 +172,17 @@ class OtelSink:
 
     def _on_reply(self, event: ModelReplied) -> None:
         call, self._call = self._call, None
-        if call is None:
-            return
+        if call is not None:
+            call.span.set_attribute("recursive.tool_calls", event.tool_calls)
+            self._answered(call, event)
+
+    def _answered(self, call: _Call, event: ModelReplied | SideCallFinished) -> None:
+        """End a model call's span with what it answered, and measure it."""
         usage = event.usage
         cost = self._facts.cost(event.model, usage)
         answered = event.response_model or event.model
         call.span.set_attributes({**_usage_attributes(usage), "gen_ai.response.model": answered,
-                                  "gen_ai.response.finish_reasons": [_finish_reason(event)],
-                                  "recursive.tool_calls": event.tool_calls})
+                                  "gen_ai.response.finish_reasons": [_finish_reason(event)]})
         if event.response_id:
             call.span.set_attribute("gen_ai.response.id", event.response_id)
         if cost is not None:
@@ -175,11 +195,54 @@ class OtelSink:
         if cost is not None:
             self._metrics.cost.add(cost, measured)
 
+    def _agent_span(self) -> Span | None:
+        """The task call's span of the subagent the code running now works for (None: the main conversation)."""
+        scope = current_agent()
+        return self._agents.get(scope.agent_id) if scope is not None else None
+
+    def _on_side_started(self, event: SideCallStarted) -> None:
+        """A judge's, a compaction's or a subagent's model call: under the subagent's task
+        call, else the turn under way, else (a judge, after the turn) the turn it judges, else
+        the run."""
+        self._end_side("error", "a new side call started")
+        parent = (self._agent_span() or self._turn or (self._judged if event.call == "judge" else None)
+                  or self._root)
+        attributes = {**self._common("chat"), "gen_ai.provider.name": event.provider,
+                      "gen_ai.request.model": event.model, "recursive.call": event.call}
+        span = self._tracer.start_span(f"chat {event.model}", context=trace.set_span_in_context(parent),
+                                       kind=SpanKind.CLIENT, attributes=attributes)
+        self._sides[_scope_key()] = _Call(span, time.monotonic(), attributes)
+
+    def _on_side_finished(self, event: SideCallFinished) -> None:
+        if event.error:
+            self._end_side(event.error, event.detail)
+            return
+        call = self._sides.pop(_scope_key(), None)
+        if call is not None:
+            self._answered(call, event)
+
+    def _on_subagent_started(self, event: SubagentStarted) -> None:
+        span = self._tools.get(event.tool_use_id)
+        if span is None:
+            return
+        span.set_attributes({"recursive.subagent.type": event.subagent_type, "recursive.subagent.id": event.task_id,
+                             "gen_ai.request.model": event.model})
+        self._agents[event.task_id] = span
+
+    def _on_subagent_finished(self, event: SubagentFinished) -> None:
+        self._end_side(event.finish_reason, event.summary if event.status != "completed" else "", event.task_id)
+        span = self._agents.pop(event.task_id, None)
+        if span is not None:
+            span.set_attributes({"recursive.subagent.status": event.status,
+                                 "recursive.finish_reason": event.finish_reason,
+                                 **{f"recursive.subagent.{key}": value for key, value in event.usage.items()}})
+
     def _on_retry(self, event: ApiRetry) -> None:
-        if self._call is not None:
-            self._call.span.add_event("api_retry", {"attempt": event.attempt, "error": event.error[:200],
-                                                    **({"http.response.status_code": event.error_status}
-                                                       if event.error_status is not None else {})})
+        call = self._sides.get(_scope_key()) or self._call
+        if call is not None:
+            call.span.add_event("api_retry", {"attempt": event.attempt, "error": event.error[:200],
+                                              **({"http.response.status_code": event.error_status}
+                                                 if event.error_status is not None else {})})
 
     def _on_tool_started(self, event: ToolStarted) -> None:
         name = event.call.name
@@ -204,6 +267,7 @@ class OtelSink:
     def _on_turn_finished(self, event: TurnFinished) -> None:
         reason = event.finish_reason.value
         self._end_call(reason, event.detail)
+        self._end_sides(reason, event.detail)
         self._end_tools(reason)
         if self._turn is None:
             return
@@ -214,7 +278,7 @@ class OtelSink:
         if reason != "completed":
             self._turn.set_status(Status(StatusCode.ERROR, event.detail[:200] or reason))
         self._turn.end()
-        self._turn = None
+        self._judged, self._turn = self._turn, None
 
     def _on_notice(self, event: Notice) -> None:
         """A driver's or feature's notice (checkpoint, compaction, goal verdict…): an event on
@@ -224,6 +288,7 @@ class OtelSink:
         (self._turn if self._turn is not None else self._root).add_event(event.type, fields)
 
     def _on_run_finished(self, event: RunFinished) -> None:
+        self._end_sides(event.finish_reason, event.error)
         self._end_call(event.finish_reason, event.error)
         self._end_tools(event.finish_reason)
         self._end_turn(event.error or event.finish_reason)
@@ -243,6 +308,19 @@ class OtelSink:
 
     def _end_call(self, reason: str, detail: str) -> None:
         call, self._call = self._call, None
+        self._failed(call, reason, detail)
+
+    def _end_side(self, reason: str, detail: str, scope: str | None = None) -> None:
+        """End the side call in flight of `scope` (a subagent's id; default: the code's now)
+        as failed."""
+        self._failed(self._sides.pop(_scope_key() if scope is None else scope, None), reason, detail)
+
+    def _end_sides(self, reason: str, detail: str) -> None:
+        for key in list(self._sides):
+            self._end_side(reason, detail, key)
+
+    def _failed(self, call: _Call | None, reason: str, detail: str) -> None:
+        """End a model call's span that got no answer (`reason` its error.type)."""
         if call is None:
             return
         call.span.set_attribute("error.type", reason)
@@ -264,6 +342,12 @@ class OtelSink:
             self._turn = None
 
 
+def _scope_key() -> str:
+    """Whose side calls: the subagent's id the code works for, "" for the main conversation."""
+    scope = current_agent()
+    return scope.agent_id if scope is not None else ""
+
+
 def _usage_attributes(usage: Usage) -> dict[str, int]:
     """`gen_ai.usage.*` of a call, a turn or a run."""
     counts = {"gen_ai.usage.input_tokens": usage.input_tokens, "gen_ai.usage.output_tokens": usage.output_tokens,
@@ -274,7 +358,7 @@ def _usage_attributes(usage: Usage) -> dict[str, int]:
     return counts
 
 
-def _finish_reason(event: ModelReplied) -> str:
+def _finish_reason(event: ModelReplied | SideCallFinished) -> str:
     """The provider's own word for the stop (`stop`, `end_turn`, `tool_use`, `max_tokens`…),
     else ours in OpenAI's words."""
     if event.reason and not event.reason.startswith("no "):

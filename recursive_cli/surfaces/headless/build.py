@@ -114,7 +114,8 @@ class HeadlessRun:
                         extra={"skills": skills, "provider": runtime.provider.name,
                                "claude_code_version": PROTOCOL_VERSION, "plugins": self.plugins,
                                "output_style": self.output_style, "recursive_version": __version__,
-                               "agents": self.agent_names()})
+                               "agents": self.agent_names(),
+                               "capabilities": ["interrupt_receipt_v1"]})  # (`interrupt` answers `still_queued`)
 
     def skill_names(self) -> list[str]:
         """The names of the skills offered (features/skills), for the `init` line."""
@@ -189,10 +190,10 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
 
     schema = json_schema(options.json_schema) if options.json_schema else None
     flags = settings_flags(options)
-    loaded = load_settings(flags, trust=check_trust)
+    loaded = load_settings(flags, trust=check_trust, claude=True)
     from_claude = claude_provider(loaded)
     if from_claude:  # (Claude Code's own variables choose the model, as `claude -p` reads them)
-        loaded = load_settings({**flags, **from_claude}, trust=check_trust)
+        loaded = load_settings({**flags, **from_claude}, trust=check_trust, claude=True)
     sys.stderr.writelines(f"warning: {warning}\n" for warning in loaded.warnings)
     refused = unenforceable_budget(loaded)
     if refused:
@@ -221,7 +222,8 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     sink = ClaudeStreamSink(sys.stdout, picked.session_id, model=step_model,
                             present=view.present, partial=options.include_partial_messages,
                             stream=options.output_format == "stream-json",
-                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage))
+                            cost_of=lambda model, usage: holder[0].budget.price.of(model)(usage),
+                            claude_mode=True)
     fan.add(sink)
     sink.include_hook_events = options.include_hook_events
     try:  # (a malformed MCP or hooks configuration, wherever it is: exit 2)

@@ -37,7 +37,8 @@ class ClientRequests:
         """The `control_response` line for a request."""
         handler = {"initialize": self.initialize, "interrupt": self.interrupt,
                    "set_permission_mode": self.set_permission_mode,
-                   "set_model": self.set_model, "mcp_status": self.mcp_status}.get(line.subtype)
+                   "set_model": self.set_model, "mcp_status": self.mcp_status,
+                   "get_context_usage": self.context_usage}.get(line.subtype)
         if handler is None:
             return protocol.error(line.request_id, f"unsupported control request: {line.subtype}")
         try:
@@ -63,12 +64,18 @@ class ClientRequests:
             self._add_agents(init.agents)
         self.run.sink.forward_subagent_text = init.forward_subagent_text
         model = self.run.runtime.provider.model
-        commands = [*(command.listing() for command in self.run.commands.values()), CLEAR_COMMAND]
+        info = self.run.init_info()
+        commands: list[dict[str, Any]] = [*(command.listing() for command in self.run.commands.values()), CLEAR_COMMAND]
+        listed = {command["name"] for command in commands}
+        commands += [{"name": name, "description": f"/{name}", "argumentHint": ""}  # (skills, MCP prompts)
+                     for name in info.slash_commands if name not in listed]
         answer = {"commands": commands, "agents": self._agents(),
                   "output_style": self.run.output_style,
                   "available_output_styles": sorted({"default", self.run.output_style}),
                   "models": [{"value": model, "displayName": model, "description": "the model in use"}],
-                  "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True}
+                  "account": {}, "pid": os.getpid(), "hooks_applied": True, "hook_on_failure_supported": True,
+                  "current_permission_mode": self.run.permission_mode, "session_state": "idle",
+                  **{key: info.extra[key] for key in ("claude_code_version",) if key in info.extra}}
         if init.mcp_servers is not None:
             answer["mcp_servers_applied"] = bool(applied)  # (the TypeScript SDK ends a session without it)
         return answer
@@ -210,9 +217,20 @@ class ClientRequests:
         manager = self.run.mcp
         return {"mcpServers": manager.status_report() if manager is not None else []}
 
+    def context_usage(self, request: dict[str, Any]) -> dict[str, Any]:
+        """How full the context window is (`get_context_usage()` in the Agent SDKs)."""
+        from ...core.prompts import INSTRUCTION_FILES
+        from .context_usage import context_usage
+
+        workspace = self.run.runtime.workspace
+        memory = next((str(workspace / name) for name in INSTRUCTION_FILES if (workspace / name).is_file()), None)
+        return context_usage(self.run.runtime, memory if not self.run.loaded.settings.bare else None)
+
     def interrupt(self, request: dict[str, Any]) -> dict[str, Any]:
+        """End the running turn; prompts already queued run after it (Claude's answer lists
+        the queued prompts it dropped: none here)."""
         self._interrupt()
-        return {}
+        return {"still_queued": []}
 
     def set_permission_mode(self, request: dict[str, Any]) -> dict[str, Any]:
         """Claude's permission mode from the next tool call on, also in the running turn (the

@@ -7,7 +7,9 @@ Values are taken as given, even ones that start with `-` (a system prompt may), 
 (`thinking_settings`): `--max-thinking-tokens N` a thinking budget (0: none), `--thinking
 adaptive` adaptive thinking (at the API's default effort, high, unless `--effort` says),
 `--thinking disabled` none, `--effort LEVEL` that effort (`xhigh`, which our levels lack, as
-the next one down). `--plugin-dir DIR` loads a plugin's commands (features/plugins.py). Flags
+the next one down). `--plugin-dir DIR` loads a plugin's commands (features/plugins.py);
+`MAX_THINKING_TOKENS` in the environment, as Claude Code reads it, stands for `--max-thinking-tokens`
+when no thinking flag is given. Flags
 of Claude Code that change nothing here (its debug switches, `--plugin-dir-no-mcp`,
 `--thinking-display`) are accepted and named in `ignored`; an unknown flag is a
 usage error, as it is for Claude Code.
@@ -15,6 +17,7 @@ usage error, as it is for Claude Code.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,13 @@ INPUT_FORMATS = ("text", "stream-json")
 THINKING_MODES = ("adaptive", "enabled", "disabled")
 CLAUDE_EFFORTS = ("low", "medium", "high", "xhigh", "max")
 THINKING_MINIMUM = 1024  # the smallest budget the API takes
+
+
+def _env_thinking_budget() -> int | None:
+    """`MAX_THINKING_TOKENS` as Claude Code reads it (the SDKs' examples set it in `env=`);
+    None when unset or not a whole number."""
+    value = os.environ.get("MAX_THINKING_TOKENS", "").strip()
+    return int(value) if value.isdigit() else None
 
 
 @dataclass
@@ -105,11 +115,14 @@ class HeadlessOptions:
 
     def thinking_settings(self) -> tuple[str | None, int | None]:
         """Our (effort, thinking budget) for Claude's thinking flags."""
-        if self.thinking == "disabled" or self.max_thinking_tokens == 0:
+        budget = self.max_thinking_tokens
+        if budget is None and self.thinking is None:  # Claude Code's variable, under its flags
+            budget = _env_thinking_budget()
+        if self.thinking == "disabled" or budget == 0:
             return None, None
         effort = "high" if self.effort == "xhigh" else self.effort  # (Claude Code's fallback on a model without it)
-        if self.max_thinking_tokens:
-            return effort, max(self.max_thinking_tokens, THINKING_MINIMUM)
+        if budget:
+            return effort, max(budget, THINKING_MINIMUM)
         if self.thinking in ("adaptive", "enabled") and effort is None:
             return "high", None  # adaptive thinking at the API's default effort
         return effort, None

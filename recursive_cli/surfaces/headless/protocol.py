@@ -37,6 +37,13 @@ class UserLine(_Line):
     message: UserContent
     parent_tool_use_id: str | None = None
     session_id: str | None = None
+    uuid: str | None = None  # the host's id for this prompt (echoed as the result's `user_message_uuid`)
+    origin: dict[str, Any] | None = None  # the host's stamp; only `{"kind": "human"}` is taken, as in Claude Code
+
+    def human_origin(self) -> dict[str, Any] | None:
+        """The origin the result echoes: the host's `{"kind": "human"}` stamp, else none."""
+        origin = self.origin
+        return {"kind": "human"} if isinstance(origin, dict) and origin.get("kind") == "human" else None
 
     def text(self) -> str:
         content = self.message.content

@@ -5,7 +5,8 @@ With `--input-format stream-json` the process stays up: a task reads stdin, queu
 (`interrupt` ends the turn, and the process goes on with the next prompt;
 `set_permission_mode` applies from the next tool call and `set_model` from the next model
 call, in the running turn too). Turns run one after another, each opened by a `system`
-`init` line and closed by a `result` line. End of stdin ends the process once the prompts
+`init` line and closed by a `result` line; the prompts that came while a turn ran are taken
+together into the next one, as Claude Code takes them. End of stdin ends the process once the prompts
 already received have run, with the session saved. With text input (`-p PROMPT`) one turn
 runs on PROMPT (or stdin's text).
 
@@ -23,7 +24,7 @@ import threading
 import time
 import traceback
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple, cast
 
 from ...core.errors import SessionStateError
@@ -38,6 +39,7 @@ from ...features.sessions.records import SessionWriteError
 from ...sinks.claude_stream import TurnResult
 from . import hooks as hook_rules
 from . import protocol
+from . import result as claude_result
 from .build import HeadlessRun
 from .control import ClientRequests
 
@@ -48,11 +50,24 @@ _EOF = None
 
 
 class _Prompt(NamedTuple):
-    """A prompt waiting in the inbox: its text and the images that came with it."""
+    """A prompt waiting in the inbox: its text, the images that came with it, the host's
+    stamps the turn's result echoes (`origin`, the `uuid`s), and whether it came while a turn ran."""
 
     text: str
     images: tuple[Image, ...] = ()
-    uuid: str | None = None  # the id the client gave the message (its transcript entry's)
+    origin: dict[str, Any] | None = None
+    uuids: tuple[str, ...] = ()
+    queued: bool = False
+    uuid: str | None = None  # the id of its transcript entry: the client's, or one chosen (claude_view.py)
+
+    def stamps(self) -> dict[str, Any]:
+        """What the turn's result echoes: `origin`, and the prompts' uuids as Claude Code gives them."""
+        ids = {"user_message_uuid": self.uuids[-1], "user_message_uuids": list(self.uuids)} if self.uuids else {}
+        return {"origin": self.origin, **ids}
+
+    def joined(self, later: _Prompt) -> _Prompt:
+        return _Prompt(f"{self.text}\n\n{later.text}", self.images + later.images, self.origin,
+                       self.uuids + later.uuids, True, self.uuid)
 
 
 @dataclass
@@ -64,14 +79,6 @@ class Turn:
     steps: int
     usage: Usage
     seconds: float
-
-
-def _terminal(blocked: bool, outcome: TurnOutcome) -> dict[str, Any]:
-    """Claude's `terminal_reason` for a turn a hook ended: a prompt it blocked, or its
-    `continue: false` (the turn ends after that call, with no more model requests)."""
-    if blocked:
-        return {"terminal_reason": "blocked_by_hook"}
-    return {"terminal_reason": "hook_stopped"} if outcome.halted else {}
 
 
 class HeadlessServer:
@@ -87,6 +94,8 @@ class HeadlessServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started = time.monotonic()
         self._requests = ClientRequests(run, interrupt=self._interrupt)
+        self._stamp: dict[str, Any] = {}  # what the running prompt's result echoes of the host's stamps
+        self._busy = False  # a prompt was taken and its turn has not ended (later prompts queue behind it)
         run.runtime.add_event_sink(self)  # (SubagentStart and SubagentStop hooks: emit)
 
     # -- the two ways in ---------------------------------------------------------------------
@@ -102,13 +111,33 @@ class HeadlessServer:
                 prompt = await self._inbox.get()
                 if prompt is _EOF:
                     break
+                prompt, ended = self._with_queued(prompt)
                 self.runtime.next_images = prompt.images
                 self.runtime.next_prompt_uuid = prompt.uuid
-                await self.run_prompt(prompt.text)
+                self._stamp = prompt.stamps()
+                self._busy = True
+                try:
+                    await self.run_prompt(prompt.text)
+                finally:
+                    self._busy = False
+                if ended:
+                    break
         finally:
             reader.cancel()
             await self._drain_tasks()
         return self._finish()
+
+    def _with_queued(self, prompt: _Prompt) -> tuple[_Prompt, bool]:
+        """`prompt` and, when it came while a turn ran, every prompt that came after it, as one
+        turn, as Claude Code takes prompts sent while it works; and whether stdin ended after them."""
+        if not prompt.queued:
+            return prompt, False
+        while not self._inbox.empty():
+            later = self._inbox.get_nowait()
+            if later is _EOF:
+                return prompt, True
+            prompt = prompt.joined(later)
+        return prompt, False
 
     async def serve_prompt(self, prompt: str) -> int:
         """Run one prompt; returns the exit code."""
@@ -160,6 +189,7 @@ class HeadlessServer:
                     break
                 turn = self._add(turn, await self._turn(again))
             structured = await self._structured(turn) if schema is not None else None
+            turn.outcome = self._over_budget(turn.outcome)
         finally:
             self._turn_running = False
             for rule in rules:
@@ -182,6 +212,14 @@ class HeadlessServer:
         self._last = turn
         return turn
 
+    def _over_budget(self, outcome: TurnOutcome) -> TurnOutcome:
+        """A turn whose calls spent the `--max-budget-usd` ends `error_max_budget_usd`, also when
+        the model had finished, as Claude Code ends it (its answer is kept)."""
+        limit = self.runtime.budget.limits.max_cost
+        if limit is None or outcome.finish_reason is not FinishReason.COMPLETED or self.runtime.budget.spent.cost < limit:
+            return outcome
+        return replace(outcome, finish_reason=FinishReason.MAX_COST)
+
     @staticmethod
     def _add(turn: Turn, outcome: TurnOutcome) -> Turn:
         """`turn` carried on by one more turn of the runtime."""
@@ -193,7 +231,7 @@ class HeadlessServer:
         schema = self.run.schema
         assert schema is not None
         for attempt in (1, 2):
-            if turn.outcome.finish_reason is not FinishReason.COMPLETED:
+            if not self._answered(turn.outcome):
                 return None
             value, problem = schema.check(turn.outcome.text)
             if not problem:
@@ -232,14 +270,20 @@ class HeadlessServer:
                 traceback.print_exc()
             return TurnOutcome(FinishReason.INTERNAL_ERROR, detail=f"internal error: {type(exc).__name__}: {exc}")
 
-    def _code(self, outcome: TurnOutcome) -> int:
+    def _answered(self, outcome: TurnOutcome) -> bool:
+        """Whether the turn ended with the model's answer: it finished, or it answered after
+        being refused a call (an answer, as in Claude Code, unless `--fail-on permission_denied`)."""
         reason = outcome.finish_reason
+        return reason is FinishReason.COMPLETED or (
+            reason is FinishReason.PERMISSION_DENIED and bool(outcome.text)
+            and "permission_denied" not in self.run.options.fail_on)
+
+    def _code(self, outcome: TurnOutcome) -> int:
         if outcome.halted:  # a hook's `continue: false` ended the turn: Claude Code's `hook_stopped`
             return 0
-        if (reason is FinishReason.PERMISSION_DENIED and outcome.text
-                and "permission_denied" not in self.run.options.fail_on):
-            return 0  # the model answered after being refused: an answer, as in Claude Code
-        return exit_code_for(reason, self.runtime.interrupt_token.signal)[0]
+        if outcome.finish_reason is FinishReason.PERMISSION_DENIED and self._answered(outcome):
+            return 0
+        return exit_code_for(outcome.finish_reason, self.runtime.interrupt_token.signal)[0]
 
     def _write_result(self, turn: Turn, blocked: bool = False, structured: Any = None) -> None:
         if self.run.options.output_format == "text":
@@ -250,16 +294,35 @@ class HeadlessServer:
         detail = outcome.detail or reason.value
         if reason is FinishReason.MAX_STEPS:  # in Claude's words: its flag is --max-turns here
             detail = f"Reached maximum number of turns ({self.runtime.budget.limits.max_steps})"
+        elif reason is FinishReason.MAX_COST:  # (and --max-budget-usd)
+            detail = f"Reached maximum budget (${self.runtime.budget.limits.max_cost:g})"
         text = outcome.text if turn.code == 0 or outcome.text else detail
+        extra: dict[str, Any] = dict(self._stamp)
+        if (terminal := claude_result.terminal(outcome, blocked)) is not None:
+            extra["terminal_reason"] = terminal
         if blocked:
             text = ""
+        api_failed = reason in (FinishReason.PROVIDER_ERROR, FinishReason.PROVIDER_UNAVAILABLE)
+        if api_failed:
+            # Claude Code's shape for a failed model request: a synthetic assistant message with
+            # the error, then a `success` result with is_error (the SDKs and claude-code-action read it)
+            failure = claude_result.api_failure(outcome.api_status, detail)
+            self.run.sink.write_api_error(failure.text, failure.message_fields())
+            subtype, text = "success", failure.text
+            extra.update(failure.result_fields())
+        if reason is FinishReason.INTERRUPTED and self._stopping is None:  # the client's `interrupt`
+            self.run.sink.write_interrupted()
+        # An SDK client needs a number here (the SDKs' own examples compare it): with a model we
+        # have no price for, the priced requests' sum (0 when none was), and `cost_known: false`
+        spent = self.runtime.budget.spent
         self.run.sink.write_result(TurnResult(
             subtype=subtype, is_error=turn.code != 0, result=text, finish_reason=reason.value,
             num_turns=turn.steps, duration_ms=int(turn.seconds * 1000), usage=turn.usage,
-            total_cost_usd=self.runtime.budget.total_cost, errors=errors(turn.code, detail, reason),
+            total_cost_usd=spent.cost,
+            errors=[] if api_failed else errors(turn.code, detail, reason),  # (Claude's errors[] is empty then)
             stop_reason=stop_reason(reason, outcome.detail), structured_output=structured,
             model_usage=self.runtime.budget.by_model,
-            extra=_terminal(blocked, outcome)))
+            extra={**extra, "cost_known": spent.cost_known}))
 
     def _print_text(self, turn: Turn) -> None:
         text = turn.outcome.text
@@ -371,7 +434,10 @@ class HeadlessServer:
                 self.run.sink.write_line({"type": "user", "message": {"role": "user", "content": line.text()},
                                           "parent_tool_use_id": None, "session_id": self.runtime.session_id,
                                           "uuid": chosen, "isReplay": True})
-            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), chosen))
+            # (queued: it waits behind a running turn or a prompt not yet started, as Claude Code's queue)
+            queued = self._busy or not self._inbox.empty()
+            self._inbox.put_nowait(_Prompt(line.text(), tuple(images), line.human_origin(),
+                                           (line.uuid,) if line.uuid else (), queued, chosen))
         elif isinstance(line, protocol.ControlRequestLine):
             if line.subtype in self._requests.ASYNC:
                 self._spawn(self._answer_later(line))
