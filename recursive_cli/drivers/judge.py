@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..core.budget import Budget
 from ..core.event_models import JudgeVerdict
@@ -62,7 +63,7 @@ class GoalJudge:
         if verdict is None:
             return JudgeVerdict(achieved=False, valid=False, model=self.provider.model,
                                 reason=f"no JSON verdict in its answer: {_clip(answer, 200)!r}")
-        return verdict.model_copy(update={"model": self.provider.model})
+        return replace(verdict, model=self.provider.model)
 
     async def _ask(self, messages: list[Message]) -> str:
         self.requests += 1
