@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from clitools import require
+from clitools import invoke, require
 
 from .conftest import AgentCli
 from .test_python_sdk import collect, options, result_of
@@ -58,6 +58,10 @@ def test_a_subagents_transcript_is_read_back_under_the_agent_call(agent_cli: Age
     # the main transcript holds only the main conversation
     assert [m["type"] for m in _main_view(session_id) if m["type"] in ("user", "assistant")] == [
         "user", "assistant", "user", "assistant"]
+    # `sessions rm` takes the subagents' transcripts with the session's
+    assert invoke("sessions", "rm", session_id, env={"RECURSIVE_HOME": str(agent_cli.home)}).returncode == 0
+    assert list_subagents(session_id, where) == [] and not list(Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(
+        f"projects/*/{session_id}"))
 
 
 def test_claude_codes_user_settings_give_the_output_style_on_a_store_resume(agent_cli: AgentCli,
