@@ -7,7 +7,11 @@ character other than a letter or digit made `-`): `list_sessions()`, `get_sessio
 `transcript_mirror` frames on stdout (`--session-mirror`). So a headless session whose id is a
 UUID (every new `recursive -p` session's is) also keeps that file: one entry per message (the
 prompt, each reply, each tool result) linked by `parentUuid`, each with the `uuid` its stream
-line had, and a `last-prompt` entry at each turn's end (the SDK's `summary`).
+line had, and a `last-prompt` entry at each turn's end (the SDK's `summary`). A subagent's
+messages go to `<session id>/subagents/agent-<agent id>.jsonl` beside it (a sidechain), with an
+`agent-<agent id>.meta.json` naming the Agent call that started it (`toolUseId`): what the
+SDK's `list_subagents()` and `get_subagent_messages()` read; a SessionStore gets that file's
+lines too, after an `agent_metadata` entry holding the same.
 
 Our session (`$RECURSIVE_HOME/sessions/ID/`) stays the record: this file is a view made from
 the same events, written the same way (one whole line per `os.write` on an append-only file,
@@ -30,7 +34,7 @@ from typing import Any
 from uuid import uuid4
 
 from ... import __version__
-from ...core.events import AgentEvent, MessageAdded, TurnFinished
+from ...core.events import AgentEvent, MessageAdded, SubagentMessage, SubagentStarted, TurnFinished
 from ...core.messages import Message, Usage
 from ...features.sessions.claude_paths import claude_config_dir, project_folder_name, view_path
 from ...features.sessions.records import MessageRecord
@@ -67,6 +71,8 @@ class ClaudeTranscript:
         self._failed = False
         self._callers: dict[str, str] = {}  # tool call id → the uuid of the reply that made it
         self._prompt = ""  # the last prompt (a `last-prompt` entry's text)
+        self._tasks: dict[str, SubagentStarted] = {}  # subagent id → how it was started
+        self._sidechains: dict[str, str | None] = {}  # subagent id → the uuid of its last entry
         # The next prompt as the client wrote it, when the model gets more (a hook's context,
         # the --json-schema instruction): the transcript shows what was typed, as Claude's does.
         self.next_prompt: str | None = None
@@ -80,6 +86,10 @@ class ClaudeTranscript:
             entry = self._entry(event.message, event.uuid, self._model())
             if entry is not None:
                 self._append([entry])
+        elif isinstance(event, SubagentStarted):
+            self._tasks[event.task_id] = event
+        elif isinstance(event, SubagentMessage):
+            self._sidechain(event)
         elif isinstance(event, TurnFinished) and self._parent is not None and self._prompt:
             self._append([{"type": "last-prompt", "lastPrompt": self._prompt, "leafUuid": self._parent,
                            "sessionId": self.session_id}])
@@ -123,11 +133,7 @@ class ClaudeTranscript:
         elif message.role == "assistant":
             for call in message.tool_calls:
                 self._callers[call.id] = uid
-            body = {"type": "assistant", "message": {
-                "id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
-                "model": model, "content": assistant_content(message, self._present),
-                "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
-                "usage": claude_usage(message.usage or Usage())}}
+            body = self._reply(message, uid, model)
         elif message.role == "tool":
             body = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]}}
             caller = self._callers.pop(message.tool_call_id or "", None)
@@ -140,6 +146,54 @@ class ClaudeTranscript:
                  "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
         self._parent = uid
         return entry
+
+    def _reply(self, message: Message, uid: str, model: str) -> Entry:
+        return {"type": "assistant", "message": {
+            "id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
+            "model": model, "content": assistant_content(message, self._present),
+            "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
+            "usage": claude_usage(message.usage or Usage())}}
+
+    def _sidechain(self, event: SubagentMessage) -> None:
+        """A subagent's message, in its own transcript under the session's folder; its first
+        also writes the `.meta.json` that ties it to the Agent call (and mirrors it)."""
+        message, uid = event.message, str(uuid4())
+        if message.role == "user":
+            body: Entry = {"type": "user", "message": {"role": "user", "content": message.content}}
+        elif message.role == "assistant":
+            body = self._reply(message, uid, event.model)
+        elif message.role == "tool":
+            body = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]}}
+        else:
+            return
+        path = self.path.with_suffix("") / "subagents" / f"agent-{event.agent_id}.jsonl"
+        first = event.agent_id not in self._sidechains
+        started = self._tasks.get(event.agent_id)
+        meta = {"agentType": event.subagent_type, "description": started.description if started else "",
+                "toolUseId": event.parent_tool_use_id, "model": event.model}
+        entry = {"parentUuid": self._sidechains.get(event.agent_id), "isSidechain": True, "agentId": event.agent_id,
+                 **body, "uuid": uid, "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
+                 "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
+        self._sidechains[event.agent_id] = uid
+        if self._mirror is not None:
+            entries = [{"type": "agent_metadata", **meta}] if first else []
+            self._mirror({"type": "transcript_mirror", "filePath": str(path), "entries": [*entries, entry]})
+        if first and not self._write(path.with_name(f"agent-{event.agent_id}.meta.json"), json.dumps(meta) + "\n", "w"):
+            return
+        self._write(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n", "a")
+
+    def _write(self, path: Path, text: str, mode: str) -> bool:
+        """Write (or append) one small file of the view whole; False (and the view given up) when it cannot be."""
+        if self._failed:
+            return False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with path.open(mode, encoding="utf-8", errors="surrogatepass") as out:
+                out.write(text)
+        except OSError as exc:
+            self._give_up(exc)
+            return False
+        return True
 
     # -- the file ----------------------------------------------------------------------------
 
