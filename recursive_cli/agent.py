@@ -9,6 +9,7 @@ CLI) build their runtime here; nothing below imports this module.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -328,7 +329,7 @@ def add_subagents(runtime: AgentRuntime, definitions: list[AgentDefinition], set
         resolved = resolve_model(settings.provider, model)
         if resolved == runtime.provider.model:
             return runtime.provider
-        return make_provider(settings.model_copy(update={"model": resolved}), runtime.session_id or None)
+        return make_provider(dataclasses.replace(settings, model=resolved), runtime.session_id or None)
 
     return attach_subagents(runtime, definitions, provider_for, our_name, instructions=not settings.bare)
 

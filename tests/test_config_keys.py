@@ -11,7 +11,7 @@ import typer.main
 from clitools import invoke
 
 from recursive_cli.core.config_keys import CONFIG_ONLY
-from recursive_cli.core.settings import CONFIG_KEYS, ENV_VARS, Settings
+from recursive_cli.core.settings import CONFIG_KEYS, ENV_VARS, default_of
 from recursive_cli.surfaces.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +46,8 @@ def test_every_setting_without_a_flag_is_in_the_table_and_true_to_the_settings()
         assert name in CONFIG_KEYS, key.key
         assert key.variable == ENV_VARS.get(name, ""), key.key
     defaults = {key.key: key.default for key in CONFIG_ONLY}
-    assert defaults["shell-timeout"] == f"{Settings.model_fields['shell_timeout'].default:g}"
-    assert defaults["allow-private-network"] == str(Settings.model_fields["allow_private_network"].default).lower()
+    assert defaults["shell-timeout"] == f"{default_of('shell_timeout'):g}"
+    assert defaults["allow-private-network"] == str(default_of("allow_private_network")).lower()
 
 
 def test_config_show_lists_them_and_its_help_says_what_they_are() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from recursive_cli.core.event_models import CheckResult, Evaluation, GoalSummary
@@ -70,5 +71,5 @@ def test_the_result_line_carries_a_goal_summary_without_output_tails() -> None:
     assert list(record)[-1] == "goal" and record["errors"] == ["not met"]
     assert record["goal"]["verdicts"] == [{"turn": 1, "achieved": False, "judge": None, "checks": [
         {"command": "pytest", "exit_code": 1, "timed_out": False, "duration_s": 0.5, "passed": False}]}]
-    plain = result.model_copy(update={"goal": None})
+    plain = replace(result, goal=None)
     assert "goal" not in json.loads(_stream(plain)[0])

@@ -13,6 +13,7 @@ import random
 import sys
 import threading
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +247,7 @@ def test_the_estimate_from_a_reported_size_stays_within_a_fifth(make: Any) -> No
     messages = small_tool_session(random.Random(5), 120)
     index = max(i for i, m in enumerate(messages[:150]) if m.role == "assistant")
     tokens = len(provider.request_body(messages[:index], [])) // 4  # what the server counted
-    messages[index] = messages[index].model_copy(update={"usage": Usage(input_tokens=tokens, output_tokens=0)})
+    messages[index] = replace(messages[index], usage=Usage(input_tokens=tokens, output_tokens=0))
     wire = len(provider.request_body(messages, [])) / 4
     assert 0.8 * wire <= estimate_tokens(messages, provider_size(provider)) <= 1.2 * wire
 

@@ -11,8 +11,9 @@ the noise of a refactor (h11 for HTTP is a dozen modules). It also fails when on
 heavy modules that a command has never needed is loaded at all: no SDK (`openai`,
 `anthropic`, `mcp`: we speak their protocols ourselves; `opentelemetry` without --otel; `acp`, which
 only `recursive acp` loads), no Ray, no interactive UI
-(`prompt_toolkit`, `markdown_it`) outside `chat`, no `rich` for a run's plain output, and for
-`--version` none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
+(`prompt_toolkit`, `markdown_it`) outside `chat`, no `rich` for a run's plain output, no
+pydantic for a one-step `run` (with the typer pyproject.toml asks for), and for `--version`
+none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
 Our own module paths are named nowhere: they move, the count is what matters.
 
 Measured 2026-12-02 (CPython 3.11.7, Linux x86-64, this venv; a bare interpreter: 60 modules,
@@ -72,6 +73,12 @@ MEASURED: dict[str, tuple[int, float]] = {
     "headless": (326, 28.9),
     "sessions": (276, 26.6),
 }
+def _typer_version() -> tuple[int, ...]:
+    from importlib.metadata import version
+
+    return tuple(int(part) for part in version("typer").split(".")[:2])
+
+
 MODULE_MARGIN = 0.10  # of today's modules (at 15 %, httpx2 back on a run's path would pass)
 RSS_MARGIN_MB = 5.0
 
@@ -79,8 +86,11 @@ NEVER = frozenset({"openai", "anthropic", "mcp", "ray", "prompt_toolkit", "markd
                    "opentelemetry",  # (--otel's SDK: only a run that asks for it loads it)
                    "acp"})  # (the Agent Client Protocol package: only `recursive acp` loads it)
 PLAIN_OUTPUT = NEVER | {"rich"}  # (only help and chat render with rich)
+# A one-step run makes dataclasses only (core/values.py): pydantic is for reading files back,
+# and for typer 0.29's option coercion, which pyproject.toml keeps out (typer <0.29).
+RUN = PLAIN_OUTPUT | ({"pydantic"} if _typer_version() < (0, 29) else set())
 NEVER_FOR = {"version": NEVER | {"pydantic", "asyncio", "rich", "importlib.metadata", "email", "zipfile"},
-             "run": PLAIN_OUTPUT, "run-http": PLAIN_OUTPUT, "headless": PLAIN_OUTPUT}
+             "run": RUN, "run-http": RUN, "headless": PLAIN_OUTPUT}
 ANSWER = "all done"
 _IMPORT_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \| +(\S+)", re.MULTILINE)
 

@@ -1,8 +1,8 @@
 """Start-up of the CLI itself (issue 16): a command builds only what it uses.
 
 typer builds the click objects of the command run only (`surfaces/cli/narrow.py`), and a
-pydantic TypeAdapter only for a parameter given a value (`usage.py`); the event models are
-built when the first event of a kind is made. What a user sees must not change: the narrowed
+pydantic TypeAdapter only for a parameter given a value (`usage.py`, with typer 0.29, which
+pyproject.toml keeps out: 0.28 builds none); the events are plain dataclasses. What a user sees must not change: the narrowed
 tree answers every command line as the whole one does, a config file is still read and
 stream-json still written. (Which and how many modules a command loads:
 tests/test_startup_budget.py.)
@@ -68,21 +68,28 @@ def test_the_command_tree_is_the_whole_one_without_a_command_word() -> None:
 
 OBSERVE = """
     import atexit, json, sys
-    import typer._adapters, typer.main
+    import typer.main
     built, adapters = [], []
-    make_command, make_adapter = typer.main.get_command_from_info, typer._adapters.try_build_adapter
+    make_command = typer.main.get_command_from_info
 
     def get_command_from_info(command_info, **kwargs):
         command = make_command(command_info, **kwargs)
         built.append(command.name)
         return command
 
-    def try_build_adapter(annotation, parameter_info):
-        adapters.append(repr(annotation))
-        return make_adapter(annotation, parameter_info)
-
     typer.main.get_command_from_info = get_command_from_info
-    typer._adapters.try_build_adapter = try_build_adapter
+    try:  # typer 0.29's coercion layer (a pydantic TypeAdapter per value); 0.28 has none
+        import typer._adapters
+    except ImportError:
+        pass
+    else:
+        make_adapter = typer._adapters.try_build_adapter
+
+        def try_build_adapter(annotation, parameter_info):
+            adapters.append(repr(annotation))
+            return make_adapter(annotation, parameter_info)
+
+        typer._adapters.try_build_adapter = try_build_adapter
     def report():
         seen = {"built": built, "adapters": len(adapters)}
         sys.__stderr__.write("OBSERVED " + json.dumps(seen) + "\\n")
@@ -155,19 +162,19 @@ def test_a_value_given_is_still_checked_by_typer(tmp_path: Path, workspace: Path
     assert "error: --max-steps: expected a whole number of at least 1 (got '0')" in proc.stderr
 
 
-def test_the_event_models_are_built_when_the_first_event_of_a_kind_is_made() -> None:
+def test_events_are_plain_dataclasses_dumped_as_the_models_were() -> None:
     proc = subprocess.run([PYTHON, "-c", textwrap.dedent("""
-        from recursive_cli.core import event_models, events
-        kinds = [v for v in vars(events).values() if isinstance(v, type) and issubclass(v, events.EventModel)]
-        print(sum(k.__pydantic_complete__ for k in kinds), len(kinds) > 20)
+        import sys
+        from recursive_cli.core import event_models, events, values
         event = events.TurnStarted(turn=1, prompt="hi")
-        print(events.TurnStarted.__pydantic_complete__, event.model_dump_json())
+        print(values.dumps(event))
         check = event_models.CheckResult(command="true", exit_code=0)
-        print(check.model_dump(mode="json"))
+        print(values.as_json(check))
+        print("pydantic" in sys.modules)
     """)], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "0 True",
-        'True {"type":"turn_started","turn":1,"prompt":"hi"}',
+        '{"type":"turn_started","turn":1,"prompt":"hi"}',
         "{'command': 'true', 'exit_code': 0, 'timed_out': False, 'duration_s': 0.0, 'output_tail': '', 'passed': True}",
+        "False",
     ]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 from clitools import invoke, write_script
-from pydantic import BaseModel
 
 from recursive_cli.core.errors import SessionStateError
 from recursive_cli.core.state import SessionState, StatePart
 
 
+@dataclass(slots=True, kw_only=True)
 class Counter(StatePart):
     key: ClassVar[str] = "counter"
     count: int = 0
@@ -37,7 +38,8 @@ def test_a_damaged_part_names_its_feature_and_field() -> None:
 
 
 def test_a_model_without_a_key_is_not_a_part() -> None:
-    class Loose(BaseModel):
+    @dataclass
+    class Loose:
         x: int = 0
 
     with pytest.raises(TypeError, match="no `key`"):

@@ -5,32 +5,28 @@ These are core models (nothing above `events.py` is imported), so the goal drive
 reaching up into `drivers/`. The drivers import them back from here.
 """
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
+from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, computed_field, field_serializer
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
 
 from .messages import Usage
+from .values import Computed, as_json
 
 GoalStatus = Literal["running", "met", "not_met"]
-# Tails and the judge's accounting are in the goal_evaluation events (and records), not the result line.
-_NO_TAILS: Any = {"checks": {"__all__": {"output_tail"}}, "judge": {"usage", "cost_usd", "requests"}}
 
 
-class CheckResult(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class CheckResult:
     """One check after one turn: its exit code (None when killed), time and output tail."""
-
-    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     command: str
     exit_code: int | None
     timed_out: bool = False
     duration_s: float = 0.0
     output_tail: str = ""
+    _passed: ClassVar[Computed] = Computed("passed")  # shown in its JSON form
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
@@ -46,12 +42,11 @@ class CheckResult(BaseModel):
         return f"exit {self.exit_code}"
 
 
-class JudgeVerdict(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class JudgeVerdict:
     """The judge's decision; `valid` is False when its answer was not the JSON asked for.
     `usage` is what its `requests` used (2 when it was asked again), `cost_usd` their cost
     (None when its model has no price); a verdict recorded before they were kept has none."""
-
-    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     achieved: bool
     reason: str
@@ -62,14 +57,13 @@ class JudgeVerdict(BaseModel):
     requests: int | None = None
 
 
-class Evaluation(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Evaluation:
     """The verdict after one goal turn: every check's result and, if it was asked, the judge's."""
-
-    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     turn: int
     achieved: bool
-    checks: list[CheckResult] = []  # (copied per model; `default_factory=list` costs a signature parse)
+    checks: list[CheckResult] = field(default_factory=list)
     judge: JudgeVerdict | None = None
 
     def reason(self) -> str:
@@ -81,26 +75,23 @@ class Evaluation(BaseModel):
             return f"judge: {self.judge.reason}"
         return f"all {len(self.checks)} checks passed" if self.checks else "nothing to check"
 
-    def compact(self) -> "Evaluation":
+    def compact(self) -> Evaluation:
         """The same verdict without output tails, as kept in the state and the result line."""
-        checks = [check.model_copy(update={"output_tail": ""}) for check in self.checks]
-        return self.model_copy(update={"checks": checks})
+        return replace(self, checks=[replace(check, output_tail="") for check in self.checks])
 
 
-class WorktreeInfo(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class WorktreeInfo:
     """The `worktree` object of the result line of a session that works in a git worktree of
     its own (`-w`): where it is and its branch."""
-
-    model_config = ConfigDict(defer_build=True)
 
     path: str
     branch: str
 
 
-class GoalSummary(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class GoalSummary:
     """The `goal` object of a goal run's result line; its verdicts leave out the output tails."""
-
-    model_config = ConfigDict(defer_build=True)  # built when first made (events.EventModel)
 
     status: GoalStatus
     until: str | None
@@ -110,6 +101,18 @@ class GoalSummary(BaseModel):
     reason: str
     verdicts: list[Evaluation]
 
-    @field_serializer("verdicts")
-    def _without_tails(self, verdicts: list[Evaluation]) -> list[dict[str, Any]]:
-        return [verdict.model_dump(mode="json", exclude=_NO_TAILS) for verdict in verdicts]
+    def as_json(self) -> dict[str, Any]:
+        """Its JSON form, the verdicts without their checks' output tails (those are in the
+        goal_evaluation events)."""
+        return {**as_json(self), "verdicts": [_without_tails(verdict) for verdict in self.verdicts]}
+
+
+def _without_tails(verdict: Evaluation) -> dict[str, Any]:
+    """(and without the judge's accounting: also in the goal_evaluation events and records)"""
+    checks = [as_json(check, exclude=_TAIL) for check in verdict.checks]
+    judge = None if verdict.judge is None else as_json(verdict.judge, exclude=_ACCOUNTING)
+    return {**as_json(verdict), "checks": checks, "judge": judge}
+
+
+_TAIL = frozenset({"output_tail"})
+_ACCOUNTING = frozenset({"usage", "cost_usd", "requests"})

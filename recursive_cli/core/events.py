@@ -1,22 +1,35 @@
 """The event vocabulary: everything a run reports, consumed by sinks (terminal, JSON stream, session).
 
-Events are plain pydantic models with a literal `type`; sinks dispatch on the class. The
+Events are standard dataclasses with a literal `type`; sinks dispatch on the class. The
 events of drivers and features (loop, goal, checkpoints, compaction…) are `Notice`s: each
 says whether the session records it and what the terminal shows, and `notice_fields` is the
 one serialisation both the stream-json line and the session record are made from.
+
+An event is declared one way (no pydantic on a run's path: `values.py`):
+
+    @dataclass(slots=True, kw_only=True)
+    class LoopIteration(Notice):
+        # its docstring: what it says
+
+        type: Literal["loop_iteration"] = "loop_iteration"
+        recorded: ClassVar[bool] = True                     # the class's settings: ClassVar
+        iteration: int
+        jobs: list[str] = field(default_factory=list)        # never a bare `[]` or `{}`
+        shown: str = hidden("")                              # the terminal's text, in no JSON
+
+A changed copy is `dataclasses.replace(event, shown="…")`; its JSON body is `notice_fields(event)`.
 """
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
+from __future__ import annotations
 
 import enum
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 from uuid import uuid4
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from .event_models import CheckResult, GoalSummary, JudgeVerdict, WorktreeInfo
 from .messages import Message, ToolCall, Usage
+from .values import as_json, hidden
 
 
 class FinishReason(str, enum.Enum):
@@ -42,14 +55,12 @@ class FinishReason(str, enum.Enum):
     STRUCTURED_OUTPUT_INVALID = "structured_output_invalid"  # --output-schema not met, asked twice
 
 
-class EventModel(BaseModel):
-    """The base of every event: a pydantic model whose validator and serializer are built when
-    the first event of its class is made, not at import. A run meets a handful of the two dozen
-    kinds; building them all cost a one-step run ≈ 15 ms of its start (issue 16)."""
-
-    model_config = ConfigDict(defer_build=True)
+@dataclass(slots=True, kw_only=True)
+class EventModel:
+    """The base of every event."""
 
 
+@dataclass(slots=True, kw_only=True)
 class RunStarted(EventModel):
     type: Literal["run_started"] = "run_started"
     session_id: str
@@ -60,15 +71,17 @@ class RunStarted(EventModel):
     permission_mode: str
     # The configured MCP servers, as the init line's `mcp_servers`: [{"name", "status"}]
     # (status `connected` or `failed`; features/mcp).
-    mcp_servers: list[dict[str, str]] = []
+    mcp_servers: list[dict[str, str]] = field(default_factory=list)
 
 
+@dataclass(slots=True, kw_only=True)
 class TurnStarted(EventModel):
     type: Literal["turn_started"] = "turn_started"
     turn: int
     prompt: str
 
 
+@dataclass(slots=True, kw_only=True)
 class MessageAdded(EventModel):
     """A message was appended to the transcript (user prompt, assistant reply or tool result)."""
 
@@ -77,9 +90,10 @@ class MessageAdded(EventModel):
     turn: int
     # The message's id in the session and in Claude's stream and transcript lines (`uuid`):
     # one, so that a client can name the message later (`--resume-session-at`).
-    uuid: str = Field(default_factory=lambda: str(uuid4()))
+    uuid: str = field(default_factory=lambda: str(uuid4()))
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelRequest(EventModel):
     """The kernel is about to wait for the model (step is 1-based within the turn)."""
 
@@ -87,6 +101,7 @@ class ModelRequest(EventModel):
     step: int
 
 
+@dataclass(slots=True, kw_only=True)
 class ModelReplied(EventModel):
     """The model answered the call of `step`: on `model` (the one that answered, after any
     fallback), why it stopped (`stop`, the kernel's word; `reason`, the provider's), what the
@@ -103,6 +118,7 @@ class ModelReplied(EventModel):
     response_id: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class SideCallStarted(EventModel):
     """A model call outside the conversation is about to be made: the goal judge's
     (`call` = "judge"), a compaction summary's ("compaction") or a subagent's ("subagent").
@@ -116,6 +132,7 @@ class SideCallStarted(EventModel):
     model: str
 
 
+@dataclass(slots=True, kw_only=True)
 class SideCallFinished(EventModel):
     """The side call of the last `SideCallStarted` answered (as `ModelReplied` says of a
     turn's call), or failed: `error` is then its kind ("interrupted", "provider_error")."""
@@ -132,11 +149,13 @@ class SideCallFinished(EventModel):
     detail: str = ""  # the failure's one line
 
 
+@dataclass(slots=True, kw_only=True)
 class TextDelta(EventModel):
     type: Literal["text_delta"] = "text_delta"
     text: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ThinkingDelta(EventModel):
     """A piece of the model's thinking as it streams (the whole of it is the reply's `reasoning`)."""
 
@@ -144,12 +163,14 @@ class ThinkingDelta(EventModel):
     text: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolStarted(EventModel):
     type: Literal["tool_started"] = "tool_started"
     call: ToolCall
     subject: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolFinished(EventModel):
     type: Literal["tool_finished"] = "tool_finished"
     call: ToolCall
@@ -159,6 +180,7 @@ class ToolFinished(EventModel):
     duration_s: float
 
 
+@dataclass(slots=True, kw_only=True)
 class PermissionDenied(EventModel):
     type: Literal["permission_denied"] = "permission_denied"
     tool: str
@@ -167,6 +189,7 @@ class PermissionDenied(EventModel):
     tool_use_id: str
 
 
+@dataclass(slots=True, kw_only=True)
 class ApiRetry(EventModel):
     type: Literal["api_retry"] = "api_retry"
     attempt: int
@@ -176,6 +199,7 @@ class ApiRetry(EventModel):
     error: str
 
 
+@dataclass(slots=True, kw_only=True)
 class Notice(EventModel):
     """The base of every driver's and feature's event; its subclasses set a literal `type`.
 
@@ -197,9 +221,10 @@ class Notice(EventModel):
 def notice_fields(event: Notice) -> dict[str, Any]:
     """The event's fields as JSON values, `type` aside: the body of both its outputs."""
     unset = {name for name in event.omitted_when_none if getattr(event, name) is None}
-    return event.model_dump(mode="json", exclude={"type", *unset})
+    return as_json(event, exclude=frozenset({"type", *unset}))
 
 
+@dataclass(slots=True, kw_only=True)
 class SkippedPath(EventModel):
     """A path a checkpoint left out, and why."""
 
@@ -207,6 +232,7 @@ class SkippedPath(EventModel):
     reason: str
 
 
+@dataclass(slots=True, kw_only=True)
 class CheckpointTaken(Notice):
     """A snapshot of the workspace before or after a turn."""
 
@@ -219,12 +245,13 @@ class CheckpointTaken(Notice):
     files_changed: int | None = None
     skipped: list[SkippedPath] | None = None  # the first ones; None when nothing was skipped
     skipped_count: int | None = None
-    shown: str = Field(default="", exclude=True)  # the terminal's lines: new skips, changes
+    shown: str = hidden("")  # the terminal's lines: new skips, changes
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class CheckpointFailed(Notice):
     """A snapshot that could not be taken (or git is missing); the run goes on."""
 
@@ -236,12 +263,13 @@ class CheckpointFailed(Notice):
     phase: str | None = None
     tool: str | None = None
     error: str
-    shown: str = Field(default="", exclude=True)  # the warning; only the first failure shows one
+    shown: str = hidden("")  # the warning; only the first failure shows one
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class CompactionDone(Notice):
     """Older messages were replaced by a summary to keep the context bounded."""
 
@@ -259,6 +287,7 @@ class CompactionDone(Notice):
                 f"(~{self.tokens_before:,} → ~{self.tokens_after:,} tokens)")
 
 
+@dataclass(slots=True, kw_only=True)
 class WakeupScheduled(Notice):
     """The loop's agent asked to be woken up later with a prompt."""
 
@@ -268,12 +297,13 @@ class WakeupScheduled(Notice):
     due: str
     prompt: str
     reason: str
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class BackgroundJobStarted(Notice):
     """The loop's agent started a background job."""
 
@@ -289,6 +319,7 @@ class BackgroundJobStarted(Notice):
         return f"▶ {self.job_id} started: {self.command}"
 
 
+@dataclass(slots=True, kw_only=True)
 class BackgroundJobFinished(Notice):
     """A background job ended (or was found dead on resume)."""
 
@@ -300,12 +331,13 @@ class BackgroundJobFinished(Notice):
     exit_code: int | None
     duration_s: float
     output_file: str
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class LoopIteration(Notice):
     """The loop starts another turn, for a prompt, a wakeup or a finished job."""
 
@@ -321,6 +353,7 @@ class LoopIteration(Notice):
         return f"↻ loop iteration {self.iteration}: {self.trigger}{about}"
 
 
+@dataclass(slots=True, kw_only=True)
 class LoopWaiting(Notice):
     """The loop sleeps until a wakeup is due or a job ends (shown and streamed, not recorded)."""
 
@@ -330,12 +363,13 @@ class LoopWaiting(Notice):
     wakeup_due: str | None
     running_jobs: list[str]
     countdown_to: float | None  # the wakeup's due time, epoch seconds: the terminal counts down
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class QueueDelivered(Notice):
     """A message left by `recursive queue` was taken from the session folder; the user message
     of the turn it starts follows it in the session (resume delivers again one that has none)."""
@@ -349,6 +383,7 @@ class QueueDelivered(Notice):
         return f"✉ queued message {self.id} delivered"
 
 
+@dataclass(slots=True, kw_only=True)
 class GoalEvaluated(Notice):
     """The verdict after a goal turn: the checks' results and the judge's, if asked."""
 
@@ -367,6 +402,7 @@ class GoalEvaluated(Notice):
         return f"{mark} goal {word} after turn {self.turn}/{self.max_turns}: {self.reason}"
 
 
+@dataclass(slots=True, kw_only=True)
 class ToolCallsNotRun(Notice):
     """A reply that was not whole (cut off, filtered, a refusal) lost its tool calls."""
 
@@ -374,12 +410,13 @@ class ToolCallsNotRun(Notice):
 
     stop_reason: str
     tool_calls: list[ToolCall]
-    shown: str = Field(default="", exclude=True)
+    shown: str = hidden("")
 
     def text(self) -> str:
         return self.shown
 
 
+@dataclass(slots=True, kw_only=True)
 class HookStarted(Notice):
     """A command hook of the user's settings started (stream-json: with --include-hook-events)."""
 
@@ -397,6 +434,7 @@ class HookStarted(Notice):
 _TOLD_ELSEWHERE = frozenset({"PreToolUse", "UserPromptSubmit"})
 
 
+@dataclass(slots=True, kw_only=True)
 class HookFinished(Notice):
     """A command hook ended: `success`, `blocked`, `error` or `timeout`; the terminal shows
     the ones that did not succeed."""
@@ -423,6 +461,7 @@ class HookFinished(Notice):
         return ""
 
 
+@dataclass(slots=True, kw_only=True)
 class SubagentStarted(Notice):
     """A `task` call started a sub-conversation (stream-json: Claude Code's `task_started`)."""
 
@@ -441,6 +480,7 @@ class SubagentStarted(Notice):
         return f"▶ subagent {self.subagent_type}: {self.description}"
 
 
+@dataclass(slots=True, kw_only=True)
 class SubagentMessage(Notice):
     """A message of a sub-conversation: recorded in the session under the parent's task call,
     streamed as an `assistant` or `user` line whose `parent_tool_use_id` is that call's id."""
@@ -454,6 +494,7 @@ class SubagentMessage(Notice):
     message: Message
 
 
+@dataclass(slots=True, kw_only=True)
 class SubagentFinished(Notice):
     """A sub-conversation ended (stream-json: Claude Code's `task_notification`)."""
 
@@ -465,7 +506,7 @@ class SubagentFinished(Notice):
     summary: str
     finish_reason: str
     output_file: str = ""
-    usage: dict[str, int] = {}  # Claude's `total_tokens`, `tool_uses`, `duration_ms`
+    usage: dict[str, int] = field(default_factory=dict)  # Claude's `total_tokens`, `tool_uses`, `duration_ms`
     subagent_type: str = ""  # (ours, as on `task_started`)
     description: str = ""
 
@@ -474,6 +515,7 @@ class SubagentFinished(Notice):
         return f"◀ subagent {self.subagent_type} {self.status}{why}: {self.description}"
 
 
+@dataclass(slots=True, kw_only=True)
 class TurnFinished(EventModel):
     type: Literal["turn_finished"] = "turn_finished"
     turn: int
@@ -484,6 +526,7 @@ class TurnFinished(EventModel):
     detail: str = ""
 
 
+@dataclass(slots=True, kw_only=True)
 class RunFinished(EventModel):
     """The run's final result: what SPEC §4's result line is made of (`sinks/claude_stream.py`
     turns it into Claude's words) and what the session records of the run's end."""
@@ -506,7 +549,7 @@ class RunFinished(EventModel):
     structured_output: Any = None  # the answer parsed as JSON, when --output-schema asked for it
     # This command's requests per model (judge and compaction included): the result line's
     # `usage` is their sum, its `modelUsage` is this.
-    model_usage: dict[str, Usage] = {}  # (copied per event, as `default_factory=dict` but cheaper to build)
+    model_usage: dict[str, Usage] = field(default_factory=dict)
     worktree: WorktreeInfo | None = None  # the session's own git worktree (-w), the result line's `worktree`
 
 

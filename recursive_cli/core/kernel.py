@@ -361,7 +361,7 @@ class AgentKernel:
             decision = await guard.decide(call.name, tool.kind, subject, call, approved=approved)
             approved = approved or decision.approved
             if decision.allowed and decision.arguments is not None:  # the later guards judge these
-                call = call.model_copy(update={"arguments": json.dumps(decision.arguments)})
+                call = replace(call, arguments=json.dumps(decision.arguments))
                 subject = tool.subject(decision.arguments)
             if decision.allowed and decision.after is not None:
                 afters.append(decision.after)

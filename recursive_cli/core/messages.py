@@ -1,18 +1,17 @@
-"""Typed conversation records: messages, tool calls and token usage."""
+"""Typed conversation records: messages, tool calls and token usage (dataclasses: `values.py`)."""
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
+from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
 
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-class Usage(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Usage:
     """Token counts reported by a provider for one or more requests."""
 
     input_tokens: int = 0
@@ -22,7 +21,7 @@ class Usage(BaseModel):
     reasoning_tokens: int | None = None
     """Of `output_tokens`, those spent reasoning (None when the provider does not say)."""
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         reasoning = (None if self.reasoning_tokens is None and other.reasoning_tokens is None
                      else (self.reasoning_tokens or 0) + (other.reasoning_tokens or 0))
         return Usage(
@@ -34,10 +33,9 @@ class Usage(BaseModel):
         )
 
 
-class ToolCall(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
     """One tool invocation requested by the model; `arguments` is the raw JSON text it sent."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
@@ -56,7 +54,8 @@ class ToolCall(BaseModel):
         return value if isinstance(value, dict) else {}
 
 
-class Reasoning(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reasoning:
     """A model's reasoning, kept so it can be sent back as the API requires.
 
     `kind` says which: an Anthropic `thinking` block (`text` + `signature`), a
@@ -65,18 +64,15 @@ class Reasoning(BaseModel):
     Sent back unchanged, and only to the provider that made it.
     """
 
-    model_config = ConfigDict(frozen=True)
-
     kind: Literal["thinking", "redacted_thinking", "reasoning"]
     text: str = ""
     signature: str | None = None
     id: str | None = None
 
 
-class Image(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Image:
     """An image given to the model: base64 `data` of type `media_type` (image/png, ...)."""
-
-    model_config = ConfigDict(frozen=True)
 
     media_type: str
     data: str
@@ -84,19 +80,20 @@ class Image(BaseModel):
     """Where it came from (a file path), for display; not sent."""
 
 
-class Message(BaseModel):
+class _WireSlot:
+    """The slot of a message's wire forms, by provider key: set on first use, never a field,
+    so never dumped or compared; a copy starts without it."""
+
+    __slots__ = ("_wires",)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message(_WireSlot):
     """One message of the conversation, in a provider-neutral shape.
 
     Messages are immutable once made, so each provider can cache its wire form on them
     (see `wire`), which keeps per-step request building proportional to new messages only.
     """
-
-    model_config = ConfigDict(frozen=True)
-    # The wire forms, by provider key: a plain slot set on first use, not a pydantic private
-    # attribute, which would cost every message built (100k on a resume) a Python-level
-    # setup call. Not a field, so never dumped or compared; a copy starts without it.
-    __slots__ = ("_wires",)
-
     role: Role
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -121,16 +118,16 @@ class Message(BaseModel):
         return cached
 
     @classmethod
-    def system(cls, text: str) -> "Message":
+    def system(cls, text: str) -> Message:
         return cls(role="system", content=text)
 
     @classmethod
-    def user(cls, text: str, images: Sequence[Image] = ()) -> "Message":
+    def user(cls, text: str, images: Sequence[Image] = ()) -> Message:
         return cls(role="user", content=text, images=tuple(images) or None)
 
     @classmethod
     def tool_result(cls, call: ToolCall, content: str, is_error: bool = False,
-                    images: Sequence[Image] = ()) -> "Message":
+                    images: Sequence[Image] = ()) -> Message:
         return cls(
             role="tool",
             content=content,

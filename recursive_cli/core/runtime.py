@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -160,7 +161,7 @@ class RuntimeCore:
                 self._transcript.append(prompt)
                 chosen, self.next_prompt_uuid = self.next_prompt_uuid, None
                 added = MessageAdded(message=prompt, turn=self._turn)
-                self._sink.emit(added if chosen is None else added.model_copy(update={"uuid": chosen}))
+                self._sink.emit(added if chosen is None else dataclasses.replace(added, uuid=chosen))
             if self._names_stale:
                 self._name_tools()
             self._in_kernel = True

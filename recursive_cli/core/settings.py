@@ -1,21 +1,23 @@
 """Settings for one command, merged from flags > env > project config > user config > defaults.
 
 Each value remembers where it came from, for `recursive config show` and for error messages.
+
+`Settings` is a dataclass (no pydantic on a run's path, issue 28). Values of the field's own
+type — what typer and TOML give — are taken as they are (a path from text, a number from a
+whole number, as pydantic would); any other (the environment's text, a wrong type) goes
+through pydantic's validation of the dataclass, imported then, whose first error is told in
+the CLI's words. The bounds (`BOUNDS`) and permission rules are checked here either way.
 """
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
-
+import dataclasses
 import os
 import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 from urllib.parse import urlsplit
-
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 # The choices are spelled once, in `choices` (import-free, for a fast `--help`); settings
 # validates against them and re-exports them.
@@ -36,6 +38,7 @@ from .choices import (  # noqa: F401 (re-exported)
 )
 from .errors import BadValueError, ConfigError  # noqa: F401 (BadValueError re-exported)
 from .pricing import ModelPrice
+from .values import parse
 from .workspace_trust import HeldKey, TrustCheck, TrustVerdict, loosens, toml_value, users_file
 
 DEFAULT_MODELS: dict[ProviderName, str] = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5",
@@ -75,58 +78,60 @@ ENV_VARS = {
 PERMISSION_RULE = re.compile(r"^\s*([A-Za-z_*?][A-Za-z0-9_*?-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 
-def _rule(text: str) -> str:
-    if not PERMISSION_RULE.match(text):
-        raise ValueError("expected " + wording.RULE)
-    return text
+@dataclass(slots=True, kw_only=True)
+class Settings:
+    """Every option of SPEC §3, validated by `validated`. API keys are kept out of `as_json`."""
 
-
-PermissionRule = Annotated[str, AfterValidator(_rule)]
-
-
-class Settings(BaseModel):
-    """Every option of SPEC §3, validated. API keys are kept out of `model_dump` output."""
-
-    model_config = ConfigDict(extra="forbid")
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
     model: str | None = None
     provider: ProviderName = "openai"
     api_base: str | None = None
-    api_key: str | None = Field(default=None, exclude=True, repr=False)
-    workspace: Path = Field(default_factory=Path.cwd)
-    add_dir: list[Path] = []
-    max_steps: int = Field(default=100, ge=1)
-    max_cost: float | None = Field(default=None, gt=0)
-    max_duration: float | None = Field(default=None, gt=0)
+    api_key: str | None = dataclasses.field(default=None, repr=False, metadata={"hidden": True})
+    workspace: Path = field(default_factory=Path.cwd)
+    add_dir: list[Path] = field(default_factory=list)
+    max_steps: int = 100
+    max_cost: float | None = None
+    max_duration: float | None = None
     output_format: OutputFormat = "text"
     session_id: str | None = None
     no_session: bool = False
     no_checkpoints: bool = False
     permission_mode: PermissionMode = "auto"
-    allow: list[PermissionRule] = []
-    deny: list[PermissionRule] = []
+    allow: list[str] = field(default_factory=list)  # permission rules (PERMISSION_RULE)
+    deny: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     no_stream: bool = False
     effort: Effort | None = None  # reasoning effort (issue 30)
-    thinking_budget: int | None = Field(default=None, ge=1024)  # Anthropic thinking tokens (issue 30)
+    thinking_budget: int | None = None  # Anthropic thinking tokens (issue 30)
     wire: Wire | None = None  # openai wire; None: by the base URL (issue 30)
     quiet: bool = False
     verbose: bool = False
     script: Path | None = None
-    shell_timeout: float = Field(default=120.0, gt=0)
-    mcp_timeout: float | None = Field(default=None, gt=0)  # None: Claude's MCP_TIMEOUT, else 30 s (features/mcp)
+    shell_timeout: float = 120.0
+    mcp_timeout: float | None = None  # None: Claude's MCP_TIMEOUT, else 30 s (features/mcp)
     allow_private_network: bool = False
     sandbox: SandboxMode | None = None  # None: by the permission mode (`sandbox_mode`)
     sandbox_network: bool = False  # commands may reach the network (loopback included)
-    sandbox_allow_ports: list[int] = []  # loopback ports commands may connect to without the network
+    sandbox_allow_ports: list[int] = field(default_factory=list)  # loopback ports commands may connect to without the network
     trust_workspace: bool = False  # the workspace's own hooks, servers and config count (features/trust)
     bare: bool = False  # no user or workspace config, hooks, servers, memory or context files
     strict_config: bool = False  # an unknown config key is an error, not ignored
-    skill: list[Path] = []  # --skill: skill folders, or folders of them, of the user's (features/skills)
+    skill: list[Path] = field(default_factory=list)  # --skill: skill folders, or folders of them, of the user's (features/skills)
     no_skills: bool = False  # offer no skill at all
     otel: bool = False  # export a trace and metrics of the run over OTLP/HTTP (features/telemetry)
-    prices: dict[str, ModelPrice] = {}  # config only: `[prices."MODEL"]` tables (`_price_table`)
+    prices: dict[str, ModelPrice] = field(default_factory=dict)  # config only: `[prices."MODEL"]` tables (`_price_table`)
+
+    def __post_init__(self) -> None:
+        # Made by hand (an embedding program): a path may be text, as pydantic took it. The
+        # values are checked in `validated` (load_settings), not here.
+        for key in ("workspace", "script"):
+            value = getattr(self, key)
+            if isinstance(value, str):
+                setattr(self, key, Path(value))
+        if any(isinstance(path, str) for path in self.add_dir):
+            self.add_dir = [Path(path) for path in self.add_dir]
 
     @property
     def sandbox_mode(self) -> SandboxMode:
@@ -142,7 +147,18 @@ class Settings(BaseModel):
         return resolve_model(self.provider, self.model) if self.model else DEFAULT_MODELS[self.provider]
 
 
-CONFIG_KEYS = frozenset(Settings.model_fields) - {"api_key", "bare"}  # (--bare reads no config file)
+FIELDS: dict[str, dataclasses.Field[Any]] = {f.name: f for f in dataclasses.fields(Settings)}
+CONFIG_KEYS = frozenset(FIELDS) - {"api_key", "bare"}  # (--bare reads no config file)
+# The bounds of numbers: (at least, more than).
+BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "max_steps": (1, None), "max_cost": (None, 0), "max_duration": (None, 0),
+    "thinking_budget": (1024, None), "shell_timeout": (None, 0), "mcp_timeout": (None, 0)}
+
+
+def default_of(key: str) -> Any:
+    """The default value of the setting `key`."""
+    spec = FIELDS[key]
+    return spec.default_factory() if spec.default is dataclasses.MISSING else spec.default  # type: ignore[misc,operator]
 
 
 def _process_env() -> Mapping[str, str]:
@@ -290,12 +306,79 @@ def load_settings(flags: Mapping[str, Any], env: Mapping[str, str] | None = None
     merged["api_key"] = api_key_for(provider, env, claude)
     if merged["api_key"]:
         sources["api_key"] = f"env {key_source(provider, env, claude)}"
-    try:
-        settings = Settings(**merged)
-    except ValidationError as exc:
-        error = BadValueError if _source_of(exc, sources) == "flag" else ConfigError  # flag: exit 2
-        raise error(_describe(exc, sources)) from None
-    return LoadedSettings(settings, sources, home, env, verdict, held, warnings)
+    return LoadedSettings(validated(merged, sources), sources, home, env, verdict, held, warnings)
+
+
+def validated(values: dict[str, Any], sources: Mapping[str, str]) -> Settings:
+    """`values` as Settings; BadValueError (a flag's) or ConfigError naming the first bad one."""
+    taken = _as_given(values)
+    if taken is None:
+        from pydantic import ValidationError
+
+        try:
+            settings = parse(Settings, values)
+        except ValidationError as exc:
+            error = BadValueError if _source_of(exc, sources) == "flag" else ConfigError  # flag: exit 2
+            raise error(_describe(exc, sources)) from None
+    else:
+        settings = Settings(**taken)
+    for key in ("allow", "deny"):
+        for rule in getattr(settings, key):
+            if not PERMISSION_RULE.match(rule):
+                raise _bad_value(key, sources, "expected " + wording.RULE, rule)
+    for key, (low, above) in BOUNDS.items():
+        value = getattr(settings, key)
+        if value is not None and ((low is not None and value < low) or (above is not None and value <= above)):
+            raise _bad_value(key, sources, accepted(key, {"type": "bound", "loc": (key,), "msg": ""}), values[key])
+    return settings
+
+
+def _bad_value(key: str, sources: Mapping[str, str], accepts: str, value: Any) -> BadValueError | ConfigError:
+    where = sources.get(key, "default")
+    error = BadValueError if where == "flag" else ConfigError
+    return error(f"invalid value for {key.replace('_', '-')} ({where}): {accepts}{wording.got(value)}")
+
+
+def _as_given(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`values` if each is of its field's type already (a path may be text, a float a whole
+    number: the conversions pydantic makes); None when any needs pydantic's validation."""
+    taken: dict[str, Any] = {}
+    for key, value in values.items():
+        spec = FIELDS.get(key)
+        if spec is None:
+            return None
+        ok, taken[key] = _of_type(value, spec.type)
+        if not ok:
+            return None
+    return taken
+
+
+def _of_type(value: Any, kind: Any) -> tuple[bool, Any]:
+    """Whether `value` is a `kind` as it is (or after the lossless conversions), and the value."""
+    origin = get_origin(kind)
+    if origin is Union or type(kind).__name__ == "UnionType":
+        for option in get_args(kind):
+            ok, taken = _of_type(value, option)
+            if ok:
+                return True, taken
+        return False, value
+    if origin is Literal:
+        return isinstance(value, str) and value in get_args(kind), value
+    if origin is list:
+        if type(value) is not list:
+            return False, value
+        items = [_of_type(item, get_args(kind)[0]) for item in value]
+        return all(ok for ok, _ in items), [item for _, item in items]
+    if origin is dict:
+        ok = type(value) is dict and all(type(k) is str and isinstance(v, get_args(kind)[1]) for k, v in value.items())
+        return ok, value
+    if kind is type(None):
+        return value is None, value
+    if kind is Path:
+        return isinstance(value, (str, Path)), Path(value) if isinstance(value, str) else value
+    if kind is float and type(value) is int:
+        return True, float(value)
+    return type(value) is kind, value
 
 
 def loosening_keys(workspace: Path, home: Path) -> list[HeldKey]:
@@ -325,7 +408,7 @@ def _hold(project: tuple[dict[str, Any], dict[str, str]], user: Mapping[str, Any
     config, env and flags, over the defaults); those that would have counted (no env variable
     or flag sets them) are returned."""
     values, where = project
-    base = {**{key: field.default for key, field in Settings.model_fields.items()}, **user}
+    base = {**{key: default_of(key) for key in FIELDS}, **user}
     held: list[HeldKey] = []
     label = "project config "
     for model, price in values.pop("prices", {}).items():
@@ -465,13 +548,13 @@ def missing_key_message(provider: str) -> str:
     return f"no API key for the {provider} provider: set {ours} (or {fallback})"
 
 
-def _source_of(exc: ValidationError, sources: dict[str, str]) -> str:
+def _source_of(exc: Any, sources: Mapping[str, str]) -> str:
     """Where the first bad value was set: `flag`, `env VAR`, a config file, or `default`."""
     loc = exc.errors()[0]["loc"]
     return sources.get(str(loc[0]) if loc else "?", "default")
 
 
-def _describe(exc: ValidationError, sources: dict[str, str]) -> str:
+def _describe(exc: Any, sources: Mapping[str, str]) -> str:
     """`invalid value for max-steps (env RECURSIVE_MAX_STEPS): expected a whole number of at
     least 1 (got 'abc')`: the key, where it was set and what it accepts, in the CLI's words."""
     error = exc.errors()[0]
@@ -491,23 +574,22 @@ def accepted(key: str, error: Mapping[str, Any]) -> str:
         return "expected " + _ACCEPTS[key]
     if error["type"] == "value_error":  # our own validators say it in our words already
         return wording.plain(error["msg"])
-    field = Settings.model_fields.get(key)
-    if field is None:
+    spec = FIELDS.get(key)
+    if spec is None:
         return wording.plain(error["msg"])
-    kind = _without_none(field.annotation)
+    kind = _without_none(spec.type)
     if get_origin(kind) is list:
         item = _without_none(get_args(kind)[0])
         if len(error["loc"]) > 1:  # one item of the list is wrong
-            return f"expected {wording.RULE}" if key in ("allow", "deny") else _described(item, [])
+            return f"expected {wording.RULE}" if key in ("allow", "deny") else _described(item, (None, None))
         example = '["run_shell(git *)"]' if key in ("allow", "deny") else '["../lib"]'
         return f"expected a list, e.g. {key.replace('_', '-')} = {example}"
-    return _described(kind, field.metadata)
+    return _described(kind, BOUNDS.get(key, (None, None)))
 
 
-def _described(kind: Any, metadata: list[Any]) -> str:
-    """What a value of type `kind`, within the bounds in `metadata` (ge, gt), is in words."""
-    low = next((m.ge for m in metadata if hasattr(m, "ge")), None)
-    above = next((m.gt for m in metadata if hasattr(m, "gt")), None)
+def _described(kind: Any, bounds: tuple[float | None, float | None]) -> str:
+    """What a value of type `kind`, within `bounds` (at least, more than), is in words."""
+    low, above = bounds
     if get_origin(kind) is Literal:
         return "expected " + spelled_out(tuple(map(str, get_args(kind))))
     if kind is bool:
@@ -520,10 +602,8 @@ def _described(kind: Any, metadata: list[Any]) -> str:
 
 
 def _without_none(annotation: Any) -> Any:
-    """`X` of `X | None`, and `str` of `Annotated[str, …]` (a permission rule)."""
+    """`X` of `X | None`."""
     args = [arg for arg in get_args(annotation) if arg is not type(None)]
     if type(None) in get_args(annotation) and len(args) == 1:
-        return args[0]
-    if get_origin(annotation) is Annotated:
         return args[0]
     return annotation

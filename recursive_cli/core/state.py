@@ -1,8 +1,15 @@
 """A session's per-feature state: one typed part per feature, saved together in meta.json `state`.
 
-Each feature declares its part as a pydantic model with a `key` (its field in `state`): the
-goal driver's `GoalState` ("goal"), the event loop's `LoopState` ("loop"), the run's
-`FirstPrompt` ("first_prompt"). The core knows none of them: `SessionState` validates a part
+Each feature declares its part as a dataclass on `StatePart` with a `key` (its field in
+`state`): the goal driver's `GoalState` ("goal"), the event loop's `LoopState` ("loop"), … —
+
+    @dataclass(slots=True, kw_only=True)
+    @dataclass(slots=True, kw_only=True)
+class SideReplies(StatePart):
+        key: ClassVar[str] = "side_replies"
+        count: int = 0
+
+The core knows none of them: `SessionState` validates a part
 when its feature first asks for it, so a damaged part is one `SessionStateError` naming the
 feature and the field, whichever feature it belongs to. Parts of features this process does not
 use (or a newer version wrote) are kept as they were.
@@ -11,22 +18,21 @@ use (or a newer version wrote) are kept as they were.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
 from .errors import SessionStateError
+from .values import as_json, parse
 
 
-class StatePart(BaseModel):
-    """A feature's part of the session state (its model is built when first used)."""
-
-    model_config = ConfigDict(defer_build=True)
+@dataclass(slots=True, kw_only=True)
+class StatePart:
+    """A feature's part of the session state (validated with pydantic when first read)."""
 
     key: ClassVar[str]  # its field in meta.json `state`
 
 
-P = TypeVar("P", bound=BaseModel)
+P = TypeVar("P", bound=StatePart)
 
 
 class SessionState:
@@ -43,8 +49,8 @@ class SessionState:
         if raw is None:
             return None
         try:
-            return kind.model_validate(raw)
-        except ValidationError as exc:
+            return parse(kind, raw)
+        except ValueError as exc:  # pydantic's ValidationError
             raise SessionStateError(_key(kind), first_problem(exc)) from None
 
     def put(self, kind: type[P], part: P | None) -> None:
@@ -52,13 +58,13 @@ class SessionState:
         if part is None:
             self._raw.pop(_key(kind), None)
         else:
-            self._raw[_key(kind)] = part.model_dump(mode="json")
+            self._raw[_key(kind)] = as_json(part)
         self._save(self.dump())
 
     def set_saver(self, save: Callable[[dict[str, Any]], None]) -> None:
         self._save = save
 
-    def __contains__(self, kind: type[BaseModel] | str) -> bool:
+    def __contains__(self, kind: type[StatePart] | str) -> bool:
         return (kind if isinstance(kind, str) else _key(kind)) in self._raw
 
     def __getitem__(self, key: str) -> Any:
@@ -70,6 +76,7 @@ class SessionState:
         return dict(self._raw)
 
 
+@dataclass(slots=True, kw_only=True)
 class SideReplies(StatePart):
     """Model replies the session used outside its conversation (a goal's judge asking the
     run's own provider): a provider that replays a script skips them on resume, together with
@@ -86,15 +93,18 @@ def count_side_replies(state: SessionState, replies: int) -> None:
         state.put(SideReplies, SideReplies(count=saved.count + replies))
 
 
-def _key(kind: type[BaseModel]) -> str:
+def _key(kind: type[StatePart]) -> str:
     key = getattr(kind, "key", None)
     if not isinstance(key, str):
         raise TypeError(f"{kind.__name__} is not a state part: it has no `key`")
     return key
 
 
-def first_problem(exc: ValidationError) -> str:
+def first_problem(exc: ValueError) -> str:
     """`field: what is wrong` for the first error pydantic found (one line)."""
-    error = exc.errors()[0]
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return str(exc)
+    error = errors()[0]
     where = ".".join(str(part) for part in error["loc"])
     return f"{where}: {error['msg']}" if where else error["msg"]

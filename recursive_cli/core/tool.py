@@ -11,16 +11,17 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from .errors import ToolError
 from .messages import Image, ToolCall, Usage
 from .provider import ToolSpec
 
+if TYPE_CHECKING:  # (a tool's arguments are a pydantic model, loaded with the tool: never on start-up)
+    from pydantic import BaseModel, ValidationError
+
 ToolKind = Literal["read", "edit", "shell", "other"]
-A = TypeVar("A", bound=BaseModel)
+A = TypeVar("A", bound="BaseModel")
 
 
 class ToolResult(NamedTuple):
@@ -350,12 +351,19 @@ class BaseTool(Generic[A]):
         return value if isinstance(value, str) else ""
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from pydantic import ValidationError
+
         try:
-            args = self.Args.model_validate(arguments)
+            args = self.args_model().model_validate(arguments)
         except ValidationError as exc:
             return ToolResult(f"invalid arguments for {self.name}: {describe_validation(exc)}",
                               is_error=True, summary="invalid arguments")
         return await self.run(args, ctx)  # type: ignore[arg-type]
+
+    def args_model(self) -> type[BaseModel]:
+        """The model `invoke` validates the arguments with: `Args` (a tool whose spec is
+        written out may import it only then)."""
+        return self.Args
 
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.events import FinishReason
@@ -26,7 +27,7 @@ def judge_provider(settings: Settings, judge_model: str | None) -> ChatProvider 
         return None
     from ..providers import make_provider
 
-    return make_provider(settings.model_copy(update={"model": judge_model}))
+    return make_provider(replace(settings, model=judge_model))
 
 
 def resumed_judge(session: LoadedSession, judge_model: str | None) -> ChatProvider | None:

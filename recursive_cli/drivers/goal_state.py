@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
-
-from pydantic import Field
 
 from ..core.event_models import Evaluation, GoalStatus, GoalSummary
 from ..core.state import StatePart
@@ -17,6 +16,7 @@ STATE_KEY = "goal"
 DEFAULT_MAX_TURNS = 10
 
 
+@dataclass(slots=True, kw_only=True)
 class GoalState(StatePart):
     """The goal (task, condition, checks, limits) and how far the run has got."""
 
@@ -24,7 +24,7 @@ class GoalState(StatePart):
 
     prompt: str
     until: str | None = None
-    checks: list[str] = Field(default_factory=list)
+    checks: list[str] = field(default_factory=list)
     max_turns: int = DEFAULT_MAX_TURNS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     judge_model: str | None = None
@@ -35,7 +35,7 @@ class GoalState(StatePart):
     next_prompt: str = ""
     reason: str = ""
     judge_requests: int = 0  # requests the judge made to the run's own provider
-    verdicts: list[Evaluation] = Field(default_factory=list)
+    verdicts: list[Evaluation] = field(default_factory=list)
 
     def describe(self) -> str:
         """The goal as one sentence for prompts: the condition and/or the checks."""

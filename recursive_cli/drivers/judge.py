@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..core.budget import Budget
 from ..core.event_models import JudgeVerdict
@@ -65,9 +66,8 @@ class GoalJudge:
                                    reason=f"no JSON verdict in its answer: {_clip(answer, 200)!r}")
         price = self._budget.price.of(self.provider.model)  # (as the budget charged them)
         costs = [price(usage) for usage in spent]
-        return verdict.model_copy(update={
-            "model": self.provider.model, "usage": sum(spent, Usage()), "requests": len(spent),
-            "cost_usd": None if None in costs else sum(cost for cost in costs if cost is not None)})
+        return replace(verdict, model=self.provider.model, usage=sum(spent, Usage()), requests=len(spent),
+                       cost_usd=None if None in costs else sum(cost for cost in costs if cost is not None))
 
     async def _ask(self, messages: list[Message], spent: list[Usage]) -> str:
         self.requests += 1

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, unfinished
-from ..core.state import SessionState
 from ..features.sessions.meta import FirstPrompt
 
 if TYPE_CHECKING:
@@ -35,8 +34,8 @@ class RunDriver:
         meta.json): that prompt runs first, as turn 1, and a new PROMPT follows as turn 2 once
         it completed.
         """
-        saved = SessionState(session.meta.state).get(FirstPrompt) if not session.messages else None
-        first = saved.root if saved is not None else ""
+        saved = session.meta.state.get(FirstPrompt.key) if not session.messages else None
+        first = saved if isinstance(saved, str) else ""
         if first and prompt and session.turns == 0:
             runtime.enqueue(prompt)  # `run` takes it up after the first prompt's turn completes
             return await runtime.run(first)

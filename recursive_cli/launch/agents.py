@@ -9,10 +9,12 @@ Nothing is imported when no flag is given and neither folder exists: most runs h
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.errors import AgentsError, CliError
 from ..core.state import StatePart
+from ..core.values import parse
 from .errors import EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -22,11 +24,12 @@ if TYPE_CHECKING:
     from ..features.subagents import AgentDefinition
 
 
+@dataclass(slots=True, kw_only=True)
 class AgentsState(StatePart):
     """The `--agents` a session ran with, kept for `resume` (its part of the session state)."""
 
     key: ClassVar[str] = "agents"
-    configs: list[str] = []
+    configs: list[str] = field(default_factory=list)
 
 
 def agent_definitions(loaded: LoadedSettings, given: list[str], resumed: LoadedSession | None = None
@@ -78,7 +81,7 @@ def saved_agents(session: LoadedSession | None) -> list[str]:
         return []
     raw = session.meta.state.get(AgentsState.key)
     try:
-        return AgentsState.model_validate(raw).configs if raw else []
+        return parse(AgentsState, raw).configs if raw else []
     except ValueError:
         return []
 
@@ -92,10 +95,10 @@ def main_agent(settings: Settings, name: str, definitions: list[AgentDefinition]
         raise CliError(f"--agent: no agent named {name!r} (defined: {known})", EXIT_USAGE)
     from ..core.settings import resolve_model
 
-    update: dict[str, object] = {"system_prompt": found.prompt}
+    update: dict[str, Any] = {"system_prompt": found.prompt}
     if found.model and found.model != "inherit":
         update["model"] = resolve_model(settings.provider, found.model)
-    return settings.model_copy(update=update), found
+    return replace(settings, **update), found
 
 
 def take_tools(runtime: AgentRuntime, agent: AgentDefinition) -> None:

@@ -8,6 +8,7 @@ which has no typer options, imports it too.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -62,15 +63,14 @@ def saved_mcp(session: LoadedSession) -> McpState | None:
     """The MCP flags the session ran with; a saved file that is gone is left out, with a note."""
     import os
 
-    from pydantic import ValidationError
-
+    from ..core.values import parse
     from ..features.mcp import McpState
 
     if session.meta.imported is not None:  # a bundle's servers are commands: never started (quarantine.py)
         return None
     try:
-        saved = McpState.model_validate(session.meta.state.get(McpState.key) or {})
-    except ValidationError:
+        saved = parse(McpState, session.meta.state.get(McpState.key) or {})
+    except ValueError:
         return None
     kept = [c for c in saved.configs if c.lstrip().startswith("{") or os.path.isfile(c)]
     for gone in set(saved.configs) - set(kept):
@@ -163,18 +163,17 @@ def with_saved_skills(settings: Settings, session: LoadedSession) -> Settings:
         return settings
     from pathlib import Path
 
-    from pydantic import ValidationError
-
+    from ..core.values import parse
     from ..features.skills.state import SkillState
 
     try:
-        saved = SkillState.model_validate(session.meta.state["skills"])
-    except ValidationError:
+        saved = parse(SkillState, session.meta.state["skills"])
+    except ValueError:
         return settings
     kept = [Path(folder) for folder in saved.folders if Path(folder).is_dir()]
     for gone in [folder for folder in saved.folders if not Path(folder).is_dir()]:
         sys.stderr.write(f"note: the session's --skill {gone} no longer exists; its skills are left out\n")
-    return settings.model_copy(update={"skill": kept, "no_skills": saved.off})
+    return dataclasses.replace(settings, skill=kept, no_skills=saved.off)
 
 
 def keep_skill_flags(runtime: AgentRuntime, settings: Settings) -> None:

@@ -7,7 +7,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..agent import AgentRuntime
@@ -152,7 +152,7 @@ def with_fallback(provider: ChatProvider, models: list[str], settings: Settings)
             provider.model = model
             return provider
         try:
-            return make_provider(settings.model_copy(update={"model": model}))
+            return make_provider(replace(settings, model=model))
         except ConfigError as exc:
             from ..core.errors import ProviderError
 

@@ -48,7 +48,7 @@ def with_served_model(loaded: LoadedSettings) -> LoadedSettings:
     if not settings.quiet:
         sys.stderr.write(f"note: using {models[0]}, the one model {base} serves (-m MODEL for another)\n")
     sources = {**loaded.sources, "model": f"the one model {base} serves"}
-    return dataclasses.replace(loaded, settings=settings.model_copy(update={"model": models[0]}),
+    return dataclasses.replace(loaded, settings=dataclasses.replace(settings, model=models[0]),
                                sources=sources)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ..core.images import image_bytes_over, image_note, takes_images
@@ -241,8 +242,8 @@ def encode_text_only(message: Message) -> bytes:
     if not message.images:
         return encode_message(message)
     notes = "\n".join(image_note(image) for image in message.images)
-    return encode_message(message.model_copy(update={"images": None,
-                                                     "content": f"{message.content}\n{notes}".lstrip("\n")}))
+    return encode_message(replace(message, images=None,
+                                          content=f"{message.content}\n{notes}".lstrip("\n")))
 
 
 def image_part(image: Image) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from ..core.events import (
 )
 from ..core.messages import Message, Reasoning, ToolCall, Usage
 from ..core.results import errors, stop_reason
+from ..core.values import as_json
 
 SCHEMA_VERSION = 2
 # JSON lets these stand raw inside strings, but str.splitlines() and some JSON-lines readers
@@ -180,9 +181,9 @@ def run_result(event: RunFinished) -> TurnResult:
     counts and usage of this command (`num_turns`: its model calls; `usage`: all its requests,
     a goal's judge included), the session's total cost (what `--max-cost` is checked against)."""
     reason = FinishReason(event.finish_reason)
-    extra: dict[str, Any] = {"goal": event.goal.model_dump(mode="json")} if event.goal is not None else {}
+    extra: dict[str, Any] = {"goal": event.goal.as_json()} if event.goal is not None else {}
     if event.worktree is not None:  # (a field of our own: Claude's result has no worktree)
-        extra["worktree"] = event.worktree.model_dump(mode="json")
+        extra["worktree"] = as_json(event.worktree)
     usage = sum(event.model_usage.values(), Usage())
     return TurnResult(subtype=event.subtype, is_error=event.is_error, result=event.result,
                       finish_reason=event.finish_reason, num_turns=event.num_steps,

@@ -11,6 +11,7 @@ import pytest
 
 from recursive_cli import AgentRuntime, FinishReason, Settings
 from recursive_cli.core.events import GoalEvaluated, Notice
+from recursive_cli.core.values import parse
 from recursive_cli.drivers.checks import OUTPUT_TAIL_BYTES, run_check
 from recursive_cli.drivers.fingerprint import workspace_fingerprint
 from recursive_cli.drivers.goal import feedback_prompt
@@ -64,7 +65,7 @@ def test_goal_state_is_saved_through_the_state_saver(workspace: Path) -> None:
     runtime.set_state_saver(lambda state: saved.append(state))
     outcome = asyncio.run(runtime.run_goal_loop("x", checks=["false"], max_turns=2))
     assert outcome.finish_reason is FinishReason.GOAL_NOT_MET
-    last = GoalState.model_validate(saved[-1]["goal"])
+    last = parse(GoalState, saved[-1]["goal"])
     assert last.status == "not_met" and last.turns == 2 and last.evaluated == 2
     assert [v.turn for v in last.verdicts] == [1, 2]
     assert last.next_prompt.startswith("The goal is not met yet (after turn 2 of 2)")

@@ -41,6 +41,13 @@ class Weather(BaseModel):
     celsius: float
 
 
+def _write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all (a test that sees the file reads all of it)."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    part.rename(path)
+
+
 def _dir() -> Path:
     """$DEMO_DIR (the tests' demo_dir fixture); else the temp folder, never the repository."""
     return Path(os.environ.get("DEMO_DIR") or tempfile.gettempdir())
@@ -136,7 +143,7 @@ def main(args: list[str]) -> None:
         at = args.index("--delay")
         delay = float(args[at + 1])
         del args[at:at + 2]
-    signal.signal(signal.SIGUSR1, lambda *_: (_dir() / "got-SIGUSR1").write_text(str(os.getpid())))
+    signal.signal(signal.SIGUSR1, lambda *_: _write_whole(_dir() / "got-SIGUSR1", str(os.getpid())))
     _record_pid()
     if delay:
         time.sleep(delay)

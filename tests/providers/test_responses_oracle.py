@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +54,9 @@ def with_reasoning(messages: list[Message]) -> list[Message]:
                                    signature=f"gAAAA-{index}"),
                          Reasoning(kind="reasoning", id=f"rs_{index}b", signature=f"gAAAA-{index}b"),
                          Reasoning(kind="reasoning", id=f"rs_{index}c", text="not sendable"))
-            message = message.model_copy(update={"reasoning": reasoning})
+            message = replace(message, reasoning=reasoning)
         if message.role == "user" and not any(m.role == "user" for m in out):
-            message = message.model_copy(update={"images": (Image(media_type="image/png", data="iVBORw0KGgo="),)})
+            message = replace(message, images=(Image(media_type="image/png", data="iVBORw0KGgo="),))
         out.append(message)
     return out
 

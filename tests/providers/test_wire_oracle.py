@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -127,7 +128,7 @@ def with_thinking(messages: list[Message]) -> list[Message]:
             kept = (Reasoning(kind="thinking", text=f"step {index}: look first ✓\n", signature=f"Eq{index}+/sig=="),)
             if index % 3 == 0:
                 kept += (Reasoning(kind="redacted_thinking", signature=f"EmwK{index}redacted"),)
-            message = message.model_copy(update={"reasoning": kept})
+            message = replace(message, reasoning=kept)
         out.append(message)
     return out
 

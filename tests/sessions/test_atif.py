@@ -14,6 +14,7 @@ from harbortools import assert_valid_atif
 from recursive_cli import __version__
 from recursive_cli.core.events import FinishReason, MessageAdded, TurnFinished
 from recursive_cli.core.messages import Image, Message, ToolCall, Usage
+from recursive_cli.core.values import as_json
 from recursive_cli.features.sessions.atif import build_trajectory
 from recursive_cli.features.sessions.reader import load_session
 from recursive_cli.features.sessions.records import ExtraRecord, RepairRecord
@@ -183,7 +184,7 @@ def test_a_sub_conversation_is_an_embedded_subagent_trajectory(new_session, tmp_
                     Message(role="assistant", tool_calls=(ls,), usage=Usage(input_tokens=20, output_tokens=4)),
                     Message.tool_result(ls, "a.py\nb.py"),
                     Message(role="assistant", content="2 files", usage=Usage(input_tokens=30, output_tokens=3))]:
-        writer.write_record(ExtraRecord(type="subagent_message", **link, message=message.model_dump(mode="json"),
+        writer.write_record(ExtraRecord(type="subagent_message", **link, message=as_json(message),
                                         time="2026-01-01T00:00:01+00:00"))
     writer.write_record(ExtraRecord(type="task_notification", task_id="a1", tool_use_id="toolu_task",
                                     status="completed", summary="2 files", finish_reason="completed",

@@ -8,6 +8,7 @@ import pytest
 
 from recursive_cli.core.events import FinishReason, TurnFinished
 from recursive_cli.core.messages import Message, ToolCall, Usage
+from recursive_cli.core.values import parse
 from recursive_cli.features.sessions.export import export_session, render_conversation
 from recursive_cli.features.sessions.reader import load_session, repair_orphans, repair_record
 from recursive_cli.features.sessions.writer import TRANSCRIPT_FILE
@@ -31,7 +32,7 @@ def test_jsonl_is_the_transcript_verbatim(loaded):
 def test_json_is_one_object_with_meta_and_messages(loaded):
     document = json.loads(export_session(loaded, "json"))
     assert document["meta"]["id"] == "s1" and document["meta"]["cost_usd"] == 0.0123
-    assert [Message.model_validate(m) for m in document["messages"]] == conversation()
+    assert [parse(Message, m) for m in document["messages"]] == conversation()
 
 
 def test_markdown_has_the_prompt_tool_calls_results_and_answer(loaded):

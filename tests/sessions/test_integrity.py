@@ -26,6 +26,7 @@ import pytest
 from clitools import invoke, write_script
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.values import dumps
 from recursive_cli.features.sessions.lock import LOCK_FILE, LockInfo
 from recursive_cli.features.sessions.meta import read_meta
 from recursive_cli.features.sessions.reader import load_session, pair_tool_results
@@ -260,7 +261,7 @@ def test_resume_last_takes_a_newer_session_over_an_older_damaged_one(tmp_path: P
 
 def lock_as(folder: Path, pid: int) -> None:
     info = LockInfo(pid=pid, host=socket.gethostname(), started=now_iso())
-    (folder / LOCK_FILE).write_text(info.model_dump_json())
+    (folder / LOCK_FILE).write_text(dumps(info))
 
 
 def test_running_is_shown_only_while_the_lock_owner_lives(tmp_path: Path, workspace: Path,

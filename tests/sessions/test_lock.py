@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from recursive_cli.core.values import dumps
 from recursive_cli.features.sessions.lock import LOCK_FILE, LockInfo, acquire_lock, live_owner, read_lock
 from recursive_cli.features.sessions.records import SessionInUseError, now_iso
 
@@ -16,7 +17,7 @@ from recursive_cli.features.sessions.records import SessionInUseError, now_iso
 def plant_lock(folder, pid: int, host: str | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     info = LockInfo(pid=pid, host=host or socket.gethostname(), started=now_iso())
-    (folder / LOCK_FILE).write_text(info.model_dump_json())
+    (folder / LOCK_FILE).write_text(dumps(info))
 
 
 def dead_pid() -> int:

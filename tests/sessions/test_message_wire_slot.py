@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from recursive_cli.core.messages import Message
+from recursive_cli.core.values import as_json
 from recursive_cli.features.sessions.reader import load_session
 from recursive_cli.features.sessions.records import MessageRecord, dump_record
 
@@ -16,7 +18,7 @@ def content(message: Message) -> str:
 def test_a_copy_gets_its_own_wire_forms() -> None:
     message = Message.user("first")
     assert message.wire("k", content) == "first"
-    changed = message.model_copy(update={"content": "second"})
+    changed = replace(message, content="second")
     assert changed.wire("k", content) == "second"
     assert message.wire("k", content) == "first"
 
@@ -27,7 +29,7 @@ def test_the_wire_cache_is_neither_saved_nor_compared() -> None:
     message.wire("k", content)
     assert dump_record(MessageRecord(turn=1, message=message, time="t")) == line
     assert message == Message.user("hello") and hash(message) == hash(Message.user("hello"))
-    assert message.model_dump() == Message.user("hello").model_dump()
+    assert as_json(message) == as_json(Message.user("hello"))
 
 
 def test_loaded_messages_build_their_wire_forms_on_first_use(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from recursive_cli.core.messages import Message, ToolCall, Usage
-from recursive_cli.features.sessions.meta import make_title, read_meta, write_meta
+from recursive_cli.features.sessions.meta import SessionBudgets, make_title, read_meta, write_meta
 from recursive_cli.features.sessions.records import (
     ExtraRecord,
     MessageRecord,
@@ -21,7 +21,7 @@ from .conftest import make_meta
 
 
 def test_meta_round_trips_and_leaves_no_temp_files(tmp_path):
-    meta = make_meta("s1", budgets={"max_cost": 2.5, "max_steps": 50}, allow=["run_shell(git *)"],
+    meta = make_meta("s1", budgets=SessionBudgets(max_cost=2.5, max_steps=50), allow=["run_shell(git *)"],
                      state={"loop": {"wakeup": None}}, usage=Usage(input_tokens=5))
     for _ in range(3):
         write_meta(tmp_path, meta)

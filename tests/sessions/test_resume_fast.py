@@ -12,6 +12,7 @@ import pytest
 
 from recursive_cli.core.kernel import INTERRUPTED_RESULT
 from recursive_cli.core.messages import Message, ToolCall
+from recursive_cli.core.values import dumps
 from recursive_cli.features.compaction import apply_record
 from recursive_cli.features.sessions import reader
 from recursive_cli.features.sessions.reader import load_session, repair_orphans
@@ -154,7 +155,7 @@ def test_one_pass_rebuild_matches_the_two_pass_one(seed: int) -> None:
 
 def _write(folder, records: list[TranscriptRecord]) -> None:
     folder.mkdir(parents=True)
-    (folder / "meta.json").write_text(make_meta(folder.name, messages=0).model_dump_json())
+    (folder / "meta.json").write_text(dumps(make_meta(folder.name, messages=0)))
     header = {"type": "session", "schema_version": 1, "id": folder.name, "created": T, "workspace": "/ws"}
     lines = [json.dumps(header).encode() + b"\n"] + [dump_record(r) for r in records]
     (folder / TRANSCRIPT_FILE).write_bytes(b"".join(lines))
@@ -208,7 +209,7 @@ def test_resume_of_a_killed_session_sends_the_repaired_conversation(workspace, i
     meta = make_meta("s1", workspace=str(workspace), messages=2, turns=1, status="running")
     script = isolated_home / "script.json"
     script.write_text(json.dumps([{"text": "used before"}, {"text": "done"}]))  # one reply per assistant message already said
-    (folder / "meta.json").write_text(meta.model_dump_json())
+    (folder / "meta.json").write_text(dumps(meta))
     result = invoke("resume", "s1", "--script", str(script), "--no-checkpoints", "--output-format",
                     "json", cwd=workspace)
     assert result.returncode == 0, result.stderr
@@ -243,7 +244,7 @@ def test_a_killed_turn_s_steps_are_added_to_meta_in_one_sum(store) -> None:
     _write(folder, records)
     meta = make_meta("s1", messages=3, turns=1, steps=1, usage=Usage(input_tokens=7), cost_usd=0.5,
                      status="running")
-    (folder / "meta.json").write_text(meta.model_dump_json())
+    (folder / "meta.json").write_text(dumps(meta))
     loaded = load_session(folder)
     tail = [u for n, u in enumerate(usages) if n != 5]
     assert (loaded.meta.steps, loaded.meta.turns, loaded.meta.messages) == (41, 2, 43)

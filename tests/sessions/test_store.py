@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from recursive_cli.core.values import dumps
 from recursive_cli.features.sessions.lock import LOCK_FILE, LockInfo
 from recursive_cli.features.sessions.meta import read_meta, write_meta
 from recursive_cli.features.sessions.records import (
@@ -34,7 +35,7 @@ def age(store, session_id: str, days: float) -> None:
 def hold(folder) -> None:
     """Lock the session as a live process (this test's own pid) would."""
     live = LockInfo(pid=os.getpid(), host=socket.gethostname(), started=now_iso())
-    (folder / LOCK_FILE).write_text(live.model_dump_json())
+    (folder / LOCK_FILE).write_text(dumps(live))
 
 
 def test_list_sorts_by_creation_and_filters_by_workspace(new_session, store, tmp_path):

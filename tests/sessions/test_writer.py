@@ -10,6 +10,7 @@ import pytest
 
 from recursive_cli.core.events import FinishReason, MessageAdded, RunFinished, TurnFinished, TurnStarted
 from recursive_cli.core.messages import Message, Usage
+from recursive_cli.core.values import as_json
 from recursive_cli.features.sessions.meta import read_meta
 from recursive_cli.features.sessions.reader import load_session
 from recursive_cli.features.sessions.records import ExtraRecord, RepairRecord, SessionExistsError, SessionWriteError
@@ -48,7 +49,7 @@ def test_round_trip_rebuilds_the_exact_messages(new_session):
     writer.emit(turn_finished())
     loaded = load_session(writer.folder)
     assert loaded.messages == messages
-    assert [m.model_dump() for m in loaded.messages] == [m.model_dump() for m in messages]
+    assert [as_json(m) for m in loaded.messages] == [as_json(m) for m in messages]
     assert loaded.turns == 1 and loaded.warnings == []
 
 

@@ -1,11 +1,10 @@
-"""A subagent's conversation read back through the Agent SDK's own functions: `list_subagents()`
-and `get_subagent_messages()` (the files beside the session's Claude-layout transcript, as Claude
-Code writes them), and their `SessionStore` counterparts (fed by `--session-mirror`); a run killed
-mid-task leaves what the subagent said so far."""
+"""A subagent that calls tools, read back through the Agent SDK's own `list_subagents()` and
+`get_subagent_messages()` (the files beside the session's Claude-layout transcript, as Claude
+Code writes them; tests/sdk/test_sdk_subagent_reads.py has the SessionStore and `sessions rm`);
+a run killed mid-task leaves what the subagent said so far."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -16,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from clitools import invoke, require, wait_until
+from clitools import require, wait_until
 from fakeserver import FakeLLMServer
 
 from .conftest import AgentCli
@@ -26,14 +25,11 @@ from .test_signals import AGENTS, ROOT, task_call
 sdk = require("claude_agent_sdk")
 
 from claude_agent_sdk import (  # noqa: E402
-    InMemorySessionStore,
     ResultMessage,
     TaskStartedMessage,
     get_session_messages,
     get_subagent_messages,
-    get_subagent_messages_from_store,
     list_subagents,
-    list_subagents_from_store,
 )
 
 
@@ -85,33 +81,6 @@ def test_the_sdk_lists_and_reads_a_subagents_conversation(agent_cli: AgentCli) -
     assert {(e["isSidechain"], e["agentId"]) for e in entries} == {(True, agent_id)}
     assert entries[0]["parentUuid"] is None
     assert [e["parentUuid"] for e in entries[1:]] == [e["uuid"] for e in entries[:-1]]
-
-
-def test_a_session_store_gets_the_subagents_conversation(agent_cli: AgentCli) -> None:
-    script_review(agent_cli)
-    store = InMemorySessionStore()
-
-    session_id, agent_id = _ids(collect(agent_cli, session_store=store))
-
-    workspace = str(agent_cli.workspace)
-    assert asyncio.run(list_subagents_from_store(store, session_id, workspace)) == [agent_id]
-    mirrored = asyncio.run(get_subagent_messages_from_store(store, session_id, agent_id, workspace))
-    on_disk = get_subagent_messages(session_id, agent_id, workspace)
-    assert [(m.type, m.uuid, m.parent_tool_use_id) for m in mirrored] == [
-        (m.type, m.uuid, "call_task") for m in on_disk]
-    assert len(on_disk) == 4
-
-
-def test_sessions_rm_removes_the_subagents_files_too(agent_cli: AgentCli) -> None:
-    script_review(agent_cli)
-    session_id, agent_id = _ids(collect(agent_cli))
-    assert list_subagents(session_id, str(agent_cli.workspace)) == [agent_id]
-
-    result = invoke("sessions", "rm", session_id, cwd=agent_cli.workspace, env=agent_cli.env())
-
-    assert result.returncode == 0, result.stderr
-    assert list_subagents(session_id, str(agent_cli.workspace)) == []
-    assert not list(Path(os.environ["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session_id}*"))
 
 
 def test_kill_9_during_a_subagent_leaves_what_it_said_readable(tmp_path: Path, workspace: Path) -> None:

@@ -186,7 +186,7 @@ class CheckpointObserver:
                         f"checkpoint: off for this session: {why}; {how}")
 
     def _warn_once(self, runtime: RuntimeCore, failed: CheckpointFailed, text: str) -> None:
-        runtime.emit(failed.model_copy(update={"shown": "" if self._warned else text}))
+        runtime.emit(replace(failed, shown="" if self._warned else text))
         self._warned = True
 
     def _text(self, session_id: str, turn: int, phase: Phase, snap: Snapshot) -> str:

@@ -210,9 +210,8 @@ def record_rewind(transcript: Path, plan: RestorePlan, result: RestoreResult) ->
     from ..sessions.records import ExtraRecord, dump_record, now_iso
     from ..sessions.writer import ends_torn
 
-    record = ExtraRecord.model_validate({
-        "type": "rewind", "turn": plan.turn, "undone": plan.undone, "commit": result.commit,
-        "files_changed": len(plan.actions) - len(result.blocked), "time": now_iso()})
+    record = ExtraRecord(type="rewind", turn=plan.turn, undone=plan.undone, commit=result.commit,
+                         files_changed=len(plan.actions) - len(result.blocked), time=now_iso())
     torn = ends_torn(transcript)
     with transcript.open("ab") as handle:
         handle.write((b"\n" if torn else b"") + dump_record(record))  # a torn line must not swallow it

@@ -3,33 +3,43 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, Field
-
+from ...core.provider import ToolSpec
 from ...core.tool import BaseTool, Tool, ToolContext, ToolError, ToolResult
 from ...core.wording import counted
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .checkpointer import GitCheckpointer, TurnCheckpoints
+    from .tool_args import ListArgs
 
 STATUS_WORDS = {"A": "added", "D": "deleted", "M": "modified", "T": "type changed"}
 LISTED_FILES = 200
 
 
-class ListArgs(BaseModel):
-    turn: int | None = Field(None, ge=1, description="Only this turn: list the files it changed.")
+def turn_parameters(about: str) -> dict[str, Any]:
+    """The tools' argument schema: an optional `turn` (what `tool_args.py`'s models give,
+    written out so that a run that never calls them loads no pydantic; tests/checkpoints check it)."""
+    return {"properties": {"turn": {"anyOf": [{"minimum": 1, "type": "integer"}, {"type": "null"}],
+                                    "default": None, "description": about}}, "type": "object"}
 
 
-class DiffArgs(ListArgs):
-    turn: int | None = Field(None, ge=1, description="The turn to show (default: the current one).")
-
-
-class _CheckpointTool(BaseTool[ListArgs]):
+class _CheckpointTool(BaseTool["ListArgs"]):
     """Shared by both tools: the session's checkpointer (None when checkpoints are off)."""
 
-    Args = ListArgs
+    args_name: ClassVar[str] = "ListArgs"  # its model in tool_args.py
+    turn_about: ClassVar[str] = "Only this turn: list the files it changed."
     subject_field = None
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, turn_parameters(self.turn_about))
+
+    def args_model(self) -> type[BaseModel]:
+        from . import tool_args
+
+        return getattr(tool_args, self.args_name)  # type: ignore[no-any-return]
 
     def __init__(self, checkpointer: GitCheckpointer | None = None) -> None:
         self._checkpointer = checkpointer
@@ -78,7 +88,8 @@ class CheckpointDiffTool(_CheckpointTool):
         "Show what you changed in a turn as a diff (file stat, then patch), shell commands' "
         "edits included, edits by others not. Default: the current turn so far."
     )
-    Args = DiffArgs
+    args_name = "DiffArgs"
+    turn_about = "The turn to show (default: the current one)."
 
     def read(self, cp: GitCheckpointer, turn: int | None) -> ToolResult:
         turns = _live(cp)

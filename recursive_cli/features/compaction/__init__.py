@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.events import CompactionDone
@@ -179,12 +180,12 @@ def summary_message(summary: str) -> Message:
 
 def without_usage(message: Message) -> Message:
     """`message` without its token usage, which counted a context that no longer exists."""
-    return message.model_copy(update={"usage": None}) if message.usage is not None else message
+    return replace(message, usage=None) if message.usage is not None else message
 
 
 def without_thinking(message: Message) -> Message:
     """`message` without its reasoning (thinking blocks), for a turn that is over."""
-    return message.model_copy(update={"reasoning": None}) if message.reasoning else message
+    return replace(message, reasoning=None) if message.reasoning else message
 
 
 def compacted(body: Sequence[Message], summary: str, replaced: int) -> list[Message]:

@@ -9,10 +9,9 @@ so a `kill -9` at any moment leaves enough on disk for `resume` to carry the loo
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
-
-from pydantic import ConfigDict
 
 from ...core.events import AnyNotice, BackgroundJobFinished, BackgroundJobStarted, WakeupScheduled
 from ...core.state import StatePart
@@ -28,18 +27,18 @@ STATE_KEY = "loop"
 DEFAULT_MAX_ITERATIONS = 100
 
 
+@dataclass(slots=True, kw_only=True)
 class LoopState(StatePart):
     """The loop's part of a session's saved state."""
 
     key: ClassVar[str] = STATE_KEY
 
-    model_config = ConfigDict(extra="ignore")
 
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     max_context_tokens: int | None = None
     stop_reason: str | None = None
     wakeup: Wakeup | None = None
-    jobs: list[JobRecord] = []
+    jobs: list[JobRecord] = field(default_factory=list)
     next_job: int = 1
 
 

@@ -104,13 +104,14 @@ class McpConfig:
         return self if seconds is None else McpConfig(self.servers, seconds, self.request)
 
 
+@dataclass(slots=True, kw_only=True)
 class McpState(StatePart):
     """The `--mcp-config` values (JSON text, or a file's absolute path) and `--strict-mcp-config`
     a session ran with: `resume` uses them again unless it is given MCP flags of its own."""
 
     key: ClassVar[str] = "mcp"
 
-    configs: list[str] = []
+    configs: list[str] = field(default_factory=list)
     strict: bool = False
 
     @property

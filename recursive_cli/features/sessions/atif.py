@@ -13,12 +13,14 @@ final answer, cache writes) goes in `extra`.
 # (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
 # annotation from its text when the models are made at import; issue 16.)
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
 from ...core.messages import Image, Message, ToolCall, Usage
 from ...core.pricing import cost_usd
+from ...core.values import parse
 from .atif_schema import (
     AtifAgent,
     AtifContentPart,
@@ -104,7 +106,7 @@ def _entries(records: Iterable[TranscriptRecord]) -> Iterator[_Entry]:
             raw = fields.get("message")
             if isinstance(raw, dict):  # a sub-conversation's message written as a record of its own
                 try:
-                    message = Message.model_validate(raw)
+                    message = parse(Message, raw)
                 except ValueError:
                     continue
                 yield _Entry(parent, _int(fields.get("turn")), str(fields.get("time", "")), message,
@@ -113,7 +115,7 @@ def _entries(records: Iterable[TranscriptRecord]) -> Iterator[_Entry]:
 
 def _parent_of(record: TranscriptRecord) -> str | None:
     """The tool call a record's sub-conversation hangs from, whichever name the record uses."""
-    fields = record.fields() if isinstance(record, ExtraRecord) else vars(record)
+    fields = record.fields() if isinstance(record, ExtraRecord) else _fields_of(record)
     for name in PARENT_FIELDS:
         value = fields.get(name)
         if isinstance(value, str) and value:
@@ -331,7 +333,7 @@ def _judge_metrics(judge: dict[str, Any]) -> tuple[AtifMetrics | None, int | Non
     """The judge's requests of one evaluation (their usage, cost and count), as its record
     keeps them; (None, None) for a record from before they were kept."""
     try:
-        usage = Usage.model_validate(judge["usage"])
+        usage = parse(Usage, judge["usage"])
     except (KeyError, ValueError):
         return None, None
     cost = judge.get("cost_usd")
@@ -380,3 +382,8 @@ def _int(value: Any) -> int:
 
 def _drop_none(fields: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
+
+
+def _fields_of(record: Any) -> dict[str, Any]:
+    """A known record's fields by name, as they are (its class is a slots dataclass)."""
+    return {item.name: getattr(record, item.name) for item in dataclasses.fields(record)}

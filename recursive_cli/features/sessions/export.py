@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ...core.messages import Message, ToolCall
+from ...core.values import as_json, parse
 from ...core.wording import counted
 from .reader import LoadedSession, rewound_turns
 from .records import ExtraRecord, MessageRecord, RepairRecord
@@ -35,9 +36,9 @@ def export_session(loaded: LoadedSession, fmt: str, agent_version: str = "unknow
 
 def _json(loaded: LoadedSession) -> str:
     document = {
-        "meta": loaded.meta.model_dump(mode="json"),
+        "meta": as_json(loaded.meta),
         "turns": loaded.turns,
-        "messages": [message.model_dump(mode="json") for message in loaded.messages],
+        "messages": [as_json(message) for message in loaded.messages],
         "warnings": loaded.warnings,
     }
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
@@ -131,7 +132,7 @@ def _subagent_messages(loaded: LoadedSession) -> dict[str, list[Message]]:
         if isinstance(record, ExtraRecord) and record.type == "subagent_message":
             fields = record.fields()
             try:
-                message = Message.model_validate(fields.get("message"))
+                message = parse(Message, fields.get("message"))
             except ValueError:
                 continue
             found.setdefault(str(fields.get("parent_tool_use_id")), []).append(message)

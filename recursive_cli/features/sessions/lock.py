@@ -10,14 +10,15 @@ from __future__ import annotations
 import contextlib
 import datetime
 import errno
+import json
 import os
 import socket
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
-
 from ...core.procs import process_alive
+from ...core.values import dumps
 from .records import SessionInUseError, SessionWriteError, now_iso
 
 LOCK_FILE = "lock"
@@ -25,12 +26,25 @@ _ATTEMPTS = 3
 _NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK}  # e.g. FAT, some FUSE
 
 
-class LockInfo(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class LockInfo:
     """Who holds a session."""
 
     pid: int
     host: str
     started: str
+
+    @classmethod
+    def parse(cls, data: bytes) -> LockInfo:
+        """A lock file's owner; ValueError when the file holds none (read by hand: every run
+        reads its own lock back when it ends, and three fields need no validator)."""
+        raw = json.loads(data)
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        pid, host, started = raw.get("pid"), raw.get("host"), raw.get("started")
+        if type(pid) is not int or not isinstance(host, str) or not isinstance(started, str):
+            raise ValueError("expected pid, host and started")
+        return cls(pid=pid, host=host, started=started)
 
 
 class SessionLock:
@@ -54,7 +68,7 @@ class SessionLock:
 
         info = LockInfo(pid=os.getpid(), host=self.info.host, started=now_iso())
         try:
-            write_atomic(self.path, info.model_dump_json().encode())
+            write_atomic(self.path, dumps(info).encode())
         except OSError as exc:
             raise SessionWriteError(f"cannot lock session {self.session_id} ({self.path}): "
                                     f"{exc.strerror or exc}") from None
@@ -71,7 +85,7 @@ def acquire_lock(folder: Path, session_id: str) -> SessionLock:
     """Take the session's lock; SessionInUseError when a live process holds it."""
     path = folder / LOCK_FILE
     info = LockInfo(pid=os.getpid(), host=socket.gethostname(), started=now_iso())
-    data = info.model_dump_json().encode()
+    data = dumps(info).encode()
     warning: str | None = None
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -88,8 +102,8 @@ def acquire_lock(folder: Path, session_id: str) -> SessionLock:
 def read_lock(folder: Path) -> LockInfo | None:
     """The lock's owner, or None when there is no lock or it cannot be read."""
     try:
-        return LockInfo.model_validate_json((folder / LOCK_FILE).read_bytes())
-    except (OSError, ValidationError):
+        return LockInfo.parse((folder / LOCK_FILE).read_bytes())
+    except (OSError, ValueError):
         return None
 
 
@@ -118,8 +132,8 @@ def _stale_or_raise(path: Path, session_id: str) -> str | None:
     except FileNotFoundError:
         return None  # released meanwhile: just try again
     try:
-        owner: LockInfo | None = LockInfo.model_validate_json(seen)
-    except ValidationError:
+        owner: LockInfo | None = LockInfo.parse(seen)
+    except ValueError:
         owner = None
     if owner is not None and owner_alive(owner):
         raise SessionInUseError(in_use_message(session_id, owner))

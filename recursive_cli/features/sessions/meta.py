@@ -1,18 +1,17 @@
 """`meta.json`: a session's settings, status and totals, rewritten atomically after every turn."""
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
+from __future__ import annotations
 
 import contextlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
-
 from ...core.messages import Usage
+from ...core.values import as_json, dumps, parse
 from .records import SCHEMA_VERSION, SessionReadError, SessionSchemaError, now_iso
 
 META_FILE = "meta.json"
@@ -22,7 +21,8 @@ SessionStatus = Literal["running", "completed", "interrupted", "failed"]
 SessionMode = Literal["run", "loop", "goal"]
 
 
-class SessionBudgets(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class SessionBudgets:
     """The limits the session was started with (None: no limit)."""
 
     max_cost: float | None = None
@@ -30,19 +30,19 @@ class SessionBudgets(BaseModel):
     max_duration: float | None = None
 
 
-class ImportRecord(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ImportRecord:
     """Where an imported session came from, and what `sessions import` kept out of it
     (features/sessions/quarantine.py): `resume` takes those settings from the importer."""
 
     source: str = ""  # the bundle file, as given
     at: str = ""
-    dropped: list[str] = []  # one line per setting taken out
+    dropped: list[str] = field(default_factory=list)  # one line per setting taken out
 
 
-class SessionMeta(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class SessionMeta:
     """Everything about a session except its conversation."""
-
-    model_config = ConfigDict(extra="ignore")
 
     schema_version: int = SCHEMA_VERSION
     id: str
@@ -53,34 +53,33 @@ class SessionMeta(BaseModel):
     api_base: str | None = None
     script: str | None = None
     status: SessionStatus = "running"
-    created: str = Field(default_factory=now_iso)
-    updated: str = Field(default_factory=now_iso)
+    created: str = field(default_factory=now_iso)
+    updated: str = field(default_factory=now_iso)
     turns: int = 0
     messages: int = 0
     steps: int = 0
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
-    budgets: SessionBudgets = Field(default_factory=SessionBudgets)
+    budgets: SessionBudgets = field(default_factory=SessionBudgets)
     permission_mode: str = "auto"
-    # Literal [] and {}: pydantic copies them for each model, while `default_factory=list`
-    # has it parse `list`'s signature with the tokenizer when the model is built (issue 16).
-    allow: list[str] = []
-    deny: list[str] = []
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
     sandbox: str | None = None  # --sandbox as given (None: by the permission mode)
     sandbox_network: bool = False
-    sandbox_allow_ports: list[int] = []
+    sandbox_allow_ports: list[int] = field(default_factory=list)
     effort: str | None = None  # --effort and --thinking-budget, kept so a resumed turn thinks alike
     thinking_budget: int | None = None
     title: str = ""
     finish_reason: str | None = None
     exit_code: int | None = None  # the last command's on this session (None while one runs)
-    state: dict[str, Any] = {}
+    state: dict[str, Any] = field(default_factory=dict)
     imported: ImportRecord | None = None  # set by `sessions import`
 
 
-class FirstPrompt(RootModel[str]):
+class FirstPrompt:
     """The run's part of the session state: the prompt of a run that has not started turn 1
-    yet, so that a run killed before it still owes (and on resume runs) that prompt."""
+    yet, so that a run killed before it still owes (and on resume runs) that prompt: the
+    text alone, as `state.first_prompt`."""
 
     key: ClassVar[str] = "first_prompt"
 
@@ -94,10 +93,10 @@ def make_title(prompt: str) -> str:
 def write_meta(folder: Path, meta: SessionMeta) -> None:
     """Replace `folder/meta.json` atomically: a reader sees the old file or the new one, never half."""
     try:
-        text = meta.model_dump_json(indent=2)
+        data = dumps(meta, indent=2).encode()
     except ValueError:  # a lone surrogate (a path or prompt that was not UTF-8): JSON-escape it
-        text = json.dumps(meta.model_dump(), indent=2)
-    write_atomic(folder / META_FILE, text.encode() + b"\n")
+        data = json.dumps(as_json(meta), indent=2).encode()
+    write_atomic(folder / META_FILE, data + b"\n")
 
 
 def read_meta(folder: Path) -> SessionMeta:
@@ -112,9 +111,10 @@ def read_meta(folder: Path) -> SessionMeta:
     try:
         raw = json.loads(data)
         _check_schema(raw, folder.name)
-        return SessionMeta.model_validate(raw)
+        return parse(SessionMeta, raw)
     except ValueError as exc:
-        reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        errors = getattr(exc, "errors", None)  # pydantic's ValidationError says what is wrong
+        reason = errors()[0]["msg"] if callable(errors) else str(exc)
         raise SessionReadError(f"{path} is not valid session metadata: {reason}") from None
 
 

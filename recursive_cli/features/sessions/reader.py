@@ -16,9 +16,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pydantic import TypeAdapter, ValidationError
-from pydantic_core import SchemaValidator
+from typing import TYPE_CHECKING
 
 from ...core.budget import Spent
 from ...core.kernel import INTERRUPTED_RESULT
@@ -30,7 +28,6 @@ from .meta import META_FILE, SessionMeta, newer_schema_message, read_meta
 from .records import (
     SCHEMA_VERSION,
     ExtraRecord,
-    KnownRecord,
     MessageRecord,
     RepairRecord,
     SessionHeader,
@@ -39,10 +36,15 @@ from .records import (
     TranscriptRecord,
     TurnEndRecord,
     TurnStartRecord,
+    known_records,
     now_iso,
     parse_record,
 )
 from .writer import TRANSCRIPT_FILE
+
+if TYPE_CHECKING:
+    from pydantic_core import SchemaValidator
+
 
 MAX_LINE_WARNINGS = 10
 _SMALL_TRANSCRIPT = 4096  # `lost_conversation` reads a transcript this small to look for a message
@@ -209,6 +211,8 @@ def parse_transcript(data: bytes, session_id: str) -> tuple[list[TranscriptRecor
     records: list[TranscriptRecord] = []
     corrupt: list[str] = []
     warnings: list[str] = []
+    from pydantic import ValidationError  # (reading a transcript back: the I/O edge pydantic serves)
+
     validate, append = _known_validator().validate_json, records.append
     # One line at a time (each with its b"\n", which JSON takes as whitespace): a list of all
     # of them would hold the whole transcript a second time.
@@ -250,7 +254,7 @@ def _check_schema(first_line: bytes, session_id: str) -> None:
 @functools.cache
 def _known_validator() -> SchemaValidator:
     """The core validator of the known record types (no per-line wrapper)."""
-    return TypeAdapter(KnownRecord).validator  # type: ignore[return-value]
+    return known_records().validator  # type: ignore[return-value]
 
 
 def _short(exc: ValueError) -> str:

@@ -1,4 +1,4 @@
-"""The lines of `transcript.jsonl`: one pydantic model per record `type`, and the session errors.
+"""The lines of `transcript.jsonl`: one dataclass per record `type`, and the session errors.
 
 Every line is one JSON object with a literal `type`. The first line is the `session` header;
 then `message`, `turn_start`, `turn_end` and `repair` records, which rebuild the conversation.
@@ -18,15 +18,13 @@ Errors raised by the sessions package:
      └── AmbiguousSessionError   an id prefix matches several sessions
 """
 
-# (No `from __future__ import annotations`: pydantic would compile and evaluate every field's
-# annotation from its text when the models are made at import; issue 16.)
+from __future__ import annotations
 
 import datetime
 import functools
 import json
-from typing import Annotated, Any, Literal, Union, cast
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 from ...core.errors import (  # noqa: F401 (re-exported: defined in errors.py, imported from here)
     AmbiguousSessionError,
@@ -39,6 +37,10 @@ from ...core.errors import (  # noqa: F401 (re-exported: defined in errors.py, i
     SessionWriteError,
 )
 from ...core.messages import Message, Usage
+from ...core.values import as_json, dumps, parse
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 SCHEMA_VERSION = 1
 
@@ -48,7 +50,8 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
-class SessionHeader(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class SessionHeader:
     """The first line of every transcript."""
 
     type: Literal["session"] = "session"
@@ -58,7 +61,8 @@ class SessionHeader(BaseModel):
     workspace: str
 
 
-class MessageRecord(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class MessageRecord:
     """One conversation message (user prompt, assistant reply or tool result)."""
 
     type: Literal["message"] = "message"
@@ -68,14 +72,16 @@ class MessageRecord(BaseModel):
     uuid: str | None = None  # its id in Claude's stream and transcript lines (older records: none)
 
 
-class TurnStartRecord(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class TurnStartRecord:
     type: Literal["turn_start"] = "turn_start"
     turn: int
     prompt: str
     time: str
 
 
-class TurnEndRecord(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class TurnEndRecord:
     """The end of a turn; `cost_usd` is the session's total so far (None when unknown)."""
 
     type: Literal["turn_end"] = "turn_end"
@@ -88,10 +94,9 @@ class TurnEndRecord(BaseModel):
     time: str
 
 
-class RepairRecord(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RepairRecord:
     """A synthetic result given on resume to a tool call that never got one."""
-
-    model_config = ConfigDict(defer_build=True)  # built when first made (resume)
 
     type: Literal["repair"] = "repair"
     turn: int
@@ -100,57 +105,80 @@ class RepairRecord(BaseModel):
     time: str = ""
 
 
-class ExtraRecord(BaseModel):
-    """A record of any other type, kept with all its fields; ignored for the conversation."""
+class ExtraRecord:
+    """A record of any other type, kept with all its fields (read as attributes); ignored for
+    the conversation."""
 
-    model_config = ConfigDict(extra="allow", defer_build=True)  # built when first made
+    __slots__ = ("type", "_fields")
 
-    type: str
+    def __init__(self, type: str, **fields: Any) -> None:  # noqa: A002 (the record's own key)
+        self.type = type
+        self._fields = fields
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._fields[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExtraRecord) and (self.type, self._fields) == (other.type, other._fields)
+
+    def __repr__(self) -> str:
+        return f"ExtraRecord(type={self.type!r}, **{self._fields!r})"
 
     def fields(self) -> dict[str, Any]:
         """The record's fields other than `type`."""
-        return dict(self.__pydantic_extra__ or {})
+        return dict(self._fields)
 
 
-KnownRecord = Annotated[
-    Union[SessionHeader, MessageRecord, TurnStartRecord, TurnEndRecord, RepairRecord],
-    Field(discriminator="type"),
-]
+KnownRecord = Union[SessionHeader, MessageRecord, TurnStartRecord, TurnEndRecord, RepairRecord]
 TranscriptRecord = Union[SessionHeader, MessageRecord, TurnStartRecord, TurnEndRecord,
                          RepairRecord, ExtraRecord]
 
 
-
 @functools.cache
-def _known() -> TypeAdapter[Any]:
-    """The known records' adapter, made when a transcript is first read (a new run writes only)."""
-    return TypeAdapter(KnownRecord)
+def known_records() -> TypeAdapter[Any]:
+    """The known records' validator (pydantic, by `type`), made when a transcript is first
+    read: a new run writes only."""
+    from typing import Annotated
+
+    from pydantic import Field, TypeAdapter
+
+    return TypeAdapter(Annotated[KnownRecord, Field(discriminator="type")])
 
 
-_BY_TYPE: dict[str, type[BaseModel]] = {
+_BY_TYPE: dict[str, type] = {
     "session": SessionHeader, "message": MessageRecord, "turn_start": TurnStartRecord,
     "turn_end": TurnEndRecord, "repair": RepairRecord,
 }
 
 
-def dump_record(record: BaseModel) -> bytes:
+def dump_record(record: Any) -> bytes:
     """One transcript line, newline included; None fields of known records are left out."""
-    compact = not isinstance(record, ExtraRecord)  # other records keep their fields verbatim
     try:
-        return record.model_dump_json(exclude_none=compact).encode() + b"\n"
+        if isinstance(record, ExtraRecord):  # other records keep their fields verbatim
+            return json.dumps({"type": record.type, **as_json(record.fields())}, ensure_ascii=False,
+                              separators=(",", ":")).encode() + b"\n"
+        return dumps(record, exclude_none=True).encode() + b"\n"
     except ValueError:
         # Lone surrogates (undecodable tool output) cannot be UTF-8: escape them as JSON does.
-        return json.dumps(record.model_dump(exclude_none=compact)).encode() + b"\n"
+        data = {"type": record.type, **record.fields()} if isinstance(record, ExtraRecord) else record
+        return json.dumps(as_json(data, exclude_none=not isinstance(record, ExtraRecord))).encode() + b"\n"
 
 
 def parse_record(line: bytes | str) -> TranscriptRecord:
     """The record on one line; raises ValueError when it is not a valid record."""
+    from pydantic import ValidationError
+
     try:
-        return cast(TranscriptRecord, _known().validate_json(line))
+        return cast(TranscriptRecord, known_records().validate_json(line))
     except ValidationError:
         pass
     data = json.loads(line)  # slow path: escaped surrogates, or a type this version does not know
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise ValueError("not a JSON object with a string 'type'")
-    model = _BY_TYPE.get(data["type"], ExtraRecord)
-    return cast(TranscriptRecord, model.model_validate(data))
+    kind = _BY_TYPE.get(data["type"])
+    if kind is None:
+        return ExtraRecord(**data)
+    return cast(TranscriptRecord, parse(kind, data))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def restore_settings(loaded: LoadedSettings, meta: SessionMeta) -> tuple[Setting
         ours = bool(source) or unset or meta.imported is not None and key in IMPORTER_CHOOSES
         values[key] = now if ours else saved[key]
     values["api_key"] = loaded.api_key_for(values["provider"])
-    return current.model_copy(update=values), notes
+    return replace(current, **values), notes
 
 
 def _given(loaded: LoadedSettings, key: str, provider: str | None) -> tuple[str, Any]:

@@ -159,8 +159,7 @@ class SessionStore:
             if view is not None:  # Claude's transcript of it, else `--resume ID` would bring it back
                 with contextlib.suppress(OSError):
                     view.unlink(missing_ok=True)
-                with contextlib.suppress(OSError):  # (and its subagents' transcripts)
-                    shutil.rmtree(view.with_suffix(""))
+                shutil.rmtree(view.with_suffix(""), ignore_errors=True)  # (its subagents' transcripts)
 
     def stale(self, older_than_seconds: float,
               workspace: Path | None = None) -> builtins.list[SessionMeta]:

@@ -26,8 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from ...core.events import AgentEvent, MessageAdded, Notice, RunFinished, TurnFinished, TurnStarted, notice_fields
 from .meta import META_FILE, SessionMeta, fsync_dir, make_title, write_meta
 from .records import (
@@ -145,7 +143,7 @@ class JsonlSessionWriter:
         if self.error is not None and isinstance(event, _BEFORE_ACTIONS):
             raise SessionWriteError(str(self.error))
 
-    def write_record(self, record: BaseModel) -> None:
+    def write_record(self, record: Any) -> None:
         """Append any other record (repair, wakeup, goal_evaluation, ...) and flush it;
         SessionWriteError when the session cannot be written."""
         self._write(dump_record(record))

@@ -28,6 +28,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 EXIT_USAGE = 2
 
 
+@dataclass(slots=True, kw_only=True)
 class WorktreeState(StatePart):
     """The session's part of the state: the worktree it works in (meta.json `state.worktree`)."""
 

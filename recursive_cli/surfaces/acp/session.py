@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -260,7 +261,7 @@ def start_session(spec: Launch, client: Client, servers: Sequence[Any] | None, g
         spec.mcp = McpState(configs=[config], strict=False)
     settings = spec.loaded.settings
     if not given_mode and spec.resumed is None and "permission_mode" not in spec.loaded.sources:
-        spec.loaded.settings = settings.model_copy(update={"permission_mode": DEFAULT_MODE})
+        spec.loaded.settings = dataclasses.replace(settings, permission_mode=DEFAULT_MODE)
     sink = UpdateSink(updates.workspace_resolver(spec.loaded.settings.workspace.expanduser().resolve()))
     spec.sinks = lambda _settings, _session_id: [sink]
     runtime, binding = start_runtime(spec)

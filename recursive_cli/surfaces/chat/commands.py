@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,7 +125,7 @@ async def _model(chat: ChatSession, args: str) -> None:
         runtime.provider.model = name
     else:
         try:
-            provider = make_provider(chat.settings.model_copy(update={"model": name}), runtime.session_id or None)
+            provider = make_provider(replace(chat.settings, model=name), runtime.session_id or None)
         except ConfigError as exc:
             chat.sink.line(f"error: {exc}", "red")
             return

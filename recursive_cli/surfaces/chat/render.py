@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ...core.events import (
@@ -114,7 +115,7 @@ class ChatSink(RichTerminalSink):
 
     def emit(self, event: AgentEvent) -> None:
         if isinstance(event, CheckpointTaken) and event.shown:  # here the way back is /undo
-            event = event.model_copy(update={"shown": _RESTORE_HINT.sub("(/undo puts it back)", event.shown)})
+            event = replace(event, shown=_RESTORE_HINT.sub("(/undo puts it back)", event.shown))
         if isinstance(event, MessageAdded) and event.message.role == "assistant":
             self._answer = "" if event.message.tool_calls else event.message.content
             usage = event.message.usage

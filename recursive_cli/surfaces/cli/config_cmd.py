@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.errors import CliError
 from ...core.pricing import configured_key, price_for
-from ...core.settings import LoadedSettings, Settings
+from ...core.settings import FIELDS, LoadedSettings
+from ...core.values import as_json
 from ...launch.errors import config_code
 from ...launch.options import CommonOptions, McpOptions
 from ...launch.settings import command_settings
@@ -29,9 +30,9 @@ def mask(secret: str) -> str:
 def config_rows(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
     """(key, value, source) for every setting; the API key masked; the MCP start-up timeout
     in force, whatever set it (`load_mcp_or_fail` has checked Claude's `MCP_TIMEOUT`)."""
-    data = loaded.settings.model_dump(mode="json")
+    data = as_json(loaded.settings)
     rows: list[tuple[str, str, str]] = [model_row(loaded), price_row(loaded)]
-    for key in Settings.model_fields:
+    for key in FIELDS:
         if key in ("model", "api_key", "prices"):
             continue
         if key == "mcp_timeout":

@@ -148,17 +148,24 @@ def _value_kind(param: click.Parameter) -> ValueKind:
 def _path_type(param: click.Parameter) -> str | None:
     """"file", "dir" or "path" (either) for a path or file parameter, else None."""
     descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is None:  # plain click
-        ptype = getattr(param, "type", None)
-        return "path" if type(ptype).__name__ in ("Path", "File") else None
+    if descriptor is None:  # click's types (typer <0.29); usage.py may wrap one for its help
+        ptype: Any = getattr(param, "type", None)
+        ptype = getattr(ptype, "inner", ptype)
+        if type(ptype).__name__ not in ("Path", "TyperPath"):
+            return "file" if type(ptype).__name__ == "File" else None
+        return _either(ptype.file_okay, ptype.dir_okay)
     if descriptor.is_file:
         return "file"
     if not _is_path_annotation(descriptor.annotation):
         return None
     info = descriptor.parameter_info
-    if info.file_okay and not info.dir_okay:
+    return _either(info.file_okay, info.dir_okay)
+
+
+def _either(file_okay: bool, dir_okay: bool) -> str:
+    if file_okay and not dir_okay:
         return "file"
-    return "dir" if info.dir_okay and not info.file_okay else "path"
+    return "dir" if dir_okay and not file_okay else "path"
 
 
 def _is_path_annotation(annotation: Any) -> bool:

@@ -103,6 +103,24 @@ class _HumanArgument(TyperArgument):
         return name + ("..." if self.nargs != 1 else "")
 
 
+class _Unnamed:
+    """A parameter's own type, converting as it does, of which help shows nothing: a typer
+    before 0.29 prints `<str>` beside an argument from its type's metavar and `[x>=1]` beside
+    a number's range from its class (0.29 asks `display_type_rich`, above)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def get_metavar(self, *args: Any, **kwargs: Any) -> str:
+        return ""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.inner(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # everything else is the type's own
+        return getattr(self.inner, name)
+
+
 def _human_params(params: list[Any]) -> list[Any]:
     for param in params:
         humanize_param(param)
@@ -150,8 +168,13 @@ def humanize_param(param: Any) -> None:
     """Give a typer parameter its displaying subclass (it adds no state; only display changes)."""
     if type(param) is TyperOption:
         param.__class__ = _HumanOption
+        kind = getattr(param, "type", None)
+        if not hasattr(param, "type_descriptor") and hasattr(kind, "_describe_range"):  # typer <0.29
+            param.type = _Unnamed(kind)  # type: ignore[attr-defined,unused-ignore]  # (help says the range in words)
     elif type(param) is TyperArgument:
         param.__class__ = _HumanArgument
+        if not hasattr(param, "type_descriptor"):  # typer <0.29
+            param.type = _Unnamed(param.type)  # type: ignore[attr-defined,unused-ignore]
 
 
 def humanize(command: Any) -> None:
@@ -328,5 +351,20 @@ def accepted_values(param: Any, message: str) -> str:
     if annotation in (int, float):
         return "expected " + wording.number(annotation is int, getattr(param, "min", None),
                                             getattr(param, "max", None))
+    if descriptor is None:  # a typer before 0.29: click's own types say what they take
+        return _click_type_accepts(getattr(param, "type", None)) or wording.plain(message)
     return wording.plain(message)
+
+
+def _click_type_accepts(kind: Any) -> str | None:
+    """What a click number or boolean type accepts, in words; None for any other."""
+    name = getattr(kind, "name", "")
+    if name == "boolean":
+        return "expected " + wording.BOOLEAN
+    if name not in ("int", "int range", "integer", "integer range", "float", "float range"):
+        return None
+    low, high = getattr(kind, "min", None), getattr(kind, "max", None)
+    if getattr(kind, "min_open", False):
+        return "expected " + wording.number(name.startswith("int"), None, high, above=low)
+    return "expected " + wording.number(name.startswith("int"), low, high)
 

@@ -310,13 +310,14 @@ def _bundle(home: Path, session_id: str, live: bool = False) -> AttemptBundle | 
 
 
 def _totals(home: Path, session_id: str) -> SessionTotals | None:
+    from ...core.values import as_json, load
     from ...features.sessions.meta import META_FILE, SessionMeta
 
     try:
-        meta = SessionMeta.model_validate_json((home / "sessions" / session_id / META_FILE).read_bytes())
+        meta = load(SessionMeta, (home / "sessions" / session_id / META_FILE).read_bytes())
     except (OSError, ValueError):
         return None
-    return SessionTotals(steps=meta.steps, turns=meta.turns, usage=meta.usage.model_dump(exclude_none=True),
+    return SessionTotals(steps=meta.steps, turns=meta.turns, usage=as_json(meta.usage, exclude_none=True),
                          cost_usd=meta.cost_usd)
 
 

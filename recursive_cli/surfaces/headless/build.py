@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,7 +202,7 @@ def assemble(options: HeadlessOptions) -> HeadlessRun:
     settings = picked.loaded.settings
     if settings.permission_mode == "plan" and options.permission_mode != "plan":
         # A session planned in plan mode, resumed: Claude's mode is the flag's (default: `default`).
-        settings = settings.model_copy(update={"permission_mode": "auto"})
+        settings = replace(settings, permission_mode="auto")
     definitions = agent_definitions(picked.loaded, options.agents, picked.resumed)
     main = None
     if options.agent:

@@ -43,7 +43,7 @@ def import_claude_session(store: SessionStore, session_id: str, workspace: Path)
     prompt = next((m.content for _, m in messages if m.role == "user"), "")
     meta = SessionMeta(id=session_id, workspace=str(workspace), title=make_title(prompt), status="interrupted")
     with JsonlSessionWriter.create(store.folder(session_id), meta) as writer:
-        writer.write_record(ExtraRecord.model_validate({"type": "claude_import", "source": str(path)}))
+        writer.write_record(ExtraRecord(type="claude_import", source=str(path)))
         turn = 0
         for uid, message in messages:
             if message.role == "user":

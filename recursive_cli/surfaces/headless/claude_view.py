@@ -7,7 +7,12 @@ character other than a letter or digit made `-`): `list_sessions()`, `get_sessio
 `transcript_mirror` frames on stdout (`--session-mirror`). So a headless session whose id is a
 UUID (every new `recursive -p` session's is) also keeps that file: one entry per message (the
 prompt, each reply, each tool result) linked by `parentUuid`, each with the `uuid` its stream
-line had, and a `last-prompt` entry at each turn's end (the SDK's `summary`).
+line had, and a `last-prompt` entry at each turn's end (the SDK's `summary`). A subagent's
+messages go to `<session id>/subagents/agent-<agent id>.jsonl` beside it (a sidechain), with an
+`agent-<agent id>.meta.json` naming the Agent call that started it (`toolUseId`; `finished`
+once it ended, written aside and renamed so a crash never leaves half of it): what the
+SDK's `list_subagents()` and `get_subagent_messages()` read; a SessionStore gets that file's
+lines too, after an `agent_metadata` entry holding the same.
 
 Our session (`$RECURSIVE_HOME/sessions/ID/`) stays the record: this file is a view made from
 the same events, written the same way (one whole line per `os.write` on an append-only file,
@@ -16,15 +21,6 @@ given up; the run and its session go on. A headless resume appends to its view (
 message the conversation goes on from, so a truncating resume is a branch, as Claude writes
 it), after the messages the view lacks: all of them when it has none (a fork, a session from
 before the view), those of turns that `recursive resume` ran (which writes no view).
-
-A subagent's conversation (its `SubagentStarted`/`SubagentMessage`/`SubagentFinished` events)
-is kept beside it as Claude Code keeps it, where the SDKs' `list_subagents()` and
-`get_subagent_messages()` read it: `<session id>/subagents/agent-<agent id>.jsonl` (its own
-chain of `isSidechain` entries, from the task's prompt), and `agent-<agent id>.meta.json`
-(`agentType`, `description`, `toolUseId`: the task call, `model`; `finished` once it ended),
-replaced whole (written aside, then renamed) so a crash leaves the old one or the new one. A
-mirror gets the subagent's entries under the subagent file's path, and its metadata as an
-`agent_metadata` entry, as Claude Code sends them.
 """
 
 from __future__ import annotations
@@ -55,101 +51,6 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-class _Jsonl:
-    """An append-only JSON-lines file: one whole line per `os.write`, fsynced on `sync`; a file
-    that cannot be written is warned of once and given up (`what` names it in the warning)."""
-
-    def __init__(self, path: Path, what: str) -> None:
-        self.path = path
-        self._what = what
-        self._fd: int | None = None
-        self.failed = False
-
-    def append(self, entries: list[Entry]) -> None:
-        data = "".join(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n" for entry in entries)
-        fd = self._open()
-        if fd is None:
-            return
-        try:
-            view = memoryview(data.encode("utf-8", "surrogatepass"))
-            while view:
-                view = view[os.write(fd, view):]
-        except OSError as exc:
-            self.give_up(exc)
-
-    def _open(self) -> int | None:
-        if self._fd is None and not self.failed:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                torn = self.path.exists() and ends_torn(self.path)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                if torn:  # a torn last line must not swallow the next entry
-                    os.write(self._fd, b"\n")
-            except OSError as exc:
-                self.give_up(exc)
-        return self._fd
-
-    def sync(self) -> None:
-        if self._fd is not None:
-            try:
-                os.fsync(self._fd)
-            except OSError as exc:
-                self.give_up(exc)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            self.sync()
-        self._drop()
-
-    def _drop(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-    def give_up(self, exc: OSError) -> None:
-        """Stop writing the file (warned of once); the session itself is unaffected."""
-        if not self.failed:
-            sys.stderr.write(f"warning: cannot write {self._what} {self.path}: {exc.strerror or exc}; "
-                             "the session is kept, but Claude's SDKs will not see the rest of it\n")
-        self.failed = True
-        self._drop()
-
-
-class _Subagent:
-    """The files of one subagent's conversation (module docstring)."""
-
-    def __init__(self, folder: Path, started: SubagentStarted) -> None:
-        self.file = _Jsonl(folder / f"agent-{started.task_id}.jsonl", "the transcript of subagent")
-        self.meta_path = folder / f"agent-{started.task_id}.meta.json"
-        self.meta: Entry = {"agentType": started.subagent_type, "isBuiltIn": started.subagent_type == "general-purpose",
-                            "description": started.description, "toolUseId": started.tool_use_id, "spawnDepth": 1,
-                            "model": started.model}
-        self.parent: str | None = None
-        self.callers: dict[str, str] = {}
-
-    def write_meta(self, finished: bool = False) -> None:
-        """Replace the metadata whole (written aside and renamed: never half of it on disk)."""
-        if self.file.failed:
-            return
-        if finished:
-            self.meta["finished"] = True
-        aside = self.meta_path.with_name(self.meta_path.name + ".tmp")
-        try:
-            self.meta_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(fd, json.dumps(self.meta, ensure_ascii=False, separators=(",", ":")).encode())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(aside, self.meta_path)
-        except OSError as exc:
-            self.file.give_up(exc)
-
-
 class ClaudeTranscript:
     """Appends a headless session's messages to its Claude-layout view (an event sink).
 
@@ -167,10 +68,13 @@ class ClaudeTranscript:
         self._present = present
         self._parent = parent
         self._mirror = mirror
-        self._file = _Jsonl(path, "Claude's transcript")
-        self._subagents: dict[str, _Subagent] = {}  # by agent id, while each runs
+        self._fd: int | None = None
+        self._failed = False
         self._callers: dict[str, str] = {}  # tool call id → the uuid of the reply that made it
         self._prompt = ""  # the last prompt (a `last-prompt` entry's text)
+        self._tasks: dict[str, SubagentStarted] = {}  # subagent id → how it was started
+        self._sidechains: dict[str, str | None] = {}  # subagent id → the uuid of its last entry
+        self._metas: dict[str, Entry] = {}  # subagent id → its `.meta.json`, while it runs
         # The next prompt as the client wrote it, when the model gets more (a hook's context,
         # the --json-schema instruction): the transcript shows what was typed, as Claude's does.
         self.next_prompt: str | None = None
@@ -184,8 +88,12 @@ class ClaudeTranscript:
             entry = self._entry(event.message, event.uuid, self._model())
             if entry is not None:
                 self._append([entry])
-        elif isinstance(event, SubagentStarted | SubagentMessage | SubagentFinished):
-            self._subagent(event)
+        elif isinstance(event, SubagentStarted):
+            self._tasks[event.task_id] = event
+        elif isinstance(event, SubagentMessage):
+            self._sidechain(event)
+        elif isinstance(event, SubagentFinished):
+            self._finished(event)
         elif isinstance(event, TurnFinished) and self._parent is not None and self._prompt:
             self._append([{"type": "last-prompt", "lastPrompt": self._prompt, "leafUuid": self._parent,
                            "sessionId": self.session_id}])
@@ -209,40 +117,13 @@ class ClaudeTranscript:
                                 present=self._present, mirror=self._mirror)
 
     def close(self) -> None:
-        for sub in self._subagents.values():  # (a run that ended while a subagent worked)
-            sub.file.close()
-        self._subagents.clear()
-        self._file.close()
-
-    def _subagent(self, event: SubagentStarted | SubagentMessage | SubagentFinished) -> None:
-        """A subagent's event: its files beside the session's (module docstring)."""
-        if isinstance(event, SubagentStarted):
-            if not self._file.failed:
-                self._subagent_started(event)
-            return
-        sub = self._subagents.get(event.agent_id if isinstance(event, SubagentMessage) else event.task_id)
-        if sub is None:
-            return
-        if isinstance(event, SubagentFinished):
-            del self._subagents[event.task_id]
-            sub.file.close()
-            sub.write_meta(finished=True)
-            return
-        entry = self._body(event.message, str(uuid4()), event.model, sub.callers)
-        if entry is None:
-            return
-        entry = {"parentUuid": sub.parent, "isSidechain": True, "agentId": event.agent_id, **entry}
-        sub.parent = entry["uuid"]
-        if self._mirror is not None:
-            self._mirror({"type": "transcript_mirror", "filePath": str(sub.file.path), "entries": [entry]})
-        sub.file.append([entry])
-
-    def _subagent_started(self, event: SubagentStarted) -> None:
-        sub = self._subagents[event.task_id] = _Subagent(self.path.with_suffix("") / "subagents", event)
-        sub.write_meta()
-        if self._mirror is not None:
-            self._mirror({"type": "transcript_mirror", "filePath": str(sub.file.path),
-                          "entries": [{"type": "agent_metadata", **sub.meta}]})
+        if self._fd is not None:
+            self._sync()
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     # -- entries ---------------------------------------------------------------------------
 
@@ -252,48 +133,145 @@ class ClaudeTranscript:
             typed, self.next_prompt = self.next_prompt, None
             text = message.content if typed is None else typed
             self._prompt = text.replace("\n", " ").strip()
-            message = message.model_copy(update={"content": text})
-        body = self._body(message, uid, model, self._callers)
-        if body is None:
-            return None
-        entry = {"parentUuid": self._parent, "isSidechain": False, **body}
-        self._parent = uid
-        return entry
-
-    def _body(self, message: Message, uid: str, model: str, callers: dict[str, str]) -> Entry | None:
-        """An entry but its link (`parentUuid`, `isSidechain`); `callers` maps each tool call
-        of the conversation to the reply that made it."""
-        if message.role == "user":
-            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": message.content}}
+            body: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": text}}
         elif message.role == "assistant":
             for call in message.tool_calls:
-                callers[call.id] = uid
-            body = {"type": "assistant", "message": {
-                "id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
-                "model": model, "content": assistant_content(message, self._present),
-                "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
-                "usage": claude_usage(message.usage or Usage())}}
+                self._callers[call.id] = uid
+            body = self._reply(message, uid, model)
         elif message.role == "tool":
             body = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]}}
-            caller = callers.pop(message.tool_call_id or "", None)
+            caller = self._callers.pop(message.tool_call_id or "", None)
             if caller is not None:
                 body["sourceToolAssistantUUID"] = caller
         else:
             return None
-        return {**body, "uuid": uid, "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
-                "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
+        entry = {"parentUuid": self._parent, "isSidechain": False, **body, "uuid": uid,
+                 "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
+                 "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
+        self._parent = uid
+        return entry
+
+    def _reply(self, message: Message, uid: str, model: str) -> Entry:
+        return {"type": "assistant", "message": {
+            "id": f"msg_{uid.replace('-', '')[:24]}", "type": "message", "role": "assistant",
+            "model": model, "content": assistant_content(message, self._present),
+            "stop_reason": "tool_use" if message.tool_calls else "end_turn", "stop_sequence": None,
+            "usage": claude_usage(message.usage or Usage())}}
+
+    def _sidechain(self, event: SubagentMessage) -> None:
+        """A subagent's message, in its own transcript under the session's folder; its first
+        also writes the `.meta.json` that ties it to the Agent call (and mirrors it)."""
+        message, uid = event.message, str(uuid4())
+        if message.role == "user":
+            body: Entry = {"type": "user", "message": {"role": "user", "content": message.content}}
+        elif message.role == "assistant":
+            body = self._reply(message, uid, event.model)
+        elif message.role == "tool":
+            body = {"type": "user", "message": {"role": "user", "content": [tool_result_block(message)]}}
+        else:
+            return
+        path = self.path.with_suffix("") / "subagents" / f"agent-{event.agent_id}.jsonl"
+        first = event.agent_id not in self._sidechains
+        started = self._tasks.get(event.agent_id)
+        meta = {"agentType": event.subagent_type, "description": started.description if started else "",
+                "toolUseId": event.parent_tool_use_id, "model": event.model}
+        entry = {"parentUuid": self._sidechains.get(event.agent_id), "isSidechain": True, "agentId": event.agent_id,
+                 **body, "uuid": uid, "timestamp": _now(), "userType": "external", "entrypoint": "recursive",
+                 "cwd": self._cwd, "sessionId": self.session_id, "version": __version__}
+        self._sidechains[event.agent_id] = uid
+        if self._mirror is not None:
+            entries = [{"type": "agent_metadata", **meta}] if first else []
+            self._mirror({"type": "transcript_mirror", "filePath": str(path), "entries": [*entries, entry]})
+        if first and not self._replace(path.with_name(f"agent-{event.agent_id}.meta.json"), meta):
+            return
+        if first:
+            self._metas[event.agent_id] = meta
+        self._write(path, json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n", "a")
+
+    def _finished(self, event: SubagentFinished) -> None:
+        """A subagent ended: its `.meta.json` says `finished`, as Claude Code's does."""
+        self._tasks.pop(event.task_id, None)
+        self._sidechains.pop(event.task_id, None)
+        meta = self._metas.pop(event.task_id, None)
+        if meta is not None:
+            path = self.path.with_suffix("") / "subagents" / f"agent-{event.task_id}.meta.json"
+            self._replace(path, {**meta, "finished": True})
+
+    def _replace(self, path: Path, value: Entry) -> bool:
+        """Write a small JSON file whole: aside, then renamed over it (a crash leaves the old
+        one or the new one, never half of one)."""
+        aside = path.with_name(path.name + ".tmp")
+        if not self._write(aside, json.dumps(value) + "\n", "w"):
+            return False
+        try:
+            os.replace(aside, path)
+        except OSError as exc:
+            self._give_up(exc)
+            return False
+        return True
+
+    def _write(self, path: Path, text: str, mode: str) -> bool:
+        """Write (or append) one small file of the view whole; False (and the view given up) when it cannot be."""
+        if self._failed:
+            return False
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with path.open(mode, encoding="utf-8", errors="surrogatepass") as out:
+                out.write(text)
+        except OSError as exc:
+            self._give_up(exc)
+            return False
+        return True
 
     # -- the file ----------------------------------------------------------------------------
 
     def _append(self, entries: list[Entry]) -> None:
         if not entries:
             return
+        data = "".join(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n" for entry in entries)
         if self._mirror is not None:
             self._mirror({"type": "transcript_mirror", "filePath": str(self.path), "entries": entries})
-        self._file.append(entries)
+        fd = self._open()
+        if fd is None:
+            return
+        try:
+            view = memoryview(data.encode("utf-8", "surrogatepass"))
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            self._give_up(exc)
+
+    def _open(self) -> int | None:
+        if self._fd is None and not self._failed:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                torn = self.path.exists() and ends_torn(self.path)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                if torn:  # a torn last line must not swallow the next entry
+                    os.write(self._fd, b"\n")
+            except OSError as exc:
+                self._give_up(exc)
+        return self._fd
 
     def _sync(self) -> None:
-        self._file.sync()
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        """Stop writing the view (warned of once); the session itself is unaffected."""
+        if not self._failed:
+            sys.stderr.write(f"warning: cannot write Claude's transcript {self.path}: {exc.strerror or exc}; "
+                             "the session is kept, but Claude's SDKs will not see the rest of it\n")
+        self._failed = True
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def open_view(session_id: str, workspace: Path, records: list[MessageRecord] | None, *, model: Callable[[], str],

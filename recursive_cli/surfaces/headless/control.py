@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.messages import Message
@@ -265,7 +266,7 @@ class ClientRequests:
             runtime.provider.model = model
         else:
             try:
-                provider = make_provider(self.run.loaded.settings.model_copy(update={"model": model}),
+                provider = make_provider(replace(self.run.loaded.settings, model=model),
                                          runtime.session_id or None)
             except ConfigError as exc:
                 raise ValueError(str(exc)) from None

@@ -183,7 +183,7 @@ class RewritingToolRegistry(ToolRegistry):
     async def execute(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         rewritten = self.rewrites.pop(call.id, None)
         if rewritten is not None:
-            call = call.model_copy(update={"arguments": json.dumps(rewritten)})
+            call = replace(call, arguments=json.dumps(rewritten))
         if call.id in self.granted and isinstance(ctx.sandbox, WorkspaceSandbox):
             self.granted.discard(call.id)
             ctx = replace(ctx, sandbox=OutsideAllowed(ctx.sandbox))

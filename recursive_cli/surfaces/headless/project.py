@@ -68,13 +68,17 @@ def plugins(folders: list[str]) -> list[Plugin]:
 
 def output_style(loaded: LoadedSettings, options: HeadlessOptions) -> str:
     """The `outputStyle` of the settings, as Claude Code reads it: `--settings` over the
-    workspace's settings files over the user's; "default" when none names one. As under
-    Claude Code's SDK system prompt, the style changes no prompt here, it is only reported: so
-    the workspace's files count without trust, unless `setting_sources` leaves them out."""
+    workspace's settings files over the user's (ours, over Claude Code's
+    `$CLAUDE_CONFIG_DIR/settings.json`, which the SDK seeds for a SessionStore resume);
+    "default" when none names one. As under Claude Code's SDK system prompt, the style changes
+    no prompt here, it is only reported: so the workspace's files count without trust, unless
+    `setting_sources` leaves them out."""
     from ...features.hooks.config import workspace_settings_files
+    from ...features.sessions.claude_paths import claude_config_dir
 
     workspace = loaded.settings.workspace.expanduser().resolve()
-    files = [] if loaded.settings.bare else [loaded.home / "settings.json"]
+    users = [claude_config_dir(loaded.env) / "settings.json", loaded.home / "settings.json"]
+    files = [] if loaded.settings.bare else users
     sources = options.setting_sources
     if not loaded.settings.bare and (sources is None or {"project", "local"} & set(sources)):
         files += workspace_settings_files(workspace, loaded.home)

@@ -6,7 +6,7 @@ a UUID, as Claude Code's are (features/sessions/ids.py)."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...core.settings import LoadedSettings
@@ -100,7 +100,7 @@ def fork(store: SessionStore, source: str, new_id: str) -> str:
         raise SessionExistsError(f"session {new_id} already exists ({folder})")
     data = old.transcript_path.read_bytes()
     rest = data.split(b"\n", 1)[1] if b"\n" in data else b""
-    meta = old.meta.model_copy(update={"id": new_id, "created": now_iso(), "status": "interrupted"})
+    meta = replace(old.meta, id=new_id, created=now_iso(), status="interrupted")
     folder.mkdir(parents=True, mode=0o700)
     write_meta(folder, meta)
     header = SessionHeader(id=new_id, created=meta.created, workspace=meta.workspace)
