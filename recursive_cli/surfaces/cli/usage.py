@@ -17,7 +17,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -35,45 +35,9 @@ from ...launch.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 # `recursive` alone shows its help (exit 2); a click without this error has no such case.
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
-_RuntimeParam: Any
-try:  # typer's coercion layer (recent typers): one pydantic TypeAdapter per parameter
-    from typer._coercion import RuntimeParam as _RuntimeParam
-except ImportError:  # an older typer coerces with click's types: nothing to defer
-    _RuntimeParam = None
-
-
-def _deferred_runtime_param(param: Any) -> Any:
-    """Parameters whose coercion is built when a value needs it (`get_runtime_param` of the
-    swapped-in classes below). typer builds a TypeAdapter for every parameter of the command
-    run, given or not, to turn its None into None: 20 of them for a `recursive run` that gives
-    three options. A parameter not given keeps its None (or `()` when repeatable) exactly as
-    typer's coercion returns it, with none built."""
-    if _RuntimeParam is None:
-        return _built_runtime_param(param)
-    return _DEFERRED
-
-
-def _built_runtime_param(param: Any) -> Any:
-    """typer's own runtime parameter of `param`, built on the first call."""
-    base = TyperOption if isinstance(param, TyperOption) else TyperArgument
-    return base.get_runtime_param(param)
-
-
-if _RuntimeParam is not None:
-    class _DeferredRuntimeParam(_RuntimeParam):  # type: ignore[misc]
-        """typer's own `coerce` (None → None or `()`); any other value goes to the parameter's
-        real runtime parameter, built once."""
-
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            return _built_runtime_param(param)._coerce_value(value, param=param, ctx=ctx)
-
-    _DEFERRED: Any = _DeferredRuntimeParam(parameter_info=None, annotation=None)  # (neither is read)
-
 
 class _HumanOption(TyperOption):
     """An option shown by its value name: `--max-steps N`, and nothing for a flag."""
-
-    get_runtime_param = _deferred_runtime_param
 
     def display_type_rich(self, ctx: Any) -> str | None:
         if self.is_flag or self.count:
@@ -87,13 +51,15 @@ class _HumanOption(TyperOption):
 class _HumanArgument(TyperArgument):
     """An argument shown by its name alone; a metavar like `[SESSION] [PROMPT]...` is the usage."""
 
-    get_runtime_param = _deferred_runtime_param
-
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
 
     def _get_number_range_help_str(self) -> str | None:
         return None
+
+    def make_metavar(self, ctx: Any, *, usage: bool = False) -> str:
+        """typer <0.29 asks this for the usage line's piece (`{session}` of its own)."""
+        return self._usage_display_name() if usage else super().make_metavar(ctx)
 
     def _usage_display_name(self) -> str:
         name = self.metavar or (self.name or "arg").upper()
@@ -170,11 +136,11 @@ def humanize_param(param: Any) -> None:
         param.__class__ = _HumanOption
         kind = getattr(param, "type", None)
         if not hasattr(param, "type_descriptor") and hasattr(kind, "_describe_range"):  # typer <0.29
-            param.type = _Unnamed(kind)  # type: ignore[attr-defined,unused-ignore]  # (help says the range in words)
+            param.type = cast(Any, _Unnamed(kind))  # (help says the range in words)
     elif type(param) is TyperArgument:
         param.__class__ = _HumanArgument
         if not hasattr(param, "type_descriptor"):  # typer <0.29
-            param.type = _Unnamed(param.type)  # type: ignore[attr-defined,unused-ignore]
+            param.type = cast(Any, _Unnamed(param.type))
 
 
 def humanize(command: Any) -> None:
