@@ -3,11 +3,15 @@
 Events are standard dataclasses with a literal `type`; sinks dispatch on the class. The
 events of drivers and features (loop, goal, checkpoints, compaction…) are `Notice`s: each
 says whether the session records it and what the terminal shows, and `notice_fields` is the
-one serialisation both the stream-json line and the session record are made from.
+one serialisation both the stream-json line and the session record are made from. Those no
+sink tells apart are declared by their own module, loaded only with it: the loop's in
+features/loop/notices.py, `LoopIteration` in drivers/event_loop.py, `GoalEvaluated` in
+drivers/goal.py, the hooks' in features/hooks/notices.py (a class costs a run's start-up
+≈ 0.5 ms to make).
 
 An event is declared one way (no pydantic on a run's path: `values.py`):
 
-    @dataclass(slots=True, kw_only=True)
+    @dataclass(slots=True, kw_only=True, eq=False)
     class LoopIteration(Notice):
         # its docstring: what it says
 
@@ -18,6 +22,9 @@ An event is declared one way (no pydantic on a run's path: `values.py`):
         shown: str = hidden("")                              # the terminal's text, in no JSON
 
 A changed copy is `dataclasses.replace(event, shown="…")`; its JSON body is `notice_fields(event)`.
+Events are declared `eq=False`: each is something that happened once, equal only to itself
+(compare their `as_json` forms for their content); it also spares every event class a
+generated `__eq__`, which a run's start-up would pay for all of them.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 from uuid import uuid4
 
-from .event_models import CheckResult, GoalSummary, JudgeVerdict, WorktreeInfo
+from .event_models import GoalSummary, WorktreeInfo
 from .messages import Message, ToolCall, Usage
 from .values import as_json, hidden
 
@@ -55,13 +62,15 @@ class FinishReason(str, enum.Enum):
     STRUCTURED_OUTPUT_INVALID = "structured_output_invalid"  # --output-schema not met, asked twice
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class EventModel:
     """The base of every event."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class RunStarted(EventModel):
+    """A run began: its session and workspace."""
+
     type: Literal["run_started"] = "run_started"
     session_id: str
     cwd: str
@@ -74,14 +83,16 @@ class RunStarted(EventModel):
     mcp_servers: list[dict[str, str]] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class TurnStarted(EventModel):
+    """A turn began, with the prompt it answers."""
+
     type: Literal["turn_started"] = "turn_started"
     turn: int
     prompt: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class MessageAdded(EventModel):
     """A message was appended to the transcript (user prompt, assistant reply or tool result)."""
 
@@ -93,7 +104,7 @@ class MessageAdded(EventModel):
     uuid: str = field(default_factory=lambda: str(uuid4()))
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ModelRequest(EventModel):
     """The kernel is about to wait for the model (step is 1-based within the turn)."""
 
@@ -101,7 +112,7 @@ class ModelRequest(EventModel):
     step: int
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ModelReplied(EventModel):
     """The model answered the call of `step`: on `model` (the one that answered, after any
     fallback), why it stopped (`stop`, the kernel's word; `reason`, the provider's), what the
@@ -118,7 +129,7 @@ class ModelReplied(EventModel):
     response_id: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class SideCallStarted(EventModel):
     """A model call outside the conversation is about to be made: the goal judge's
     (`call` = "judge"), a compaction summary's ("compaction") or a subagent's ("subagent").
@@ -132,7 +143,7 @@ class SideCallStarted(EventModel):
     model: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class SideCallFinished(EventModel):
     """The side call of the last `SideCallStarted` answered (as `ModelReplied` says of a
     turn's call), or failed: `error` is then its kind ("interrupted", "provider_error")."""
@@ -149,13 +160,15 @@ class SideCallFinished(EventModel):
     detail: str = ""  # the failure's one line
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class TextDelta(EventModel):
+    """A piece of the model's reply text as it streams."""
+
     type: Literal["text_delta"] = "text_delta"
     text: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ThinkingDelta(EventModel):
     """A piece of the model's thinking as it streams (the whole of it is the reply's `reasoning`)."""
 
@@ -163,15 +176,19 @@ class ThinkingDelta(EventModel):
     text: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ToolStarted(EventModel):
+    """A tool call is about to run (after its permission check)."""
+
     type: Literal["tool_started"] = "tool_started"
     call: ToolCall
     subject: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ToolFinished(EventModel):
+    """A tool call ended, with what it returned."""
+
     type: Literal["tool_finished"] = "tool_finished"
     call: ToolCall
     subject: str
@@ -180,8 +197,10 @@ class ToolFinished(EventModel):
     duration_s: float
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class PermissionDenied(EventModel):
+    """A tool call the permission rules, a hook or the user refused."""
+
     type: Literal["permission_denied"] = "permission_denied"
     tool: str
     subject: str
@@ -189,8 +208,10 @@ class PermissionDenied(EventModel):
     tool_use_id: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ApiRetry(EventModel):
+    """A model request failed and is tried again after a delay."""
+
     type: Literal["api_retry"] = "api_retry"
     attempt: int
     max_retries: int
@@ -199,7 +220,7 @@ class ApiRetry(EventModel):
     error: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class Notice(EventModel):
     """The base of every driver's and feature's event; its subclasses set a literal `type`.
 
@@ -224,7 +245,7 @@ def notice_fields(event: Notice) -> dict[str, Any]:
     return as_json(event, exclude=frozenset({"type", *unset}))
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class SkippedPath(EventModel):
     """A path a checkpoint left out, and why."""
 
@@ -232,7 +253,7 @@ class SkippedPath(EventModel):
     reason: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class CheckpointTaken(Notice):
     """A snapshot of the workspace before or after a turn."""
 
@@ -251,7 +272,7 @@ class CheckpointTaken(Notice):
         return self.shown
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class CheckpointFailed(Notice):
     """A snapshot that could not be taken (or git is missing); the run goes on."""
 
@@ -269,7 +290,7 @@ class CheckpointFailed(Notice):
         return self.shown
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class CompactionDone(Notice):
     """Older messages were replaced by a summary to keep the context bounded."""
 
@@ -287,73 +308,7 @@ class CompactionDone(Notice):
                 f"(~{self.tokens_before:,} → ~{self.tokens_after:,} tokens)")
 
 
-@dataclass(slots=True, kw_only=True)
-class WakeupScheduled(Notice):
-    """The loop's agent asked to be woken up later with a prompt."""
-
-    type: Literal["wakeup_scheduled"] = "wakeup_scheduled"
-
-    delay_seconds: float
-    due: str
-    prompt: str
-    reason: str
-    shown: str = hidden("")
-
-    def text(self) -> str:
-        return self.shown
-
-
-@dataclass(slots=True, kw_only=True)
-class BackgroundJobStarted(Notice):
-    """The loop's agent started a background job."""
-
-    type: Literal["background_job_started"] = "background_job_started"
-
-    job_id: str
-    command: str
-    pid: int
-    output_file: str
-    timeout_seconds: float | None
-
-    def text(self) -> str:
-        return f"▶ {self.job_id} started: {self.command}"
-
-
-@dataclass(slots=True, kw_only=True)
-class BackgroundJobFinished(Notice):
-    """A background job ended (or was found dead on resume)."""
-
-    type: Literal["background_job_finished"] = "background_job_finished"
-
-    job_id: str
-    command: str
-    status: str
-    exit_code: int | None
-    duration_s: float
-    output_file: str
-    shown: str = hidden("")
-
-    def text(self) -> str:
-        return self.shown
-
-
-@dataclass(slots=True, kw_only=True)
-class LoopIteration(Notice):
-    """The loop starts another turn, for a prompt, a wakeup or a finished job."""
-
-    type: Literal["loop_iteration"] = "loop_iteration"
-
-    iteration: int
-    max_iterations: int
-    trigger: str
-    detail: str
-
-    def text(self) -> str:
-        about = f" ({self.detail})" if self.detail else ""
-        return f"↻ loop iteration {self.iteration}: {self.trigger}{about}"
-
-
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class LoopWaiting(Notice):
     """The loop sleeps until a wakeup is due or a job ends (shown and streamed, not recorded)."""
 
@@ -369,7 +324,7 @@ class LoopWaiting(Notice):
         return self.shown
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class QueueDelivered(Notice):
     """A message left by `recursive queue` was taken from the session folder; the user message
     of the turn it starts follows it in the session (resume delivers again one that has none)."""
@@ -383,26 +338,7 @@ class QueueDelivered(Notice):
         return f"✉ queued message {self.id} delivered"
 
 
-@dataclass(slots=True, kw_only=True)
-class GoalEvaluated(Notice):
-    """The verdict after a goal turn: the checks' results and the judge's, if asked."""
-
-    type: Literal["goal_evaluation"] = "goal_evaluation"
-
-    turn: int
-    max_turns: int
-    session_turn: int
-    achieved: bool
-    checks: list[CheckResult]
-    judge: JudgeVerdict | None
-    reason: str
-
-    def text(self) -> str:
-        mark, word = ("✓", "met") if self.achieved else ("✗", "not met")
-        return f"{mark} goal {word} after turn {self.turn}/{self.max_turns}: {self.reason}"
-
-
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class ToolCallsNotRun(Notice):
     """A reply that was not whole (cut off, filtered, a refusal) lost its tool calls."""
 
@@ -416,52 +352,7 @@ class ToolCallsNotRun(Notice):
         return self.shown
 
 
-@dataclass(slots=True, kw_only=True)
-class HookStarted(Notice):
-    """A command hook of the user's settings started (stream-json: with --include-hook-events)."""
-
-    type: Literal["hook_started"] = "hook_started"
-
-    hook_id: str
-    hook_name: str  # `PreToolUse:Bash`, as Claude names it
-    hook_event: str
-    command: str
-    source: str  # the settings file (or `--settings`) it comes from
-
-
-# A block of these is told by the line it causes — the call's denial, the prompt's error — with
-# its reason: a line of its own would say it twice.
-_TOLD_ELSEWHERE = frozenset({"PreToolUse", "UserPromptSubmit"})
-
-
-@dataclass(slots=True, kw_only=True)
-class HookFinished(Notice):
-    """A command hook ended: `success`, `blocked`, `error` or `timeout`; the terminal shows
-    the ones that did not succeed."""
-
-    type: Literal["hook_finished"] = "hook_finished"
-
-    hook_id: str
-    hook_name: str
-    hook_event: str
-    outcome: str
-    exit_code: int | None
-    duration_s: float
-    reason: str = ""  # why it blocked, or the error
-    stdout: str = ""
-    stderr: str = ""
-
-    def text(self) -> str:
-        if self.outcome == "blocked" and self.hook_event in _TOLD_ELSEWHERE:
-            return ""
-        if self.outcome == "blocked":
-            return f"⚑ {self.hook_name} hook blocked: {self.reason}"
-        if self.outcome in ("error", "timeout"):
-            return f"warning: {self.hook_name} hook failed ({self.reason}); going on"
-        return ""
-
-
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class SubagentStarted(Notice):
     """A `task` call started a sub-conversation (stream-json: Claude Code's `task_started`)."""
 
@@ -480,7 +371,7 @@ class SubagentStarted(Notice):
         return f"▶ subagent {self.subagent_type}: {self.description}"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class SubagentMessage(Notice):
     """A message of a sub-conversation: recorded in the session under the parent's task call,
     streamed as an `assistant` or `user` line whose `parent_tool_use_id` is that call's id."""
@@ -494,7 +385,7 @@ class SubagentMessage(Notice):
     message: Message
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class SubagentFinished(Notice):
     """A sub-conversation ended (stream-json: Claude Code's `task_notification`)."""
 
@@ -515,8 +406,10 @@ class SubagentFinished(Notice):
         return f"◀ subagent {self.subagent_type} {self.status}{why}: {self.description}"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class TurnFinished(EventModel):
+    """A turn ended: why, its steps, usage and cost."""
+
     type: Literal["turn_finished"] = "turn_finished"
     turn: int
     finish_reason: FinishReason
@@ -526,7 +419,7 @@ class TurnFinished(EventModel):
     detail: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False)
 class RunFinished(EventModel):
     """The run's final result: what SPEC §4's result line is made of (`sinks/claude_stream.py`
     turns it into Claude's words) and what the session records of the run's end."""
@@ -553,10 +446,10 @@ class RunFinished(EventModel):
     worktree: WorktreeInfo | None = None  # the session's own git worktree (-w), the result line's `worktree`
 
 
-AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | WakeupScheduled
-             | BackgroundJobStarted | BackgroundJobFinished | LoopIteration | LoopWaiting
-             | QueueDelivered | GoalEvaluated | ToolCallsNotRun | HookStarted | HookFinished
-             | SubagentStarted | SubagentMessage | SubagentFinished)
+# The notices sinks tell apart by class; those of the loop, goal and hooks (declared by
+# their own modules, loaded with them) are any `Notice`.
+AnyNotice = (CheckpointTaken | CheckpointFailed | CompactionDone | LoopWaiting | QueueDelivered
+             | ToolCallsNotRun | SubagentStarted | SubagentMessage | SubagentFinished | Notice)
 AgentEvent = (RunStarted | TurnStarted | MessageAdded | ModelRequest | ModelReplied | SideCallStarted
               | SideCallFinished | TextDelta | ThinkingDelta | ToolStarted
               | ToolFinished | PermissionDenied | ApiRetry | AnyNotice | TurnFinished | RunFinished)

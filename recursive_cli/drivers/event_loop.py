@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from ..core.events import FinishReason, LoopIteration, LoopWaiting
+from ..core.events import FinishReason, LoopWaiting, Notice
 from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, unfinished
@@ -34,6 +34,22 @@ if TYPE_CHECKING:
     from ..features.sessions.reader import LoadedSession
 
 TriggerKind = Literal["start", "resume", "wakeup", "job", "queue"]
+
+
+@dataclass(slots=True, kw_only=True, eq=False)
+class LoopIteration(Notice):
+    """The loop starts another turn, for a prompt, a wakeup or a finished job."""
+
+    type: Literal["loop_iteration"] = "loop_iteration"
+
+    iteration: int
+    max_iterations: int
+    trigger: str
+    detail: str
+
+    def text(self) -> str:
+        about = f" ({self.detail})" if self.detail else ""
+        return f"↻ loop iteration {self.iteration}: {self.trigger}{about}"
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
-from ..core.events import ApiRetry, FinishReason, GoalEvaluated
+from ..core.events import ApiRetry, FinishReason, Notice
 from ..core.interrupt import Interrupted
 from ..core.kernel import TurnOutcome
 from ..core.messages import CONTINUE, Message, unfinished
@@ -35,6 +36,25 @@ STALL_TURNS = 3
 GOAL_NOTE = ("Goal of this run: keep working until {goal}. After each of your turns this is "
              "verified{how}, and you are told the result. When you believe the goal holds, stop "
              "calling tools and say what you did.")
+
+
+@dataclass(slots=True, kw_only=True, eq=False)
+class GoalEvaluated(Notice):
+    """The verdict after a goal turn: the checks' results and the judge's, if asked."""
+
+    type: Literal["goal_evaluation"] = "goal_evaluation"
+
+    turn: int
+    max_turns: int
+    session_turn: int
+    achieved: bool
+    checks: list[CheckResult]
+    judge: JudgeVerdict | None
+    reason: str
+
+    def text(self) -> str:
+        mark, word = ("✓", "met") if self.achieved else ("✗", "not met")
+        return f"{mark} goal {word} after turn {self.turn}/{self.max_turns}: {self.reason}"
 
 
 class _RetryHooks:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from recursive_cli import AgentRuntime, FinishReason, Settings
-from recursive_cli.core.events import GoalEvaluated, Notice
+from recursive_cli.core.events import Notice
 from recursive_cli.core.values import parse
 from recursive_cli.drivers.checks import OUTPUT_TAIL_BYTES, run_check
 from recursive_cli.drivers.fingerprint import workspace_fingerprint
-from recursive_cli.drivers.goal import feedback_prompt
+from recursive_cli.drivers.goal import GoalEvaluated, feedback_prompt
 from recursive_cli.drivers.goal_state import Evaluation, GoalState
 from recursive_cli.providers.scripted import ScriptedProvider
 

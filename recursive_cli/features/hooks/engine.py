@@ -24,13 +24,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.events import HookFinished, HookStarted
 from ...core.guards import Decision, HaltTurn, PromptBlocked
 from ...core.messages import ToolCall
 from ...core.tool import ToolResult
 from ...tools.claude_names import ClaudeView, claude_name
 from .config import HookConfig
 from .context import context_note, with_notes
+from .notices import HookFinished, HookStarted
 from .runner import HookOutcome, run_hook
 
 if TYPE_CHECKING:

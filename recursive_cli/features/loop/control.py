@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from ...core.events import AnyNotice, BackgroundJobFinished, BackgroundJobStarted, WakeupScheduled
+from ...core.events import Notice
 from ...core.state import StatePart
 from .jobs import BackgroundJobManager, JobRecord
+from .notices import BackgroundJobFinished, BackgroundJobStarted, WakeupScheduled
 from .reports import ending
 from .wakeup import Wakeup, WakeupSlot, human_duration
 
@@ -159,7 +160,7 @@ class LoopControl:
             shown=f"■ {record.id} {ending(record)} after {human_duration(record.duration())}: "
                   f"{record.command}"))
 
-    def _emit(self, event: AnyNotice) -> None:
+    def _emit(self, event: Notice) -> None:
 
         if self._runtime is not None:
             self._runtime.emit(event)
