@@ -11,10 +11,12 @@ journal, journal.py: each capture notes its size under the index mutex).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -142,6 +144,32 @@ class GitCheckpointer:
         self.pipes = GitPipes(self.git)  # git's own processes, started on first use (pipes.py)
         self._journal = str(self.git.index.with_name(RESTORES_JOURNAL))
         self.process = secrets.token_hex(6)  # names this process in the events it commits
+        self._preparing: threading.Thread | None = None
+
+    def prepare(self) -> None:
+        """Begin the first snapshot's work now, in a thread, beside the rest of the launch:
+        the workspace walked and watched, the index staged, its tree written, git's processes
+        started and the head read. The first turn's "before" snapshot then finds it all done (the
+        watch proves the workspace unchanged since, or it walks again) and only commits.
+
+        Nothing runs in the workspace meanwhile (a launch runs no tool and no hook before
+        its first turn). A failure here is left for the first snapshot, which does the same
+        work again and reports it; over the limits, that snapshot finds `off` set."""
+        self._preparing = threading.Thread(target=self._prepare, name="checkpoints-prepare", daemon=True)
+        _PREPARING.add(self)
+        self._preparing.start()
+
+    def _prepare(self) -> None:
+        with contextlib.suppress(Exception), self._lock:
+            self.capture(watch=True)
+            self.pipes.start()
+            self.head()
+
+    def prepared(self) -> None:
+        """Wait until the work `prepare` began is done."""
+        preparing = self._preparing
+        if preparing is not None and preparing is not threading.current_thread():
+            preparing.join()
 
     def snapshot(self, turn: int, phase: Phase) -> Snapshot:
         """Snapshot the workspace as the `phase` checkpoint of `turn`."""
@@ -438,6 +466,7 @@ class GitCheckpointer:
     def close(self) -> None:
         """End the git processes of this checkpointer, once they have done what they were sent
         (a later call starts them again)."""
+        self.prepared()  # (never ended in the middle of its git commands)
         self.pipes.close()
         self.pipes = GitPipes(self.git)
 
@@ -451,6 +480,19 @@ class GitCheckpointer:
             ensure_repo(self.git, self._home)
             self._ready = True
         return True
+
+
+_PREPARING: weakref.WeakSet[GitCheckpointer] = weakref.WeakSet()  # those `prepare` was called on
+
+
+def _before_fork() -> None:
+    """A fork (`--bg` detaching) waits for the snapshots being prepared: the child would get
+    a copy of a checkpointer's lock held by a thread it does not have, and wait on it forever."""
+    for checkpointer in list(_PREPARING):
+        checkpointer.prepared()
+
+
+os.register_at_fork(before=_before_fork)
 
 
 def close_checkpointer(runtime: RuntimeCore) -> None:

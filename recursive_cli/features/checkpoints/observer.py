@@ -250,6 +250,7 @@ def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None 
         checkpointer = GitCheckpointer(home, runtime.workspace,
                                        session_id or runtime.session_id or new_session_id(),
                                        git_executable=git, limits=Limits.from_env())
+        checkpointer.prepare()
         for tool in checkpoint_tools(checkpointer):
             runtime.add_tool(tool)
     observer = CheckpointObserver(checkpointer, off)

@@ -102,6 +102,12 @@ class _Pipe:
                 stdin.flush()
             self.pending.append((request, answers))
 
+    def start(self) -> None:
+        """Start the process now, if it is not running (it is, else, on first use)."""
+        with self.lock:
+            if self.proc is None:
+                self._start()
+
     def settle(self) -> None:
         """Wait until every request sent is answered; GitCommandError when one fails."""
         with self.lock:
@@ -188,6 +194,11 @@ class GitPipes:
         self.reads = _Pipe(git, ("cat-file", "--batch-check=%(objectname) %(objecttype)"))
         self._text = git.git_dir / f"commit-{os.getpid()}-{id(self):x}.txt"
         self._finalizer = weakref.finalize(self, _close_all, (self.refs, self.objects, self.reads), self._text)
+
+    def start(self) -> None:
+        """Start the three processes now (GitCommandError when git cannot run)."""
+        for pipe in (self.reads, self.objects, self.refs):
+            pipe.start()
 
     def transaction(self, updates: dict[str, str], deletes: Iterable[str] = (), wait: bool = True) -> None:
         """Set and delete refs in one transaction; GitCommandError (nothing changed) on failure.
