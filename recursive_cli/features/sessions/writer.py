@@ -88,8 +88,8 @@ class JsonlSessionWriter:
         except OSError as exc:
             raise SessionWriteError(f"cannot create session folder {folder}: {_reason(exc)}") from None
         header = SessionHeader(id=meta.id, created=meta.created, workspace=meta.workspace)
-        try:
-            return cls._opened(folder, meta, fd, warn, dump_record(header))
+        try:  # (meta.json is as just written: only the transcript's header is to come)
+            return cls._opened(folder, meta, fd, warn, dump_record(header), rewrite_meta=False)
         except SessionWriteError:
             with contextlib.suppress(OSError):
                 path.unlink()  # ours (O_EXCL): leave no half-made session behind
@@ -113,17 +113,19 @@ class JsonlSessionWriter:
         return cls._opened(folder, meta, fd, warn, b"\n" if torn else b"")
 
     @classmethod
-    def _opened(cls, folder: Path, meta: SessionMeta, fd: int,
-                warn: Callable[[str], None] | None, first: bytes) -> JsonlSessionWriter:
-        """Write `first` and meta.json, raising SessionWriteError (and closing fd) on failure."""
+    def _opened(cls, folder: Path, meta: SessionMeta, fd: int, warn: Callable[[str], None] | None,
+                first: bytes, rewrite_meta: bool = True) -> JsonlSessionWriter:
+        """Write `first` (and meta.json, with `rewrite_meta`), raising SessionWriteError (and
+        closing fd) on failure."""
         try:
             writer = cls(folder, meta, fd, warn)
             writer._append(first)
             writer._size += len(first)
             os.fsync(fd)
             fsync_dir(folder)
-            meta.updated = now_iso()
-            write_meta(folder, meta)
+            if rewrite_meta:
+                meta.updated = now_iso()
+                write_meta(folder, meta)
         except OSError as exc:
             os.close(fd)
             raise SessionWriteError(f"cannot write session {folder}: {_reason(exc)}") from None
