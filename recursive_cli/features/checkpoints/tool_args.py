@@ -3,7 +3,7 @@
 Their schema is written out in `tools.py` (tests/test_values.py checks it against these
 classes), so a run that does not call the tools imports neither this module nor msgspec: the
 tools are on every run with checkpoints, and msgspec's import (it pulls in `typing_extensions`)
-would add ~24M instructions to a one-step run's ~880M."""
+would add ~30M instructions to a one-step run's ~880M (callgrind, 2026-12-03)."""
 
 from __future__ import annotations
 
