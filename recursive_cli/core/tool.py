@@ -18,7 +18,7 @@ from .errors import ToolError
 from .messages import Image, ToolCall, Usage
 from .provider import ToolSpec
 
-if TYPE_CHECKING:  # (imported with a tool's first call or spec: never on a one-step run)
+if TYPE_CHECKING:  # (msgspec comes with a tool's module: the core and checkpoint tools' at their first call)
     from msgspec import ValidationError
 
 ToolKind = Literal["read", "edit", "shell", "other"]
@@ -369,7 +369,7 @@ class BaseTool(Generic[A]):
     def args_model(self) -> type[A]:
         """The class `invoke` validates the arguments into: `Args` (a tool whose spec is
         written out may import it only then)."""
-        return self.Args  # type: ignore[no-any-return]
+        return self.Args
 
     async def run(self, args: A, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
