@@ -349,7 +349,7 @@ class BaseTool(Generic[A]):
         key = (type(self), self.name, self.description, self.Args)
         spec = _SPECS.get(key)
         if spec is None:
-            spec = _SPECS[key] = ToolSpec(self.name, self.description, args_schema(self.args_model()))
+            spec = _SPECS[key] = ToolSpec(self.name, self.description, args_schema(self.args_class()))
         return spec
 
     def subject(self, arguments: dict[str, Any]) -> str:
@@ -360,13 +360,13 @@ class BaseTool(Generic[A]):
         import msgspec
 
         try:
-            args = msgspec.convert(arguments, self.args_model(), strict=False)
+            args = msgspec.convert(arguments, self.args_class(), strict=False)
         except msgspec.ValidationError as exc:
             return ToolResult(f"invalid arguments for {self.name}: {describe_validation(exc)}",
                               is_error=True, summary="invalid arguments")
         return await self.run(args, ctx)
 
-    def args_model(self) -> type[A]:
+    def args_class(self) -> type[A]:
         """The class `invoke` validates the arguments into: `Args` (a tool whose spec is
         written out may import it only then)."""
         return self.Args

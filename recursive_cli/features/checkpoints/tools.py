@@ -35,7 +35,7 @@ class _CheckpointTool(BaseTool["ListArgs"]):
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, turn_parameters(self.turn_about))
 
-    def args_model(self) -> type[ListArgs]:
+    def args_class(self) -> type[ListArgs]:
         from . import tool_args
 
         return getattr(tool_args, self.args_name)  # type: ignore[no-any-return]
