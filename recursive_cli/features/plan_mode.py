@@ -30,7 +30,7 @@ class PlanState:
         self.plan: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ExitPlanModeArgs:
     plan: Annotated[str, Meta(min_length=1, description="The plan, in Markdown: what you will change, "
                                                         "file by file, and how you will check it.")]

@@ -25,7 +25,7 @@ BINARY_PROBE_BYTES = 8192
 DIFF_LINE_LIMIT = 20_000  # above this, line counts come from lengths, not a real diff
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadArgs:
     path: Annotated[str, Meta(description="File to read, relative to the workspace.")]
     offset: Annotated[Annotated[int, Meta(ge=1)] | None, Meta(description="First line to show (1-based).")] = None
@@ -156,7 +156,7 @@ def number_line(number: int, text: str) -> str:
     return f"{number:6}\t{text}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WriteArgs:
     path: Annotated[str, Meta(description="File to write, relative to the workspace.")]
     content: Annotated[str, Meta(description="The complete new content of the file.")]
@@ -189,7 +189,7 @@ class WriteFileTool(BaseTool[WriteArgs]):
         return ToolResult(f"wrote {shown} ({counted(lines, 'line')})", summary=f"+{added} −{removed}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EditArgs:
     path: Annotated[str, Meta(description="File to edit, relative to the workspace.")]
     old_string: Annotated[str, Meta(description="Exact text to replace, including whitespace and indentation.")]

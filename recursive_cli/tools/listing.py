@@ -28,7 +28,7 @@ UNEXPANDED_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".t
                              ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListArgs:
     path: Annotated[str, Meta(description="Directory to list, relative to the workspace.")] = "."
     depth: Annotated[int, Meta(ge=1, le=10, description="How many levels deep to go (1 = only its entries).")] = 2
@@ -98,7 +98,7 @@ def entry_label(entry: os.DirEntry[str]) -> str:
     return entry.name + "/" if entry.is_dir() else entry.name
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GlobArgs:
     pattern: Annotated[str, Meta(description="Glob such as `**/*.py`, `src/*.ts` or `**/test_*.{py,txt}`.")]
     path: Annotated[str, Meta(description="Directory the pattern is relative to (default: the workspace).")] = "."

@@ -21,7 +21,7 @@ from msgspec import Meta
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MemoryEntry:
     """One remembered value and when it was last set (UTC, ISO 8601)."""
 
@@ -70,7 +70,7 @@ def save_memory(home: Path, record: MemoryRecord) -> None:
         raise
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RememberArgs:
     key: Annotated[str, Meta(min_length=1, description="Short name for the fact, e.g. `test command`.")]
     value: Annotated[str, Meta(description="The fact to keep.")]
@@ -97,7 +97,7 @@ class RememberTool(BaseTool[RememberArgs]):
         return ToolResult(f"{verb} {args.key!r}", summary=verb)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RecallArgs:
     query: Annotated[str | None, Meta(description="Text to look for in keys and values; omit to list everything.")] = None
 

@@ -17,7 +17,7 @@ _PATH_HEADER = re.compile(r"^\s*\*\*\* (?:Add File|Update File|Delete File|Move 
                           re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PatchArgs:
     patch: Annotated[str, Meta(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")]
 

@@ -32,7 +32,7 @@ SEARCH_SECONDS = 60.0
 BINARY_PROBE_BYTES = 8192
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SearchArgs:
     pattern: Annotated[str, Meta(description="Regular expression to look for in each line.")]
     path: Annotated[str, Meta(description="File or directory to search (default: the workspace).")] = "."

@@ -43,7 +43,7 @@ ENV_OVERRIDES = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 ENV_HIDDEN = ("RECURSIVE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ShellArgs:
     command: Annotated[str, Meta(description="Shell command line, run with bash -c in the workspace.")]
     timeout_seconds: Annotated[Annotated[float, Meta(gt=0)] | None,

@@ -12,7 +12,7 @@ from ..core.tool import BaseTool, TodoItem, ToolContext, ToolResult
 MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TodoEntry:
     content: Annotated[str, Meta(min_length=1, description="What to do, as a short imperative sentence.")]
     status: Annotated[Literal["pending", "in_progress", "completed"],  # (msgspec's schema lists them sorted)
@@ -20,7 +20,7 @@ class TodoEntry:
                            extra_json_schema={"type": "string"})] = "pending"  # (some APIs want an enum's type)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TodoArgs:
     todos: Annotated[list[TodoEntry], Meta(description="The complete task list; it replaces the previous one.")]
 

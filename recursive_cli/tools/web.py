@@ -34,7 +34,7 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javas
               "+json", "+xml")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FetchArgs:
     url: Annotated[str, Meta(description="Full http:// or https:// URL.")]
     max_bytes: Annotated[int, Meta(ge=1, le=20_000_000, description="Most bytes of the body to download.")] = DEFAULT_MAX_BYTES

@@ -15,11 +15,11 @@ from msgspec import Meta
 TurnNumber = Annotated[int, Meta(ge=1)]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListArgs:
     turn: Annotated[TurnNumber | None, Meta(description="Only this turn: list the files it changed.")] = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DiffArgs(ListArgs):
     turn: Annotated[TurnNumber | None, Meta(description="The turn to show (default: the current one).")] = None

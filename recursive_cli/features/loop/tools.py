@@ -33,7 +33,7 @@ class _LoopTool:
         return record
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ScheduleWakeupArgs:
     delay_seconds: Annotated[float, Meta(gt=0, le=MAX_DELAY_SECONDS,
                                          description="Seconds from now, e.g. 300 for five minutes.")]
@@ -61,7 +61,7 @@ class ScheduleWakeupTool(_LoopTool, BaseTool[ScheduleWakeupArgs]):
                           "earlier one. End your turn now.", summary=f"in {delay}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RunBackgroundArgs:
     command: Annotated[str, Meta(min_length=1, description="Shell command line, run with bash -c in the workspace.")]
     timeout_seconds: Annotated[Annotated[float, Meta(gt=0)] | None,
@@ -91,7 +91,7 @@ class RunBackgroundTool(_LoopTool, BaseTool[RunBackgroundArgs]):
                           summary=record.id)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class JobArgs:
     job_id: Annotated[str, Meta(description="The id run_background returned, e.g. job-1.")]
 
@@ -126,7 +126,7 @@ class JobStopTool(_LoopTool, BaseTool[JobArgs]):
         return ToolResult(job_status_text(record), summary="stopped")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class StopLoopArgs:
     reason: Annotated[str, Meta(description="Why the loop can end: what was achieved, or why it cannot go on.")]
 

@@ -246,7 +246,7 @@ def _size(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MB"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ListResourcesArgs:
     server: Annotated[str | None, Meta(description="Only this MCP server's resources (default: all).")] = None
 
@@ -266,7 +266,7 @@ class ListMcpResourcesTool(BaseTool[ListResourcesArgs]):
         return await self._manager.list_resources(args.server)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ReadResourceArgs:
     server: Annotated[str, Meta(description="The MCP server that has the resource.")]
     uri: Annotated[str, Meta(description="The resource's URI, as list_mcp_resources shows it.")]

@@ -16,7 +16,7 @@ from .skill import SKILL_FILE
 MAX_FILES = 30  # the folder's other files listed in the result
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SkillArgs:
     skill: Annotated[str, Meta(description="The name of a skill from the system prompt's list of skills, exactly.")]
     args: Annotated[str | None, Meta(description="Optional arguments for the skill.")] = None

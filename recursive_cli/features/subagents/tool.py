@@ -33,7 +33,7 @@ _CLAUDE_ALIASES = frozenset({"sonnet", "opus", "haiku", "fable"})
 _CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar("recursive_task_call", default=None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TaskArgs:
     description: Annotated[str, Meta(description="A short (3-5 word) description of the task")]
     prompt: Annotated[str, Meta(description="The task for the agent to perform")]
