@@ -12,8 +12,9 @@ heavy modules that a command has never needed is loaded at all: no SDK (`openai`
 `anthropic`, `mcp`: we speak their protocols ourselves; `opentelemetry` without --otel; `acp`, which
 only `recursive acp` loads), no Ray, no interactive UI
 (`prompt_toolkit`, `markdown_it`) outside `chat`, no `rich` for a run's plain output, no
-pydantic for a one-step `run` (with the typer pyproject.toml asks for), and for `--version`
-none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
+pydantic for a one-step `run` (with the typer pyproject.toml asks for) nor for a run whose model
+calls tools (`run_shell`; `read_file` and `edit_file`, one call's arguments refused), and for
+`--version` none of pydantic, asyncio, rich, `importlib.metadata`, `email` or `zipfile`.
 Our own module paths are named nowhere: they move, the count is what matters.
 
 Measured 2026-12-02 (CPython 3.11.7, Linux x86-64, this venv; a bare interpreter: 60 modules,
@@ -208,6 +209,39 @@ def test_a_command_starts_within_its_budget_of_modules_and_memory(case: str, bar
     assert not heavy, f"{figures}; loaded what it never needed: {heavy}"
     assert modules <= today_modules * (1 + MODULE_MARGIN), f"{figures}: over its budget of modules"
     assert rss_mb <= today_rss + RSS_MARGIN_MB, f"{figures}: over its budget of memory"
+
+
+# A run whose model calls tools: their arguments are dataclasses that msgspec validates, so no
+# call needs pydantic either (issue 28). Each script ends with ANSWER.
+TOOL_RUNS = {
+    "run_shell": [{"tool_calls": [{"name": "run_shell", "arguments": {"command": "echo ran > shell.txt"}}]}],
+    "read_file, edit_file": [{"tool_calls": [
+        {"name": "read_file", "arguments": {"path": "notes.txt", "limit": "5"}},  # ("5": taken for 5)
+        {"name": "edit_file", "arguments": {"path": "notes.txt", "old_string": "draft", "new_string": "final"}},
+        {"name": "read_file", "arguments": {"path": "notes.txt", "offset": 0}}]}],  # (refused: offset ≥ 1)
+}
+
+
+@pytest.mark.parametrize("tools", list(TOOL_RUNS))
+def test_a_run_whose_model_calls_tools_loads_no_pydantic(tools: str, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("a draft\n")
+    script = write_script(tmp_path / "script.json", [*TOOL_RUNS[tools], {"text": ANSWER}])
+    seen = measure(["-m", "recursive_cli", "run", "work", "-C", str(workspace), "--provider", "scripted",
+                    "--script", str(script), "-o", "stream-json", "--verbose"], workspace, _env(tmp_path / "home"))
+    assert seen.returncode == 0, seen.stderr[-3000:]
+    results = [block for line in seen.stdout.splitlines() if (event := json.loads(line)).get("type") == "user"
+               for block in event["message"]["content"] if block.get("type") == "tool_result"]
+    if tools == "run_shell":
+        assert (workspace / "shell.txt").read_text() == "ran\n"
+        assert [r.get("is_error", False) for r in results] == [False]
+    else:
+        assert (workspace / "notes.txt").read_text() == "a final\n"
+        assert [r.get("is_error", False) for r in results] == [False, False, True]
+        assert "invalid arguments for read_file: offset:" in json.dumps(results[2])
+    heavy = sorted(seen.modules & NEVER_FOR["run"])
+    assert not heavy, f"a run calling {tools} loaded what it never needed: {heavy}"
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """The start-up path's values (core/values.py): their JSON form, their reading back, and the
-schemas written out so that a run needs no pydantic."""
+schemas written out so that a run needs no msgspec."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from recursive_cli.core.events import CheckpointTaken, MessageAdded, notice_fields
 from recursive_cli.core.messages import Message, ToolCall, Usage
-from recursive_cli.core.tool import inline_refs
+from recursive_cli.core.tool import args_schema
 from recursive_cli.core.values import as_json, dumps, load, parse
 from recursive_cli.features.checkpoints import tool_args
 from recursive_cli.features.checkpoints.tools import checkpoint_tools
@@ -41,7 +41,7 @@ def test_reading_back_validates_with_pydantic_and_fails_as_a_value_error() -> No
         parse(Usage, {"input_tokens": "many"})
 
 
-def test_the_checkpoint_tools_schemas_are_their_argument_models() -> None:
+def test_the_checkpoint_tools_schemas_are_their_argument_classes() -> None:
     list_tool, diff_tool = checkpoint_tools()
-    assert list_tool.spec().parameters == inline_refs(tool_args.ListArgs.model_json_schema())
-    assert diff_tool.spec().parameters == inline_refs(tool_args.DiffArgs.model_json_schema())
+    assert list_tool.spec().parameters == args_schema(tool_args.ListArgs)
+    assert diff_tool.spec().parameters == args_schema(tool_args.DiffArgs)

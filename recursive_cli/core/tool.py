@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import signal
 import time
@@ -17,11 +18,11 @@ from .errors import ToolError
 from .messages import Image, ToolCall, Usage
 from .provider import ToolSpec
 
-if TYPE_CHECKING:  # (a tool's arguments are a pydantic model, loaded with the tool: never on start-up)
-    from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:  # (msgspec comes with a tool's module: the core and checkpoint tools' at their first call)
+    from msgspec import ValidationError
 
 ToolKind = Literal["read", "edit", "shell", "other"]
-A = TypeVar("A", bound="BaseModel")
+A = TypeVar("A")
 
 
 class ToolResult(NamedTuple):
@@ -327,23 +328,29 @@ class Tool(Protocol):
 
 
 class BaseTool(Generic[A]):
-    """Base for tools whose arguments are one pydantic model `Args`; subclasses write `run`."""
+    """Base for tools whose arguments are one dataclass `Args`; subclasses write `run`.
+
+    `Args` is a `@dataclass(slots=True, kw_only=True)`, each field's description and limits in
+    `Annotated[type, msgspec.Meta(description=..., ge=...)]`: msgspec validates a call's
+    arguments into it (laxly, as a model writes them: `"3"` for 3; unknown keys are ignored)
+    and writes its JSON schema for the spec. Not frozen, though never changed: a frozen class
+    costs ~1.5M instructions more to make (its generated guards), at the tool's first call."""
 
     name: ClassVar[str]
     description: ClassVar[str]
     kind: ClassVar[ToolKind] = "read"
-    Args: ClassVar[type[BaseModel]]
+    Args: ClassVar[type[Any]]
     subject_field: ClassVar[str | None] = "path"
 
     def spec(self) -> ToolSpec:
-        """Name, description and the argument schema with `$ref`s inlined (some models ignore them).
+        """Name, description and the argument schema (`args_schema`).
 
-        Built once per tool class (a schema costs ~0.2 ms, every turn asks again); the same
-        object each time also lets a provider see at once that the tools did not change."""
+        Built once per tool class (every turn asks again); the same object each time also lets
+        a provider see at once that the tools did not change."""
         key = (type(self), self.name, self.description, self.Args)
         spec = _SPECS.get(key)
         if spec is None:
-            spec = _SPECS[key] = ToolSpec(self.name, self.description, inline_refs(self.Args.model_json_schema()))
+            spec = _SPECS[key] = ToolSpec(self.name, self.description, args_schema(self.args_class()))
         return spec
 
     def subject(self, arguments: dict[str, Any]) -> str:
@@ -351,17 +358,17 @@ class BaseTool(Generic[A]):
         return value if isinstance(value, str) else ""
 
     async def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        from pydantic import ValidationError
+        import msgspec
 
         try:
-            args = self.args_model().model_validate(arguments)
-        except ValidationError as exc:
+            args = msgspec.convert(arguments, self.args_class(), strict=False)
+        except msgspec.ValidationError as exc:
             return ToolResult(f"invalid arguments for {self.name}: {describe_validation(exc)}",
                               is_error=True, summary="invalid arguments")
-        return await self.run(args, ctx)  # type: ignore[arg-type]
+        return await self.run(args, ctx)
 
-    def args_model(self) -> type[BaseModel]:
-        """The model `invoke` validates the arguments with: `Args` (a tool whose spec is
+    def args_class(self) -> type[A]:
+        """The class `invoke` validates the arguments into: `Args` (a tool whose spec is
         written out may import it only then)."""
         return self.Args
 
@@ -369,11 +376,21 @@ class BaseTool(Generic[A]):
         raise NotImplementedError
 
 
-_SPECS: dict[tuple[type, str, str, type[BaseModel]], ToolSpec] = {}
+_SPECS: dict[tuple[type, str, str, type], ToolSpec] = {}
+
+
+def args_schema(kind: type) -> dict[str, Any]:
+    """The JSON schema of an arguments dataclass as models are shown it: `type: object`,
+    `properties` with descriptions, limits and defaults, `required`; no `$ref`s (some models
+    ignore them) and no titles."""
+    import msgspec
+
+    return inline_refs(msgspec.json.schema(kind))
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with every local `$ref` replaced by its definition and `$defs` dropped."""
+    """`schema` with every local `$ref` replaced by its definition; `$defs`, titles and empty
+    `required` lists dropped (JSON Schema draft 4, which some model APIs follow, refuses those)."""
     defs = schema.get("$defs", {})
 
     def expand(node: Any) -> Any:
@@ -381,8 +398,8 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             ref = node.get("$ref", "")
             if ref.startswith("#/$defs/"):
                 return expand(defs[ref.split("/")[-1]])
-            return {k: expand(v) for k, v in node.items()
-                    if k != "$defs" and not (k == "title" and isinstance(v, str))}
+            return {k: expand(v) for k, v in node.items() if k != "$defs"
+                    and not (k == "title" and isinstance(v, str)) and not (k == "required" and v == [])}
         if isinstance(node, list):
             return [expand(item) for item in node]
         return node
@@ -390,13 +407,17 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return expand(schema)
 
 
+_WHERE = re.compile(r"^(?P<what>.*) - at `\$\.?(?P<where>[^`]*)`$", re.DOTALL)
+
+
 def describe_validation(exc: ValidationError) -> str:
-    """One line naming each bad field, e.g. `path: Field required; limit: Input should be a valid integer`."""
-    parts = []
-    for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
+    """msgspec's message with the field it is about first, e.g. `limit: Expected `int`, got `str``
+    (`todos[0].content: ...`; a missing field: `Object missing required field `path``)."""
+    text = str(exc)
+    found = _WHERE.match(text)
+    if found is None:
+        return text
+    return f"{found['where'] or 'arguments'}: {found['what']}"
 
 
 def cap_text(text: str, limit: int) -> str:

@@ -17,6 +17,8 @@ its JSON value (what pydantic's `model_dump(mode="json")` gave: fields in order,
 too, enums by value, paths as text; `exclude_none=True` leaves out the None fields of every
 dataclass in it), `dumps(value)` that as compact text. Reading them back from a file is an I/O
 edge: `parse(Kind, data)` / `load(Kind, text)` validate them with pydantic, imported then.
+A tool's arguments are dataclasses of this style too, validated at the call by msgspec
+(core/tool.py's `BaseTool`: a call needs no pydantic either).
 """
 
 from __future__ import annotations

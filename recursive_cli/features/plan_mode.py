@@ -9,7 +9,10 @@ and switches a runtime in and out of the mode (the chat's approval, the SDK's
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass
+from typing import Annotated
+
+from msgspec import Meta
 
 from ..core.choices import PermissionMode
 from ..core.runtime import RuntimeCore
@@ -27,9 +30,10 @@ class PlanState:
         self.plan: str | None = None
 
 
-class ExitPlanModeArgs(BaseModel):
-    plan: str = Field(min_length=1, description="The plan, in Markdown: what you will change, "
-                                                "file by file, and how you will check it.")
+@dataclass(slots=True, kw_only=True)
+class ExitPlanModeArgs:
+    plan: Annotated[str, Meta(min_length=1, description="The plan, in Markdown: what you will change, "
+                                                        "file by file, and how you will check it.")]
 
 
 class ExitPlanModeTool(BaseTool[ExitPlanModeArgs]):

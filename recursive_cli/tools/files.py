@@ -8,10 +8,11 @@ import io
 import os
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Annotated, TextIO
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.errors import ImageError
 from ..core.images import image_size, load_image, looks_like_image
@@ -24,11 +25,12 @@ BINARY_PROBE_BYTES = 8192
 DIFF_LINE_LIMIT = 20_000  # above this, line counts come from lengths, not a real diff
 
 
-class ReadArgs(BaseModel):
-    path: str = Field(description="File to read, relative to the workspace.")
-    offset: int | None = Field(None, ge=1, description="First line to show (1-based).")
-    limit: int | None = Field(None, ge=1,
-                              description=f"Most lines to show (default {DEFAULT_LINE_LIMIT}).")
+@dataclass(slots=True, kw_only=True)
+class ReadArgs:
+    path: Annotated[str, Meta(description="File to read, relative to the workspace.")]
+    offset: Annotated[Annotated[int, Meta(ge=1)] | None, Meta(description="First line to show (1-based).")] = None
+    limit: Annotated[Annotated[int, Meta(ge=1)] | None,
+                     Meta(description=f"Most lines to show (default {DEFAULT_LINE_LIMIT}).")] = None
 
 
 class ReadFileTool(BaseTool[ReadArgs]):
@@ -154,9 +156,10 @@ def number_line(number: int, text: str) -> str:
     return f"{number:6}\t{text}"
 
 
-class WriteArgs(BaseModel):
-    path: str = Field(description="File to write, relative to the workspace.")
-    content: str = Field(description="The complete new content of the file.")
+@dataclass(slots=True, kw_only=True)
+class WriteArgs:
+    path: Annotated[str, Meta(description="File to write, relative to the workspace.")]
+    content: Annotated[str, Meta(description="The complete new content of the file.")]
 
 
 class WriteFileTool(BaseTool[WriteArgs]):
@@ -186,12 +189,12 @@ class WriteFileTool(BaseTool[WriteArgs]):
         return ToolResult(f"wrote {shown} ({counted(lines, 'line')})", summary=f"+{added} −{removed}")
 
 
-class EditArgs(BaseModel):
-    path: str = Field(description="File to edit, relative to the workspace.")
-    old_string: str = Field(
-        description="Exact text to replace, including whitespace and indentation.")
-    new_string: str = Field(description="Text to put in its place.")
-    replace_all: bool = Field(False, description="Replace every occurrence instead of exactly one.")
+@dataclass(slots=True, kw_only=True)
+class EditArgs:
+    path: Annotated[str, Meta(description="File to edit, relative to the workspace.")]
+    old_string: Annotated[str, Meta(description="Exact text to replace, including whitespace and indentation.")]
+    new_string: Annotated[str, Meta(description="Text to put in its place.")]
+    replace_all: Annotated[bool, Meta(description="Replace every occurrence instead of exactly one.")] = False
 
 
 class EditFileTool(BaseTool[EditArgs]):

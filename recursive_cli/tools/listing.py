@@ -11,9 +11,11 @@ import asyncio
 import os
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 from ..core.wording import counted
@@ -26,10 +28,10 @@ UNEXPANDED_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".t
                              ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 
-class ListArgs(BaseModel):
-    path: str = Field(".", description="Directory to list, relative to the workspace.")
-    depth: int = Field(2, ge=1, le=10,
-                       description="How many levels deep to go (1 = only its entries).")
+@dataclass(slots=True, kw_only=True)
+class ListArgs:
+    path: Annotated[str, Meta(description="Directory to list, relative to the workspace.")] = "."
+    depth: Annotated[int, Meta(ge=1, le=10, description="How many levels deep to go (1 = only its entries).")] = 2
 
 
 class ListDirTool(BaseTool[ListArgs]):
@@ -96,10 +98,10 @@ def entry_label(entry: os.DirEntry[str]) -> str:
     return entry.name + "/" if entry.is_dir() else entry.name
 
 
-class GlobArgs(BaseModel):
-    pattern: str = Field(description="Glob such as `**/*.py`, `src/*.ts` or `**/test_*.{py,txt}`.")
-    path: str = Field(
-        ".", description="Directory the pattern is relative to (default: the workspace).")
+@dataclass(slots=True, kw_only=True)
+class GlobArgs:
+    pattern: Annotated[str, Meta(description="Glob such as `**/*.py`, `src/*.ts` or `**/test_*.{py,txt}`.")]
+    path: Annotated[str, Meta(description="Directory the pattern is relative to (default: the workspace).")] = "."
 
 
 class GlobTool(BaseTool[GlobArgs]):

@@ -1,7 +1,8 @@
 """`remember` and `recall`: a small key-value memory per workspace that outlives sessions.
 
 Stored as JSON in `$RECURSIVE_HOME/memory/<sha256(workspace)[:16]>.json`, replaced
-atomically on every write so a crash never leaves half a file.
+atomically on every write so a crash never leaves half a file; msgspec reads it back into
+`MemoryRecord` (the file is an I/O edge) and writes it.
 """
 
 from __future__ import annotations
@@ -9,26 +10,31 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+import msgspec
+from msgspec import Meta
 
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
 
-class MemoryEntry(BaseModel):
+@dataclass(slots=True)
+class MemoryEntry:
     """One remembered value and when it was last set (UTC, ISO 8601)."""
 
     value: str
     updated: str
 
 
-class MemoryRecord(BaseModel):
+@dataclass(slots=True)
+class MemoryRecord:
     """The stored file: which workspace it belongs to, and its entries by key."""
 
     workspace: str
-    entries: dict[str, MemoryEntry] = Field(default_factory=dict)
+    entries: dict[str, MemoryEntry] = field(default_factory=dict)
 
 
 def memory_path(home: Path, workspace: Path) -> Path:
@@ -41,7 +47,7 @@ def load_memory(home: Path, workspace: Path) -> MemoryRecord:
     """The workspace's memory; empty when none was saved yet."""
     path = memory_path(home, workspace)
     try:
-        return MemoryRecord.model_validate_json(path.read_bytes())
+        return msgspec.json.decode(path.read_bytes(), type=MemoryRecord)
     except FileNotFoundError:
         return MemoryRecord(workspace=str(workspace))
     except (OSError, ValueError) as exc:
@@ -54,8 +60,8 @@ def save_memory(home: Path, record: MemoryRecord) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(record.model_dump_json(indent=2))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(msgspec.json.format(msgspec.json.encode(record), indent=2))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)
@@ -64,9 +70,10 @@ def save_memory(home: Path, record: MemoryRecord) -> None:
         raise
 
 
-class RememberArgs(BaseModel):
-    key: str = Field(min_length=1, description="Short name for the fact, e.g. `test command`.")
-    value: str = Field(description="The fact to keep.")
+@dataclass(slots=True, kw_only=True)
+class RememberArgs:
+    key: Annotated[str, Meta(min_length=1, description="Short name for the fact, e.g. `test command`.")]
+    value: Annotated[str, Meta(description="The fact to keep.")]
 
 
 class RememberTool(BaseTool[RememberArgs]):
@@ -90,9 +97,9 @@ class RememberTool(BaseTool[RememberArgs]):
         return ToolResult(f"{verb} {args.key!r}", summary=verb)
 
 
-class RecallArgs(BaseModel):
-    query: str | None = Field(
-        None, description="Text to look for in keys and values; omit to list everything.")
+@dataclass(slots=True, kw_only=True)
+class RecallArgs:
+    query: Annotated[str | None, Meta(description="Text to look for in keys and values; omit to list everything.")] = None
 
 
 class RecallTool(BaseTool[RecallArgs]):

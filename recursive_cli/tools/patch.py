@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.tool import BaseTool, ToolContext, ToolResult
 from .patch_engine import PatchError, PatchResult, apply_patch
@@ -16,8 +17,9 @@ _PATH_HEADER = re.compile(r"^\s*\*\*\* (?:Add File|Update File|Delete File|Move 
                           re.MULTILINE)
 
 
-class PatchArgs(BaseModel):
-    patch: str = Field(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")
+@dataclass(slots=True, kw_only=True)
+class PatchArgs:
+    patch: Annotated[str, Meta(description="The whole patch, from '*** Begin Patch' to '*** End Patch'.")]
 
 
 class ApplyPatchTool(BaseTool[PatchArgs]):

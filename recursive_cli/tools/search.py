@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 from .listing import glob_regex, project_files
@@ -31,14 +32,13 @@ SEARCH_SECONDS = 60.0
 BINARY_PROBE_BYTES = 8192
 
 
-class SearchArgs(BaseModel):
-    pattern: str = Field(description="Regular expression to look for in each line.")
-    path: str = Field(".", description="File or directory to search (default: the workspace).")
-    glob: str | None = Field(
-        None, description="Only files matching this glob, e.g. `*.py` or `src/**/*.ts`.")
-    case_insensitive: bool = Field(False, description="Ignore letter case.")
-    max_results: int = Field(DEFAULT_MAX_RESULTS, ge=1, le=2000,
-                             description="Most matching lines to return.")
+@dataclass(slots=True, kw_only=True)
+class SearchArgs:
+    pattern: Annotated[str, Meta(description="Regular expression to look for in each line.")]
+    path: Annotated[str, Meta(description="File or directory to search (default: the workspace).")] = "."
+    glob: Annotated[str | None, Meta(description="Only files matching this glob, e.g. `*.py` or `src/**/*.ts`.")] = None
+    case_insensitive: Annotated[bool, Meta(description="Ignore letter case.")] = False
+    max_results: Annotated[int, Meta(ge=1, le=2000, description="Most matching lines to return.")] = DEFAULT_MAX_RESULTS
 
 
 @dataclass

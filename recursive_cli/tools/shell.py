@@ -17,9 +17,9 @@ import shutil
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.tool import (
     MARKER_VARIABLE,
@@ -43,10 +43,11 @@ ENV_OVERRIDES = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
 ENV_HIDDEN = ("RECURSIVE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
-class ShellArgs(BaseModel):
-    command: str = Field(description="Shell command line, run with bash -c in the workspace.")
-    timeout_seconds: float | None = Field(
-        None, gt=0, description="Kill the command after this many seconds (default 120).")
+@dataclass(slots=True, kw_only=True)
+class ShellArgs:
+    command: Annotated[str, Meta(description="Shell command line, run with bash -c in the workspace.")]
+    timeout_seconds: Annotated[Annotated[float, Meta(gt=0)] | None,
+                               Meta(description="Kill the command after this many seconds (default 120).")] = None
 
 
 @dataclass

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.tool import BaseTool, TodoItem, ToolContext, ToolResult
 
 MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
-class TodoEntry(BaseModel):
-    content: str = Field(min_length=1, description="What to do, as a short imperative sentence.")
-    status: Literal["pending", "in_progress", "completed"] = Field(
-        "pending", description="pending, in_progress (one at a time) or completed.")
+@dataclass(slots=True, kw_only=True)
+class TodoEntry:
+    content: Annotated[str, Meta(min_length=1, description="What to do, as a short imperative sentence.")]
+    status: Annotated[Literal["pending", "in_progress", "completed"],  # (msgspec's schema lists them sorted)
+                      Meta(description="pending, in_progress (one at a time) or completed.",
+                           extra_json_schema={"type": "string"})] = "pending"  # (some APIs want an enum's type)
 
 
-class TodoArgs(BaseModel):
-    todos: list[TodoEntry] = Field(
-        description="The complete task list; it replaces the previous one.")
+@dataclass(slots=True, kw_only=True)
+class TodoArgs:
+    todos: Annotated[list[TodoEntry], Meta(description="The complete task list; it replaces the previous one.")]
 
 
 class TodoWriteTool(BaseTool[TodoArgs]):

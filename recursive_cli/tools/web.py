@@ -15,10 +15,10 @@ import re
 import socket
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urljoin, urlsplit
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ..core.tool import BaseTool, ToolContext, ToolError, ToolResult
 
@@ -34,10 +34,10 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javas
               "+json", "+xml")
 
 
-class FetchArgs(BaseModel):
-    url: str = Field(description="Full http:// or https:// URL.")
-    max_bytes: int = Field(DEFAULT_MAX_BYTES, ge=1, le=20_000_000,
-                           description="Most bytes of the body to download.")
+@dataclass(slots=True, kw_only=True)
+class FetchArgs:
+    url: Annotated[str, Meta(description="Full http:// or https:// URL.")]
+    max_bytes: Annotated[int, Meta(ge=1, le=20_000_000, description="Most bytes of the body to download.")] = DEFAULT_MAX_BYTES
 
 
 @dataclass(frozen=True)

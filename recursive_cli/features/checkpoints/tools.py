@@ -10,8 +10,6 @@ from ...core.tool import BaseTool, Tool, ToolContext, ToolError, ToolResult
 from ...core.wording import counted
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from .checkpointer import GitCheckpointer, TurnCheckpoints
     from .tool_args import ListArgs
 
@@ -20,23 +18,24 @@ LISTED_FILES = 200
 
 
 def turn_parameters(about: str) -> dict[str, Any]:
-    """The tools' argument schema: an optional `turn` (what `tool_args.py`'s models give,
-    written out so that a run that never calls them loads no pydantic; tests/checkpoints check it)."""
-    return {"properties": {"turn": {"anyOf": [{"minimum": 1, "type": "integer"}, {"type": "null"}],
-                                    "default": None, "description": about}}, "type": "object"}
+    """The tools' argument schema: an optional `turn` (what `tool_args.py`'s classes give,
+    written out so that a run that never calls the tools loads no msgspec; tests/test_values.py
+    checks it)."""
+    return {"type": "object", "properties": {"turn": {"description": about, "anyOf": [
+        {"type": "integer", "minimum": 1}, {"type": "null"}], "default": None}}}
 
 
 class _CheckpointTool(BaseTool["ListArgs"]):
     """Shared by both tools: the session's checkpointer (None when checkpoints are off)."""
 
-    args_name: ClassVar[str] = "ListArgs"  # its model in tool_args.py
+    args_name: ClassVar[str] = "ListArgs"  # its class in tool_args.py
     turn_about: ClassVar[str] = "Only this turn: list the files it changed."
     subject_field = None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, turn_parameters(self.turn_about))
 
-    def args_model(self) -> type[BaseModel]:
+    def args_class(self) -> type[ListArgs]:
         from . import tool_args
 
         return getattr(tool_args, self.args_name)  # type: ignore[no-any-return]

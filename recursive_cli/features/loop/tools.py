@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ...core.tool import BaseTool, Tool, ToolContext, ToolError, ToolKind, ToolResult
 from .reports import ending, job_status_text
@@ -32,12 +33,13 @@ class _LoopTool:
         return record
 
 
-class ScheduleWakeupArgs(BaseModel):
-    delay_seconds: float = Field(gt=0, le=MAX_DELAY_SECONDS,
-                                 description="Seconds from now, e.g. 300 for five minutes.")
-    prompt: str = Field(min_length=1, description="The message your next turn starts with when it fires: "
-                        "what to check or do then.")
-    reason: str = Field("", description="Why you wait, in a few words (shown to the user).")
+@dataclass(slots=True, kw_only=True)
+class ScheduleWakeupArgs:
+    delay_seconds: Annotated[float, Meta(gt=0, le=MAX_DELAY_SECONDS,
+                                         description="Seconds from now, e.g. 300 for five minutes.")]
+    prompt: Annotated[str, Meta(min_length=1, description="The message your next turn starts with when it "
+                                                          "fires: what to check or do then.")]
+    reason: Annotated[str, Meta(description="Why you wait, in a few words (shown to the user).")] = ""
 
 
 class ScheduleWakeupTool(_LoopTool, BaseTool[ScheduleWakeupArgs]):
@@ -59,11 +61,12 @@ class ScheduleWakeupTool(_LoopTool, BaseTool[ScheduleWakeupArgs]):
                           "earlier one. End your turn now.", summary=f"in {delay}")
 
 
-class RunBackgroundArgs(BaseModel):
-    command: str = Field(min_length=1, description="Shell command line, run with bash -c in the workspace.")
-    timeout_seconds: float | None = Field(
-        None, gt=0, description="Kill it after this many seconds (default: no limit; it is "
-        "killed when the loop ends).")
+@dataclass(slots=True, kw_only=True)
+class RunBackgroundArgs:
+    command: Annotated[str, Meta(min_length=1, description="Shell command line, run with bash -c in the workspace.")]
+    timeout_seconds: Annotated[Annotated[float, Meta(gt=0)] | None,
+                               Meta(description="Kill it after this many seconds (default: no limit; it is "
+                                                "killed when the loop ends).")] = None
 
 
 class RunBackgroundTool(_LoopTool, BaseTool[RunBackgroundArgs]):
@@ -88,8 +91,9 @@ class RunBackgroundTool(_LoopTool, BaseTool[RunBackgroundArgs]):
                           summary=record.id)
 
 
-class JobArgs(BaseModel):
-    job_id: str = Field(description="The id run_background returned, e.g. job-1.")
+@dataclass(slots=True, kw_only=True)
+class JobArgs:
+    job_id: Annotated[str, Meta(description="The id run_background returned, e.g. job-1.")]
 
 
 class JobStatusTool(_LoopTool, BaseTool[JobArgs]):
@@ -122,8 +126,9 @@ class JobStopTool(_LoopTool, BaseTool[JobArgs]):
         return ToolResult(job_status_text(record), summary="stopped")
 
 
-class StopLoopArgs(BaseModel):
-    reason: str = Field(description="Why the loop can end: what was achieved, or why it cannot go on.")
+@dataclass(slots=True, kw_only=True)
+class StopLoopArgs:
+    reason: Annotated[str, Meta(description="Why the loop can end: what was achieved, or why it cannot go on.")]
 
 
 class StopLoopTool(_LoopTool, BaseTool[StopLoopArgs]):

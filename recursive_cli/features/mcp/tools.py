@@ -24,9 +24,10 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ...core.provider import ToolSpec
 from ...core.tool import BaseTool, ToolContext, ToolKind, ToolResult, first_line
@@ -245,8 +246,9 @@ def _size(count: int) -> str:
     return f"{count / (1024 * 1024):.1f} MB"
 
 
-class ListResourcesArgs(BaseModel):
-    server: str | None = Field(default=None, description="Only this MCP server's resources (default: all).")
+@dataclass(slots=True, kw_only=True)
+class ListResourcesArgs:
+    server: Annotated[str | None, Meta(description="Only this MCP server's resources (default: all).")] = None
 
 
 class ListMcpResourcesTool(BaseTool[ListResourcesArgs]):
@@ -264,9 +266,10 @@ class ListMcpResourcesTool(BaseTool[ListResourcesArgs]):
         return await self._manager.list_resources(args.server)
 
 
-class ReadResourceArgs(BaseModel):
-    server: str = Field(description="The MCP server that has the resource.")
-    uri: str = Field(description="The resource's URI, as list_mcp_resources shows it.")
+@dataclass(slots=True, kw_only=True)
+class ReadResourceArgs:
+    server: Annotated[str, Meta(description="The MCP server that has the resource.")]
+    uri: Annotated[str, Meta(description="The resource's URI, as list_mcp_resources shows it.")]
 
 
 class ReadMcpResourceTool(BaseTool[ReadResourceArgs]):

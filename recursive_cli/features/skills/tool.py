@@ -3,9 +3,11 @@ instructions, the body of its SKILL.md, with the folder its files are in."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ...core.tool import BaseTool, ToolContext, ToolResult
 from .catalog import SKILL_TOOL, SkillCatalog
@@ -14,9 +16,10 @@ from .skill import SKILL_FILE
 MAX_FILES = 30  # the folder's other files listed in the result
 
 
-class SkillArgs(BaseModel):
-    skill: str = Field(description="The name of a skill from the system prompt's list of skills, exactly.")
-    args: str | None = Field(default=None, description="Optional arguments for the skill.")
+@dataclass(slots=True, kw_only=True)
+class SkillArgs:
+    skill: Annotated[str, Meta(description="The name of a skill from the system prompt's list of skills, exactly.")]
+    args: Annotated[str | None, Meta(description="Optional arguments for the skill.")] = None
 
 
 class SkillTool(BaseTool[SkillArgs]):

@@ -11,16 +11,17 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import Annotated, ClassVar
 
-from pydantic import BaseModel, Field
+from msgspec import Meta
 
 from ...core.errors import ConfigError
 from ...core.events import AgentEvent, ModelRequest, TurnStarted
 from ...core.messages import ToolCall
 from ...core.provider import ChatProvider, ToolSpec
 from ...core.runtime import RuntimeCore
-from ...core.tool import BaseTool, Tool, ToolContext, ToolKind, ToolResult, inline_refs
+from ...core.tool import BaseTool, Tool, ToolContext, ToolKind, ToolResult, args_schema
 from .definitions import GENERAL, GENERAL_PURPOSE, AgentDefinition, merge
 from .runner import Assignment, StepPool, run_subagent, subagent_tools
 
@@ -32,14 +33,15 @@ _CLAUDE_ALIASES = frozenset({"sonnet", "opus", "haiku", "fable"})
 _CALL: contextvars.ContextVar[ToolCall | None] = contextvars.ContextVar("recursive_task_call", default=None)
 
 
-class TaskArgs(BaseModel):
-    description: str = Field(description="A short (3-5 word) description of the task")
-    prompt: str = Field(description="The task for the agent to perform")
-    subagent_type: str | None = Field(None, description="The type of specialized agent to use for this task")
-    model: str | None = Field(None, description="Optional model for this agent instead of its definition's "
-                                                "(sonnet, opus, haiku, or a model name)")
-    run_in_background: bool | None = Field(None, description="Ignored here: the agent always runs while "
-                                                             "this call waits for its report")
+@dataclass(slots=True, kw_only=True)
+class TaskArgs:
+    description: Annotated[str, Meta(description="A short (3-5 word) description of the task")]
+    prompt: Annotated[str, Meta(description="The task for the agent to perform")]
+    subagent_type: Annotated[str | None, Meta(description="The type of specialized agent to use for this task")] = None
+    model: Annotated[str | None, Meta(description="Optional model for this agent instead of its definition's "
+                                                  "(sonnet, opus, haiku, or a model name)")] = None
+    run_in_background: Annotated[bool | None, Meta(description="Ignored here: the agent always runs while "
+                                                               "this call waits for its report")] = None
 
 
 class TaskTool(BaseTool[TaskArgs]):
@@ -60,7 +62,7 @@ class TaskTool(BaseTool[TaskArgs]):
         """Built once (`Subagents.add` makes a new tool): the same object each step, as other tools'."""
         if self._spec is None:
             defined = self._agents.definitions if self._agents is not None else self._listed
-            self._spec = ToolSpec(self.name, describe_agents(defined), inline_refs(TaskArgs.model_json_schema()))
+            self._spec = ToolSpec(self.name, describe_agents(defined), args_schema(TaskArgs))
         return self._spec
 
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolResult:
