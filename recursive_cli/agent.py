@@ -102,16 +102,18 @@ class AgentRuntime(RuntimeCore):
         """Who answers `ask`-mode questions; None denies them (headless)."""
         self.permissions.ask = hook
 
-    def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None) -> bool:
+    def enable_checkpoints(self, home: Path | None = None, session_id: str | None = None,
+                           prepared: GitCheckpointer | None = None) -> bool:
         """Snapshot the workspace before and after every turn and around every tool call that
         can change files, into a shadow git repository under `home` (default: the tools'
-        RECURSIVE_HOME), and add the checkpoint tools (SPEC §8).
+        RECURSIVE_HOME), and add the checkpoint tools (SPEC §8); `prepared`: a checkpointer a
+        launch began before the runtime (features/checkpoints `prepared_checkpointer`).
 
         False when git is missing: the first turn then says so once and the run goes on without.
         """
         from .features.checkpoints.observer import attach_checkpoints
 
-        checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id)
+        checkpointer = attach_checkpoints(self, home or self.tool_context.home, session_id, prepared)
         if checkpointer is not None:
             self.attach(checkpointer)
         return checkpointer is not None

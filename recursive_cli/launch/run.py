@@ -243,6 +243,11 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
     refused = unenforceable_budget(spec.loaded, spec.judge_model)  # e.g. --max-cost on a model with no price
     if refused:
         raise CliError(refused, EXIT_USAGE)
+    prepared = None
+    if not settings.no_session and not settings.no_checkpoints:  # git's work begins beside the rest
+        from ..features.checkpoints.observer import prepared_checkpointer
+
+        prepared = prepared_checkpointer(spec.loaded.home, settings.workspace.expanduser(), spec.session_id)
     if settings.verbose:
         from ..core.diagnostics import enable_verbose
 
@@ -280,7 +285,7 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
             sink.sinks.insert(0, binding.writer)
             open_inbox(runtime, binding)
             if not settings.no_checkpoints:
-                runtime.enable_checkpoints(spec.loaded.home)
+                runtime.enable_checkpoints(spec.loaded.home, prepared=prepared)
         keep_mcp_flags(runtime, servers)  # (into the bound session's state)
         keep_agents_flags(runtime, spec.agents)
         keep_skill_flags(runtime, settings)

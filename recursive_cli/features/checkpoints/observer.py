@@ -230,10 +230,24 @@ def _files(count: int) -> str:
     return f"{count} file" + ("" if count == 1 else "s")
 
 
-def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None = None
-                       ) -> GitCheckpointer | None:
+def prepared_checkpointer(home: Path, workspace: Path, session_id: str) -> GitCheckpointer | None:
+    """The checkpointer of `session_id` in `workspace`, its first snapshot's work begun
+    (`GitCheckpointer.prepare`), for `attach_checkpoints` to take later: a launch makes it
+    before its runtime, so that git works beside the rest of the start-up. None when there
+    will be no checkpoints (git missing, no project folder: attaching says so)."""
+    git = find_git()
+    if git is None or not_a_project(workspace) is not None:
+        return None
+    checkpointer = GitCheckpointer(home, workspace, session_id, git_executable=git, limits=Limits.from_env())
+    checkpointer.prepare()
+    return checkpointer
+
+
+def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None = None,
+                       prepared: GitCheckpointer | None = None) -> GitCheckpointer | None:
     """Snapshot `runtime`'s workspace around every turn, every tool call that may change it
-    and every background job, and give the agent its checkpoint tools.
+    and every background job, and give the agent its checkpoint tools (`prepared`: the
+    checkpointer `prepared_checkpointer` made for them, when it is the same workspace and session).
 
     Returns the checkpointer, or None when git is missing or the workspace is no project
     folder (limits.py): the first turn then says so. A workspace over the limits is found
@@ -244,13 +258,18 @@ def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None 
     git = find_git()
     checkpointer = None
     off = not_a_project(runtime.workspace)
-    if git is not None and off is None:
+    session_id = session_id or runtime.session_id
+    if prepared is not None and (prepared.workspace, prepared.session_id) == (runtime.workspace.resolve(), session_id):
+        checkpointer = prepared
+    elif prepared is not None:
+        prepared.close()
+    if checkpointer is None and git is not None and off is None:
         from ..sessions.ids import new_session_id
 
-        checkpointer = GitCheckpointer(home, runtime.workspace,
-                                       session_id or runtime.session_id or new_session_id(),
+        checkpointer = GitCheckpointer(home, runtime.workspace, session_id or new_session_id(),
                                        git_executable=git, limits=Limits.from_env())
         checkpointer.prepare()
+    if checkpointer is not None:
         for tool in checkpoint_tools(checkpointer):
             runtime.add_tool(tool)
     observer = CheckpointObserver(checkpointer, off)
