@@ -243,6 +243,9 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
     refused = unenforceable_budget(spec.loaded, spec.judge_model)  # e.g. --max-cost on a model with no price
     if refused:
         raise CliError(refused, EXIT_USAGE)
+    from ..tools.os_sandbox import try_bwrap_soon
+
+    try_bwrap_soon(settings.sandbox_mode)  # (its answer is awaited when the runtime is built)
     prepared = None
     if not settings.no_session and not settings.no_checkpoints:  # git's work begins beside the rest
         from ..features.checkpoints.observer import prepared_checkpointer
