@@ -104,7 +104,7 @@ def test_the_value_classes_keep_the_behaviour_callers_rely_on() -> None:
     assert replace(outcome, detail="why") == TurnOutcome(FinishReason.COMPLETED, text="ok", steps=1, detail="why")
     assert Spent().usage == Usage() and Spent().usage is not Spent().usage  # a default made for each
 
-    snapshot = Snapshot("c1", "t1", 2, [Skipped("big.bin", "too large")])
+    snapshot = Snapshot("c1", "t1", 2, (Skipped("big.bin", "too large"),))
     for copied in (pickle.loads(pickle.dumps(snapshot)), copy.copy(snapshot), copy.deepcopy(snapshot)):
         assert copied == snapshot and type(copied) is Snapshot
     assert copy.deepcopy(snapshot).skipped is not snapshot.skipped

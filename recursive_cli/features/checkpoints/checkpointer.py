@@ -18,7 +18,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
@@ -44,8 +43,7 @@ AUTHOR = f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}>"
 COMMITTER = f"{IDENTITY['GIT_COMMITTER_NAME']} <{IDENTITY['GIT_COMMITTER_EMAIL']}>"
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """One snapshot: its commit and tree, how many files differ from the session's previous
     snapshot (None for its first), the paths it left out, and the commit it follows (the
     session's head before it; None for its first)."""
@@ -53,12 +51,11 @@ class Snapshot:
     commit: str
     tree: str
     files_changed: int | None = None
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: tuple[Skipped, ...] = ()
     parent: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TurnCheckpoints:
+class TurnCheckpoints(NamedTuple):
     """The snapshots around one turn; `rewound` when a restore undid the turn."""
 
     turn: int
@@ -84,8 +81,7 @@ class Capture(NamedTuple):
     mark: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class OpenWindow:
+class OpenWindow(NamedTuple):
     """A tool call or job being watched: its `open` snapshot, the head before it, and the
     restores' journal's size when it opened."""
 
@@ -182,7 +178,7 @@ class GitCheckpointer:
         changed = None
         if previous is not None:
             changed = 0 if previous[1] == capture.tree else len(self.changes(previous[1], capture.tree))
-        return Snapshot(commit, capture.tree, changed, capture.scan.skipped, previous[0] if previous else None)
+        return Snapshot(commit, capture.tree, changed, tuple(capture.scan.skipped), previous[0] if previous else None)
 
     def open_window(self, turn: int, label: str) -> OpenWindow:
         """Snapshot the workspace just before a tool call (or job) of `turn` runs."""
@@ -191,7 +187,7 @@ class GitCheckpointer:
             capture = self.capture(watch=True)
             again = self._reopened(turn, label, capture.tree, previous)
             if again is not None:
-                return replace(again, mark=capture.mark)
+                return again._replace(mark=capture.mark)
             commit = self.commit(capture.tree, f"{self.session_id}: turn {turn} {label} starts",
                                  event={"event": "open", "turn": turn, "tool": label})
         return OpenWindow(turn, label, commit, capture.tree, previous, time.monotonic(), capture.mark)
@@ -252,7 +248,7 @@ class GitCheckpointer:
                     or not self._move_head(unused.commit, reused=True):
                 return None
             self._unused, self._head = None, (unused.commit, unused.tree)
-            return unused if unused.mark == quiet[1] else replace(unused, mark=quiet[1])
+            return unused if unused.mark == quiet[1] else unused._replace(mark=quiet[1])
         finally:
             self._lock.release()
 
@@ -372,8 +368,8 @@ class GitCheckpointer:
                 continue
             number = int(parts[1])
             entry = found.get(number) or TurnCheckpoints(number, rewound=parts[0] == "rewound")
-            found[number] = (replace(entry, before=commit, time=int(when))
-                             if parts[2] == "before" else replace(entry, after=commit))
+            found[number] = (entry._replace(before=commit, time=int(when))
+                             if parts[2] == "before" else entry._replace(after=commit))
         return [found[number] for number in sorted(found)]
 
     def changes(self, old: str, new: str) -> list[FileChange]:

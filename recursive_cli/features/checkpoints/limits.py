@@ -18,8 +18,8 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ...core.errors import CheckpointsOff
 from .git import ShadowGit
@@ -32,8 +32,7 @@ HOW = ("add big folders to .gitignore, raise " + MAX_FILES_VARIABLE
        + ", or pass --no-checkpoints to silence this")
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     """The most files a snapshot may hold (0: any number) and the seconds its walk may take."""
 
     max_files: int = MAX_FILES

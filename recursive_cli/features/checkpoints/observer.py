@@ -169,9 +169,9 @@ class CheckpointObserver:
             return snap
         before = self._before.pop(turn, None)
         if before is not None and snap.parent == before:  # nothing between: no call's window to read
-            return replace(snap, files_changed=0)
+            return snap._replace(files_changed=0)
         own = cp.history(since=before, now=snap.tree).own({turn})
-        return replace(snap, files_changed=len(own))
+        return snap._replace(files_changed=len(own))
 
     def _turn_off(self, runtime: RuntimeCore, why: str) -> None:
         """No more snapshots this session, because `why`: said once (a `checkpoint` notice,
