@@ -90,13 +90,14 @@ def make_title(prompt: str) -> str:
     return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"
 
 
-def write_meta(folder: Path, meta: SessionMeta) -> None:
-    """Replace `folder/meta.json` atomically: a reader sees the old file or the new one, never half."""
+def write_meta(folder: Path, meta: SessionMeta, durable: bool = True) -> None:
+    """Replace `folder/meta.json` atomically: a reader sees the old file or the new one, never
+    half; without `durable`, a power cut may still bring the old one back (see write_atomic)."""
     try:
         data = dumps(meta, indent=2).encode()
     except ValueError:  # a lone surrogate (a path or prompt that was not UTF-8): JSON-escape it
         data = json.dumps(as_json(meta), indent=2).encode()
-    write_atomic(folder / META_FILE, data + b"\n")
+    write_atomic(folder / META_FILE, data + b"\n", durable)
 
 
 def read_meta(folder: Path) -> SessionMeta:
@@ -132,8 +133,10 @@ def newer_schema_message(session_id: str, version: int) -> str:
             f"(schema {version}); upgrade to resume it")
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`."""
+def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write `data` to a temp file beside `path`, fsync it, then rename it over `path`; with
+    `durable`, fsync the folder too, so that the rename outlives a power cut (without it, the
+    file is whole either way: the old one or the new one)."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -145,7 +148,8 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def fsync_dir(folder: Path) -> None:

@@ -197,7 +197,9 @@ class JsonlSessionWriter:
         self.meta.turns += 1
         if not self.meta.title:
             self.meta.title = make_title(event.prompt)
-        self._save_meta()  # so `sessions list` shows the title and turn even if the run is killed
+        # So that `sessions list` shows the title and turn even if the run is killed; the turn's
+        # end makes it durable (its records are not fsynced before then either).
+        self._save_meta(durable=False)
 
     def _on_turn_finished(self, event: TurnFinished) -> None:
         meta = self.meta
@@ -257,14 +259,14 @@ class JsonlSessionWriter:
         except OSError as exc:
             self._failed(exc)
 
-    def _save_meta(self, final: bool = False) -> None:
+    def _save_meta(self, final: bool = False, durable: bool = True) -> None:
         """Rewrite meta.json; after a failure only the final rewrite is tried, so meta.json never
         counts a turn or a message that the transcript lacks."""
         if self.error is not None and not final:
             return
         self.meta.updated = now_iso()
         try:
-            write_meta(self.folder, self.meta)
+            write_meta(self.folder, self.meta, durable)
         except OSError as exc:
             self._failed(exc)
 
