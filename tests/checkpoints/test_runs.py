@@ -106,3 +106,44 @@ def test_library_enable_checkpoints(tmp_path: Path, workspace: Path, isolated_ho
     asyncio.run(runtime.run("say hi"))
     agent = Agent(tmp_path, workspace, isolated_home, "lib-1")
     assert set(agent.refs()) == {"head", "turns/1/before", "turns/1/after"}
+
+
+def test_a_prepared_checkpointer_sees_what_changed_before_the_first_turn(
+        tmp_path: Path, workspace: Path, isolated_home: Path) -> None:
+    """A launch begins the first snapshot before it builds the runtime (prepared_checkpointer):
+    a file written between that and the turn is in the turn's "before", none of the turn's."""
+    import subprocess
+
+    from recursive_cli import AgentRuntime, Settings
+    from recursive_cli.features.checkpoints.observer import prepared_checkpointer
+    from recursive_cli.providers.scripted import ScriptedProvider
+
+    (workspace / "old.txt").write_text("old\n")
+    prepared = prepared_checkpointer(isolated_home, workspace, "prep-1")
+    assert prepared is not None
+    prepared.prepared()  # (its first walk is done: the next one must notice what comes now)
+    (workspace / "new.txt").write_text("new\n")
+    runtime = AgentRuntime.builder().settings(Settings(workspace=workspace)).provider(
+        ScriptedProvider([{"text": "ok"}])).session_id("prep-1").build()
+    assert runtime.enable_checkpoints(isolated_home, "prep-1", prepared=prepared)
+    assert runtime.feature(type(prepared)) is prepared  # taken, not made again
+    asyncio.run(runtime.run("hi"))
+    repo = shadow_folder(isolated_home, workspace) / "repo"
+    listed = subprocess.run(["git", "--git-dir", str(repo), "ls-tree", "-r", "--name-only",
+                             "refs/recursive/prep-1/turns/1/before"], capture_output=True, text=True, check=True)
+    assert {"old.txt", "new.txt"} <= set(listed.stdout.split())
+
+
+def test_a_prepared_checkpointer_of_another_session_is_not_taken(workspace: Path, isolated_home: Path) -> None:
+    from recursive_cli import AgentRuntime, Settings
+    from recursive_cli.features.checkpoints.observer import prepared_checkpointer
+    from recursive_cli.providers.scripted import ScriptedProvider
+
+    prepared = prepared_checkpointer(isolated_home, workspace, "other")
+    assert prepared is not None
+    runtime = AgentRuntime.builder().settings(Settings(workspace=workspace)).provider(
+        ScriptedProvider([{"text": "ok"}])).session_id("mine").build()
+    assert runtime.enable_checkpoints(isolated_home, "mine", prepared=prepared)
+    taken = runtime.feature(type(prepared))
+    assert taken is not None and taken is not prepared and taken.session_id == "mine"
+    asyncio.run(runtime.run("hi"))
