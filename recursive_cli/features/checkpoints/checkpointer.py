@@ -148,9 +148,10 @@ class GitCheckpointer:
         started and the head read. The first turn's "before" snapshot then finds it all done (the
         watch proves the workspace unchanged since, or it walks again) and only commits.
 
-        Nothing runs in the workspace meanwhile (a launch runs no tool and no hook before
-        its first turn). A failure here is left for the first snapshot, which does the same
-        work again and reports it; over the limits, that snapshot finds `off` set."""
+        No tool runs before the first turn; what changes meanwhile all the same (the user, a
+        server started with the run) is heard by the watch, and the first snapshot walks
+        again. A failure here is left for the first snapshot, which does the same work again
+        and reports it; over the limits, that snapshot finds `off` set."""
         self._preparing = threading.Thread(target=self._prepare, name="checkpoints-prepare", daemon=True)
         _PREPARING.add(self)
         self._preparing.start()
