@@ -255,20 +255,16 @@ def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None 
     """
     from .tools import checkpoint_tools
 
-    git = find_git()
-    checkpointer = None
     off = not_a_project(runtime.workspace)
     session_id = session_id or runtime.session_id
-    if prepared is not None and (prepared.workspace, prepared.session_id) == (runtime.workspace.resolve(), session_id):
-        checkpointer = prepared
-    elif prepared is not None:
+    checkpointer = prepared
+    if prepared is not None and (prepared.workspace, prepared.session_id) != (runtime.workspace.resolve(), session_id):
         prepared.close()
-    if checkpointer is None and git is not None and off is None:
+        checkpointer = None
+    if checkpointer is None:
         from ..sessions.ids import new_session_id
 
-        checkpointer = GitCheckpointer(home, runtime.workspace, session_id or new_session_id(),
-                                       git_executable=git, limits=Limits.from_env())
-        checkpointer.prepare()
+        checkpointer = prepared_checkpointer(home, runtime.workspace, session_id or new_session_id())
     if checkpointer is not None:
         for tool in checkpoint_tools(checkpointer):
             runtime.add_tool(tool)
