@@ -84,19 +84,12 @@ def thinking_hook(hooks: ProviderHooks) -> Callable[[str], None] | None:
     return hook if callable(hook) else None
 
 
-@runtime_checkable
-class TimedHooks(Protocol):
-    """Hooks of a call that must end by a moment: the kernel's, by the run's --max-duration."""
-
-    @property
-    def deadline(self) -> float | None:
-        """The `time.monotonic()` by which the call must have ended; None: no limit."""
-        ...
-
-
 def deadline_of(hooks: ProviderHooks) -> float | None:
-    """When the call `hooks` belong to must have ended (None: whenever it ends)."""
-    return hooks.deadline if isinstance(hooks, TimedHooks) else None
+    """When the call `hooks` belong to must have ended (None: whenever it ends): the hooks'
+    `deadline` property (the kernel's carry the run's --max-duration), an optional hook as
+    `on_thinking` is."""
+    deadline = getattr(hooks, "deadline", None)
+    return deadline if isinstance(deadline, (int, float)) else None
 
 
 class NullHooks:

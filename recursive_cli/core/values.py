@@ -54,6 +54,7 @@ class Computed:
 
 
 _PLANS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # their JSON value is themselves (not their subclasses: enums)
 
 
 def _plan(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -69,6 +70,8 @@ def _plan(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
 def as_json(value: Any, exclude_none: bool = False, exclude: frozenset[str] = frozenset()) -> Any:
     """The JSON value of `value` (dataclasses, lists, tuples, dicts, enums, paths, scalars);
     `exclude` names top-level fields left out."""
+    if type(value) in _PLAIN:  # (most values: asked first, before the attribute look-ups)
+        return value
     if hasattr(value, "__dataclass_fields__") and not isinstance(value, type):
         names, computed = _plan(type(value))
         out = {}

@@ -197,6 +197,13 @@ class Origin:
         return f"{self.scheme}://{self.host_header}{self.target}"
 
 
+@functools.lru_cache(maxsize=64)
+def origin_of(url: str) -> Origin:
+    """`Origin(url)`, parsed once per URL (a provider posts to the same one at every step;
+    nothing changes an Origin once made)."""
+    return Origin(url)
+
+
 class _Connection(asyncio.Protocol):
     """One TCP (or TLS) connection: what arrived and not yet read, a wake-up for the reader, and
     the h11 state machine that frames what goes over it."""
@@ -564,7 +571,7 @@ class Client:
             check_headers(headers)
         hop = Hop(method, url, body, {**self.headers, **headers} if headers else self.headers)
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._send(Origin(hop.url), hop.method, hop.body, hop.headers)
+            response = await self._send(origin_of(hop.url), hop.method, hop.body, hop.headers)
             location = response.headers.get("location")
             if not follow or response.status_code not in REDIRECTS or location is None:
                 return response

@@ -16,8 +16,8 @@ import os
 import shutil
 import signal
 import time
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, NamedTuple
 
 from msgspec import Meta
 
@@ -50,14 +50,16 @@ class ShellArgs:
                                Meta(description="Kill the command after this many seconds (default 120).")] = None
 
 
-@dataclass
 class HeadTailBuffer:
     """Keeps the first and last `half` bytes of a stream and counts the rest."""
 
-    half: int
-    head: bytearray = field(default_factory=bytearray)
-    tail: bytearray = field(default_factory=bytearray)
-    total: int = 0
+    __slots__ = ("half", "head", "tail", "total")
+
+    def __init__(self, half: int) -> None:
+        self.half = half
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
 
     def write(self, data: bytes) -> None:
         """Take in a chunk, keeping memory bounded by about 4 × half."""
@@ -107,8 +109,7 @@ class RunShellTool(BaseTool[ShellArgs]):
         return report(buffer, run, timeout, refused)
 
 
-@dataclass(frozen=True)
-class CommandRun:
+class CommandRun(NamedTuple):
     """How a supervised command ended (its output is in the caller's buffer).
 
     `stopped` names the processes it left running when the shell exited, which were stopped;
@@ -122,8 +123,7 @@ class CommandRun:
     stopped: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class CommandProcesses:
+class CommandProcesses(NamedTuple):
     """How to find every process one command started: its group, its marker, when it began."""
 
     pgid: int
