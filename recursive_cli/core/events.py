@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from uuid import uuid4
 
-from .event_models import GoalSummary, WorktreeInfo
 from .messages import Message, ToolCall, Usage
 from .values import as_json, hidden
+
+if TYPE_CHECKING:  # (only named in annotations: a run that is no goal makes none)
+    from .event_models import GoalSummary, WorktreeInfo
 
 
 class FinishReason(str, enum.Enum):

@@ -7,11 +7,13 @@ The subtypes are Claude Code's where Claude Code has one for the ending (`error_
 from __future__ import annotations
 
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .event_models import GoalSummary, WorktreeInfo
 from .events import FinishReason, RunFinished
 from .messages import Usage
+
+if TYPE_CHECKING:  # (only named in annotations: a run that is no goal makes none)
+    from .event_models import GoalSummary, WorktreeInfo
 
 _TABLE: dict[FinishReason, tuple[int, str]] = {
     FinishReason.COMPLETED: (0, "success"),

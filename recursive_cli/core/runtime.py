@@ -8,11 +8,10 @@ import dataclasses
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .budget import Budget
 from .errors import SessionWriteError
-from .event_models import GoalSummary
 from .events import (
     AgentEvent,
     ApiRetry,
@@ -33,6 +32,9 @@ from .provider import ChatProvider, ContextLengthError, ProviderError, RetryNoti
 from .results import provider_failure
 from .state import SessionState
 from .tool import TodoItem, Tool, ToolContext, ToolRegistry
+
+if TYPE_CHECKING:  # (only named in annotations: a run that is no goal makes none)
+    from .event_models import GoalSummary
 
 F = TypeVar("F")
 
