@@ -81,7 +81,7 @@ def as_json(value: Any, exclude_none: bool = False, exclude: frozenset[str] = fr
             item = getattr(value, name)
             if item is None and exclude_none:
                 continue
-            out[name] = as_json(item, exclude_none)
+            out[name] = item if type(item) in _PLAIN else as_json(item, exclude_none)
         for name in computed:
             out[name] = as_json(getattr(value, name), exclude_none)
         return out

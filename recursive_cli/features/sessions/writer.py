@@ -64,6 +64,7 @@ class JsonlSessionWriter:
         self.error: SessionWriteError | None = None  # the first failure; nothing is appended after it
         self._fd: int | None = fd
         self._size = os.fstat(fd).st_size  # the end of the last whole record
+        self._synced = self._size  # how much of it the last fsync made durable
         self._result_made = False  # RunFinished was seen: a failure now can only be warned of
         self._warn = warn or _stderr_warning
         self._handlers: dict[type, Callable[[Any], None]] = {
@@ -80,8 +81,9 @@ class JsonlSessionWriter:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             if path.exists() or (folder / META_FILE).exists():
                 raise FileExistsError(path)
-            # meta.json first: a crash right after still leaves the settings and the prompt.
-            write_meta(folder, meta)
+            # meta.json first: a crash right after still leaves the settings and the prompt. Its
+            # name is made durable with the transcript's, by one fsync of the folder (_opened).
+            write_meta(folder, meta, durable=False)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             raise SessionExistsError(f"session {meta.id} already exists ({folder})") from None
@@ -122,7 +124,8 @@ class JsonlSessionWriter:
             writer._append(first)
             writer._size += len(first)
             os.fsync(fd)
-            fsync_dir(folder)
+            writer._synced = writer._size
+            fsync_dir(folder)  # (the transcript's name, and a new meta.json's)
             if rewrite_meta:
                 meta.updated = now_iso()
                 write_meta(folder, meta)
@@ -252,12 +255,16 @@ class JsonlSessionWriter:
             view = view[os.write(self._fd, view):]
 
     def _fsync(self) -> None:
-        if self._fd is None:
+        """fsync the transcript, unless nothing was appended since the last time (a run's end
+        right after its turn's: one fsync, not three)."""
+        if self._fd is None or self._synced == self._size:
             return
         try:
             os.fsync(self._fd)
         except OSError as exc:
             self._failed(exc)
+            return
+        self._synced = self._size
 
     def _save_meta(self, final: bool = False, durable: bool = True) -> None:
         """Rewrite meta.json; after a failure only the final rewrite is tried, so meta.json never
