@@ -38,9 +38,10 @@ KILL_ROUNDS = 3  # SIGKILL sweeps: a process may fork between a scan and the kil
 DRAIN_SECONDS = 1.0
 QUICK_SECONDS = 0.1  # a command this quick after which no pid was given out left nothing behind
 RESULT_RESERVE = 300  # characters kept free for the status lines after the output
-# Pagers would wait for a terminal that is not there; the run's own API key stays private.
+# Pagers would wait for a terminal that is not there; the run's own API key stays private:
+# every variable a key is read from (core/settings.py's key_source), Claude Code's token too.
 ENV_OVERRIDES = {"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"}
-ENV_HIDDEN = ("RECURSIVE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY")
+ENV_HIDDEN = ("RECURSIVE_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 @dataclass(slots=True, kw_only=True)

@@ -142,12 +142,15 @@ def test_without_pidfd_commands_end_time_out_and_report_as_before(
     assert ctx.processes.groups == set()
 
 
-def test_the_api_keys_stay_hidden_and_the_overrides_apply(call: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+@pytest.mark.parametrize("variable", ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "RECURSIVE_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
+def test_the_api_keys_stay_hidden_and_the_overrides_apply(call: Any, monkeypatch: pytest.MonkeyPatch,
+                                                          variable: str) -> None:
+    monkeypatch.setenv(variable, "sk-ant-secret")
     monkeypatch.setenv("SOME_SETTING", "kept")
     monkeypatch.setenv("PAGER", "less")
-    result = call("run_shell", command='echo "[$ANTHROPIC_API_KEY] [$SOME_SETTING] [$PAGER]"')
+    result = call("run_shell", command=f'echo "[${variable}] [$SOME_SETTING] [$PAGER]"; env')
     assert result.content.startswith("[] [kept] [cat]")
+    assert "sk-ant-secret" not in result.content
 
 
 def test_a_changed_path_is_searched_for_the_shell_afresh(call: Any, tmp_path: Path,
