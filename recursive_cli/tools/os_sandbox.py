@@ -84,7 +84,7 @@ class CommandSandbox:
     protected: tuple[Path, ...] = ()  # read-only, even inside a writable folder
     network: bool = False
     bwrap: str = ""
-    landlock: bool | None = False  # the second line, when the kernel has it (None: asked at the first command)
+    landlock: bool = False  # the second line, when the kernel has it
     # without the network: loopback ports passed through to 127.0.0.1 outside (with it: none)
     ports: tuple[int, ...] = ()
     temp: Path | None = field(default=None, init=False, repr=False)  # the private temp folder, made at first use
@@ -98,14 +98,6 @@ class CommandSandbox:
     @property
     def confined(self) -> bool:
         return self.mode != "off"
-
-    def uses_landlock(self) -> bool:
-        """Whether commands get Landlock's second line: the kernel is asked once, when the
-        first command is wrapped (ctypes and a syscall: ≈ 2 ms a run that runs no command
-        does not spend)."""
-        if self.landlock is None:
-            self.landlock = landlock_abi() >= 1
-        return self.landlock
 
     def wrap(self, argv: Sequence[str], cwd: str, report: int = -1) -> list[str]:
         """`argv` as bubblewrap runs it inside this sandbox, working in `cwd` (as it is); the
@@ -125,7 +117,7 @@ class CommandSandbox:
         for name in ("TMPDIR", "TMP", "TEMP"):
             outer += ["--setenv", name, temp]
         outer += ["--chdir", cwd, "--", sys.executable, "-I", "-S", "-c", _START_INIT, "--report", str(report)]
-        if self.uses_landlock():
+        if self.landlock:
             outer += ["--landlock", "--rw", "/dev", "--rw", temp]
             for path in self.writable:
                 outer += ["--rw", str(path)]
@@ -456,7 +448,8 @@ def command_sandbox(mode: SandboxMode, workspace: Path, add_dirs: Sequence[Path]
                                       "namespaces are disabled, enable them (sysctl kernel.unprivileged_userns_clone=1"
                                       "), or pass --sandbox off")
     writable = () if mode == "read-only" else tuple(dict.fromkeys([workspace, *add_dirs]))
-    return CommandSandbox(mode, writable, tuple(protected), network, bwrap, None, tuple(dict.fromkeys(ports)))
+    return CommandSandbox(mode, writable, tuple(protected), network, bwrap, landlock_abi() >= 1,
+                          tuple(dict.fromkeys(ports)))
 
 
 _trials: dict[str, subprocess.Popen[bytes] | OSError] = {}  # bwrap → its trial run, begun early

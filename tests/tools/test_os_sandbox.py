@@ -279,17 +279,3 @@ def test_the_claude_entry_takes_the_sandbox_flags_too(tmp_path: Path, workspace:
     assert proc.returncode == 0 and (workspace / "inside.txt").exists(), proc.stderr
     bad = run_cli("-p", "go", "--sandbox", "sideways")
     assert bad.returncode == 2 and "--sandbox" in bad.stderr
-
-
-def test_the_kernel_is_asked_for_landlock_at_the_first_command_and_its_answer_is_kept(tmp_path: Path) -> None:
-    """A run that runs no command does not ask (ctypes and a syscall); the first wrap asks, and
-    commands get Landlock's second line exactly where the kernel has it."""
-    from recursive_cli.tools.os_sandbox import command_sandbox, landlock_abi
-
-    sandbox = command_sandbox("workspace-write", tmp_path)
-    assert sandbox.landlock is None
-    argv = sandbox.wrap(["true"], str(tmp_path))
-    has = landlock_abi() >= 1
-    assert sandbox.landlock is has
-    assert ("--landlock" in argv) is has
-    assert ("--landlock" in sandbox.wrap(["true"], str(tmp_path))) is has

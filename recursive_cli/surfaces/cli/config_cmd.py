@@ -71,8 +71,7 @@ def sandbox_row(loaded: LoadedSettings) -> tuple[str, str, str]:
                                   ports=settings.sandbox_allow_ports)
     except SandboxUnavailableError as exc:
         return ("sandbox", f"{settings.sandbox_mode}, which cannot start here: {exc}", source)
-    layers = " (bubblewrap + Landlock)" if sandbox.confined and sandbox.uses_landlock() else \
-        " (bubblewrap)" if sandbox.confined else ""
+    layers = " (bubblewrap + Landlock)" if sandbox.landlock else " (bubblewrap)" if sandbox.confined else ""
     return ("sandbox", sandbox.describe() + layers, source)
 
 
