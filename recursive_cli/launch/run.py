@@ -237,6 +237,22 @@ def _detachment(spec: Launch) -> Detachment:
     return detached
 
 
+BESIDE_FILES = 256  # the open files a process may have for work to begin beside its launch
+
+
+def room_beside() -> bool:
+    """Whether the process may open files enough for bubblewrap's trial and git's first
+    snapshot to begin beside the launch. Under a tight limit (`ulimit -n 10`) they wait for
+    their turn instead: running beside it, their pipes could take the descriptors the
+    launch's own imports need, and an import that cannot open its file ends the run."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover (not POSIX)
+        return True
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft == resource.RLIM_INFINITY or soft >= BESIDE_FILES
+
+
 def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
     """The runtime of `spec`, its session bound (None: `--no-session`)."""
     settings = spec.loaded.settings
@@ -245,9 +261,11 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
         raise CliError(refused, EXIT_USAGE)
     from ..tools.os_sandbox import try_bwrap_soon
 
-    try_bwrap_soon(settings.sandbox_mode)  # (its answer is awaited when the runtime is built)
+    beside = room_beside()
+    if beside:
+        try_bwrap_soon(settings.sandbox_mode)  # (its answer is awaited when the runtime is built)
     prepared = None
-    if not settings.no_session and not settings.no_checkpoints:  # git's work begins beside the rest
+    if beside and not settings.no_session and not settings.no_checkpoints:  # git's work begins beside the rest
         from ..features.checkpoints.observer import prepared_checkpointer
 
         prepared = prepared_checkpointer(spec.loaded.home, settings.workspace.expanduser(), spec.session_id)
