@@ -27,7 +27,7 @@ from .git import IDENTITY, ShadowGit, require_git
 from .limits import Limits, check_size
 from .pipes import GitPipes
 from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
-from .scan import MAX_FILE_BYTES, Scan, Skipped, index_entries, known_clean, scan_workspace, stage
+from .scan import MAX_FILE_BYTES, Scan, Skipped, end_watch, index_entries, known_clean, scan_workspace, stage
 
 if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
@@ -461,11 +461,14 @@ class GitCheckpointer:
                 raise
 
     def close(self) -> None:
-        """End the git processes of this checkpointer, once they have done what they were sent
-        (a later call starts them again)."""
+        """End the git processes of this checkpointer, once they have done what they were sent,
+        and the workspace's watch (a later call starts them again, after a walk)."""
         self.prepared()  # (never ended in the middle of its git commands)
+        watch = end_watch(self.git)
         self.pipes.close()
         self.pipes = GitPipes(self.git)
+        if watch is not None:
+            watch.close()  # (after git's processes: its watches were let go of meanwhile)
 
     def _open(self, create: bool = True) -> bool:
         """Make sure the shadow repository exists (or, without `create`, say whether it does)."""

@@ -153,6 +153,21 @@ def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES, watch: 
         return scan
 
 
+def end_watch(git: ShadowGit) -> WorkspaceWatch | None:
+    """Stop watching `git`'s workspace (the next scan walks, and watches it again): a run's
+    snapshots are over. Returns the ended watch, for its caller to close a moment later
+    (`WorkspaceWatch.end`: the kernel is let go of its watches meanwhile)."""
+    with _known_lock:
+        known = _known.get(git)
+    if known is None:
+        return None
+    with known.lock:
+        watch, known.watch, known.staged = known.watch, None, None
+    if watch is not None:
+        watch.end()
+    return watch
+
+
 def known_clean(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan | None:
     """The scan `scan_workspace` would give when the watch proves nothing changed since the
     last walk (no walk, no git, no waiting); None when that takes a walk, or another thread

@@ -68,13 +68,18 @@ class _Inotify:
         except (OSError, AttributeError) as exc:
             raise WatchUnavailable(f"no inotify: {exc}") from None
         self._add_watch.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32)
+        self._rm_watch = libc.inotify_rm_watch
+        self._rm_watch.argtypes = (ctypes.c_int, ctypes.c_int)
+        self._watches: list[int] = []
         self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
             raise WatchUnavailable(f"inotify_init1: {os.strerror(ctypes.get_errno())}")
 
     def add(self, folder: bytes) -> None:
-        if self._add_watch(self.fd, folder, WATCH_MASK) < 0:
+        watch = self._add_watch(self.fd, folder, WATCH_MASK)
+        if watch < 0:
             raise WatchUnavailable(f"cannot watch {os.fsdecode(folder)}: {os.strerror(self._ctypes.get_errno())}")
+        self._watches.append(watch)
 
     def events(self) -> Iterable[tuple[int, bytes]]:
         """The (mask, name) of every event queued so far; none when nothing happened."""
@@ -93,7 +98,17 @@ class _Inotify:
                 yield mask, data[start:start + size].rstrip(b"\0")
                 offset = start + size
 
+    def unwatch(self) -> None:
+        """Remove every watch; the descriptor stays open until `close`. Closing a descriptor
+        that still holds watches waits for the kernel to let go of them (an RCU grace period,
+        10–20 ms here, paid at process exit too when it is left open); removed beforehand, they
+        are let go of meanwhile, and a close a moment later does not wait."""
+        for watch in self._watches:
+            self._rm_watch(self.fd, watch)
+        self._watches.clear()
+
     def close(self) -> None:
+        self.unwatch()
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
@@ -121,6 +136,11 @@ class WorkspaceWatch:
         """A walk starts now: what happened so far is in it."""
         self.poll()
         self.changed = False
+
+    def end(self) -> None:
+        """Stop watching (nothing is heard from now on); `close` it a moment later."""
+        self._inotify.unwatch()
+        self.changed = True
 
     def close(self) -> None:
         self._inotify.close()
