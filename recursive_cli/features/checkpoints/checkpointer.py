@@ -122,7 +122,9 @@ class GitCheckpointer:
 
     def __init__(self, home: Path, workspace: Path, session_id: str,
                  max_file_bytes: int = MAX_FILE_BYTES, git_executable: str | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, new_session: bool = False) -> None:
+        """`new_session`: `session_id` was made for this run, so no snapshot of it can be
+        anywhere yet (its head is known to be none: git is not asked)."""
         self.session_id = session_id
         self.limits = limits  # checked before the first capture (limits.py); None: no limits
         self.max_files = limits.max_files if limits is not None else 0  # then at every capture
@@ -133,7 +135,7 @@ class GitCheckpointer:
         self._home = home
         self._ready = False
         self._head: tuple[str, str] | None = None  # (commit, tree) of the session's latest snapshot
-        self._head_known = False
+        self._head_known = new_session
         self._lock = threading.RLock()  # tool calls, jobs and turns snapshot from several threads
         self._written: tuple[tuple[int, ...], str] | None = None  # (index stamp, its tree)
         self._unused: OpenWindow | None = None  # the last window that changed nothing

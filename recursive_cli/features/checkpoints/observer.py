@@ -230,15 +230,18 @@ def _files(count: int) -> str:
     return f"{count} file" + ("" if count == 1 else "s")
 
 
-def prepared_checkpointer(home: Path, workspace: Path, session_id: str) -> GitCheckpointer | None:
+def prepared_checkpointer(home: Path, workspace: Path, session_id: str,
+                          new_session: bool = False) -> GitCheckpointer | None:
     """The checkpointer of `session_id` in `workspace`, its first snapshot's work begun
     (`GitCheckpointer.prepare`), for `attach_checkpoints` to take later: a launch makes it
     before its runtime, so that git works beside the rest of the start-up. None when there
-    will be no checkpoints (git missing, no project folder: attaching says so)."""
+    will be no checkpoints (git missing, no project folder: attaching says so). `new_session`:
+    the id was just made (see GitCheckpointer)."""
     git = find_git()
     if git is None or not_a_project(workspace) is not None:
         return None
-    checkpointer = GitCheckpointer(home, workspace, session_id, git_executable=git, limits=Limits.from_env())
+    checkpointer = GitCheckpointer(home, workspace, session_id, git_executable=git, limits=Limits.from_env(),
+                                   new_session=new_session)
     checkpointer.prepare()
     return checkpointer
 
@@ -264,7 +267,8 @@ def attach_checkpoints(runtime: RuntimeCore, home: Path, session_id: str | None 
     if checkpointer is None:
         from ..sessions.ids import new_session_id
 
-        checkpointer = prepared_checkpointer(home, runtime.workspace, session_id or new_session_id())
+        checkpointer = prepared_checkpointer(home, runtime.workspace, session_id or new_session_id(),
+                                             new_session=not session_id)
     if checkpointer is not None:
         for tool in checkpoint_tools(checkpointer):
             runtime.add_tool(tool)

@@ -3,7 +3,7 @@
 A tool call that changes nothing still moves the session's `head` twice (onto its `open`
 commit before the call, back after it), and every window that changes something writes a
 commit. One `git update-ref` or `git commit-tree` per move costs a process (≈ 2–5 ms here);
-instead, three git processes are started on first use and kept for the checkpointer's life:
+instead, up to three git processes are started on first use and kept for the checkpointer's life:
 
     git update-ref --stdin          ref transactions (start, update/delete…, prepare, commit):
                                     git takes its own locks, all or nothing, as any git would
@@ -41,8 +41,8 @@ that wrote ref and object files itself (commit dae36d9), two rounds each:
 So an unchanged snapshot pays ≈ 0.6 ms more and a 10-file one ≈ 6–8 ms more than when we
 wrote the files ourselves: round trips to git (a pipe write, a switch into git and back) where
 there was a file write. A quiet step, whose moves are not waited for, costs what it did. A run's first snapshot also starts
-the three processes (a fork and a git start-up each, ≈ 2 ms apiece here) and its end waits for
-them to exit. We keep this design all the same: git takes its own locks and checks what it
+the processes (a fork and a git start-up each, ≈ 2 ms apiece here: the reader only when a
+resumed session's head must be read) and its end waits for them to exit, side by side. We keep this design all the same: git takes its own locks and checks what it
 stores, so no reader can see a torn ref and no format of git's is written by hand.
 
 Each process runs in a session of its own (a Ctrl-C meant for the agent does not reach it)
@@ -79,6 +79,7 @@ class _Pipe:
         self.args = args
         self.proc: subprocess.Popen[bytes] | None = None
         self.pending: list[tuple[bytes, int]] = []  # sent, not answered yet: (request, answer lines)
+        self.ending: list[subprocess.Popen[bytes]] = []  # told to end (`finish`), not reaped yet
         self.lock = threading.RLock()
 
     def ask(self, request: bytes, answers: int) -> list[bytes]:
@@ -154,13 +155,25 @@ class _Pipe:
         _, stderr = _end(proc)
         return GitCommandError(f"git {self.args[0]} failed (exit {proc.returncode}): {first_error(stderr)}")
 
-    def close(self) -> None:
+    def finish(self) -> None:
+        """Wait for the answers owed, then close the process's stdin: git exits by itself
+        meanwhile, beside the others being finished (`close` reaps it; a call made after this
+        starts a new one)."""
         with self.lock:
             with contextlib.suppress(GitCommandError):  # (ending: nothing is left to tell it to)
                 self._settle()
             proc, self.proc = self.proc, None
             if proc is not None:
-                _end(proc)
+                self.ending.append(proc)
+                with contextlib.suppress(subprocess.TimeoutExpired):  # (stdin closed, output read so far)
+                    proc.communicate(timeout=0)
+
+    def close(self) -> None:
+        self.finish()
+        with self.lock:
+            ending, self.ending = self.ending, []
+        for proc in ending:
+            _end(proc)  # (a communicate that timed out goes on where it was)
 
 
 def _streams(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
@@ -196,8 +209,9 @@ class GitPipes:
         self._finalizer = weakref.finalize(self, _close_all, (self.refs, self.objects, self.reads), self._text)
 
     def start(self) -> None:
-        """Start the three processes now (GitCommandError when git cannot run)."""
-        for pipe in (self.reads, self.objects, self.refs):
+        """Start the processes that write now (GitCommandError when git cannot run); the one
+        that reads starts on first use (a new session's head is known without asking)."""
+        for pipe in (self.objects, self.refs):
             pipe.start()
 
     def transaction(self, updates: dict[str, str], deletes: Iterable[str] = (), wait: bool = True) -> None:
@@ -239,6 +253,8 @@ class GitPipes:
 
 
 def _close_all(pipes: tuple[_Pipe, ...], text: Path) -> None:
+    for pipe in pipes:  # (all told to end first: they exit side by side)
+        pipe.finish()
     for pipe in pipes:
         pipe.close()
     with contextlib.suppress(OSError):
