@@ -98,3 +98,34 @@ def test_a_workspace_that_grows_over_the_cap_turns_checkpoints_off_without_hashi
     assert proc.stderr.count(OFF) == 1, proc.stderr
     assert f"{workspace} grew to over 1,000 files" in proc.stderr
     assert "turns/1/after" not in agent.refs() and "turns/1/before" in agent.refs()
+
+
+def test_a_workspace_that_grew_over_the_cap_since_the_last_run_goes_off_at_the_first_walk(
+        tmp_path: Path, workspace: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last run's snapshot was within the cap, so this run's first walk is the check: the
+    new files it lists count with the kept index's, and it stops at the cap, hashing nothing."""
+    many_files(workspace, 500)
+    monkeypatch.setenv("RECURSIVE_CHECKPOINT_MAX_FILES", "1000")
+    first = Agent(tmp_path, workspace, isolated_home, session_id="s1")
+    proc = first.turn("go", shell("true"))
+    assert OFF not in proc.stderr and set(first.refs()) == {"head", "turns/1/before", "turns/1/after"}
+    many_files(workspace / "d0", 1000)  # 500 + 1,000 now: over the cap
+    second = Agent(tmp_path, workspace, isolated_home, session_id="s2")
+    proc = second.turn("go", {"tool_calls": [{"name": "write_file", "arguments": {"path": "note.txt", "content": "hi\n"}}]},
+                       flags=("--permission-mode", "accept-edits", "-o", "stream-json"))
+    assert (workspace / "note.txt").read_text() == "hi\n"  # the run went on
+    assert proc.stderr.count(OFF) == 1, proc.stderr
+    assert f"{workspace} holds over 1,000 files" in proc.stderr
+    assert [n["enabled"] for n in stream(proc, "checkpoint")] == [False]
+    assert second.refs() == {}  # not one snapshot of this session: nothing of the new files hashed
+
+
+def test_a_slow_first_walk_after_a_run_within_the_limits_turns_checkpoints_off(
+        tmp_path: Path, workspace: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    many_files(workspace, 5000)
+    first = Agent(tmp_path, workspace, isolated_home, session_id="s1")
+    assert OFF not in first.turn("go").stderr
+    monkeypatch.setenv("RECURSIVE_CHECKPOINT_BUDGET", "0.001")
+    proc = Agent(tmp_path, workspace, isolated_home, session_id="s2").turn("go", shell("true"))
+    assert proc.stderr.count(OFF) == 1, proc.stderr
+    assert "took over 0.001 s" in proc.stderr

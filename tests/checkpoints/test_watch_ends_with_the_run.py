@@ -45,7 +45,7 @@ def test_a_run_leaves_no_inotify_descriptor_behind(workspace: Path, tmp_path: Pa
     run = invoke("run", "go", "-C", str(workspace), "--provider", "scripted", "--script", str(script))
     assert run.returncode == 0, run.stderr
     assert run.stdout == "done\n" and "checkpoint: turn 1 changed 1 file" in run.stderr
-    assert inotify_descriptors() == before
+    assert set(inotify_descriptors()) <= set(before)  # (those of earlier tests in this process may remain)
     assert not any(known.watch for known in scan._known.values())
 
 
@@ -64,4 +64,4 @@ def test_an_ended_watch_holds_no_watches_before_its_descriptor_closes(workspace:
     watch.end()
     assert inotify_descriptors()[fd] == 0  # still open, no watch left in it
     watch.close()
-    assert inotify_descriptors() == before
+    assert fd not in inotify_descriptors()

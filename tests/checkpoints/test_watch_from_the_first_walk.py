@@ -19,19 +19,20 @@ class Walks:
     """The `git ls-files` walks of the workspace (not the watch's listing of ignored folders)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import subprocess
+
         from recursive_cli.features.checkpoints import scan
-        from recursive_cli.features.checkpoints.git import ShadowGit
 
         monkeypatch.setattr(scan, "_known", {})  # what a new `recursive` process knows: no walk, no watch yet
         self.count = 0
-        real = ShadowGit.run
+        real = subprocess.Popen.__init__
 
-        def run(git: ShadowGit, *args: str, **kwargs: Any) -> bytes:
-            if args[:1] == ("ls-files",) and "--modified" in args:
+        def popen(proc: subprocess.Popen[bytes], argv: list[str], *args: Any, **kwargs: Any) -> None:
+            if argv[1:2] == ["ls-files"] and "--modified" in argv:  # (the first walk's, bounded, or any other)
                 self.count += 1
-            return real(git, *args, **kwargs)
+            real(proc, argv, *args, **kwargs)
 
-        monkeypatch.setattr(ShadowGit, "run", run)
+        monkeypatch.setattr(subprocess.Popen, "__init__", popen)
 
 
 def one_turn(workspace: Path, tmp_path: Path, replies: list[dict[str, Any]], session: str = "s1") -> Any:

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 from . import CheckpointError, CheckpointsOff, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
-from .limits import Limits, check_size
+from .limits import Limits, check_size, index_entries, within_last_limits
 from .pipes import GitPipes
 from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
-from .scan import MAX_FILE_BYTES, Scan, Skipped, end_watch, index_entries, known_clean, scan_workspace, stage
+from .scan import MAX_FILE_BYTES, Scan, Skipped, end_watch, known_clean, scan_workspace, stage
 
 if TYPE_CHECKING:
     from ...core.runtime import RuntimeCore
@@ -294,15 +294,21 @@ class GitCheckpointer:
         self._open()
         if self.off is not None:
             raise self.off
-        if self.limits is not None:
+        limits = self.limits  # (checked once: by a listing of their own at a first contact, else by the walk)
+        if limits is not None and not within_last_limits(self.git, limits):
             try:
-                check_size(self.git, self.limits)
+                check_size(self.git, limits)
             except CheckpointsOff as exc:
                 self.off = exc
                 raise
-            self.limits = None  # (checked once)
+            self.limits = limits = None
         with self.git.index_locked():
-            scan = scan_workspace(self.git, self.max_file_bytes, watch)
+            try:
+                scan = scan_workspace(self.git, self.max_file_bytes, watch, limits)
+            except CheckpointsOff as exc:
+                self.off = exc
+                raise
+            self.limits = None
             if self.max_files and scan.added and index_entries(self.git) + scan.added > self.max_files:
                 self.off = CheckpointsOff(f"{self.workspace} grew to over {self.max_files:,} files")
                 raise self.off  # (nothing staged: no hashing of what came)

@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from ...core.errors import CheckpointsOff
 from . import GitCommandError
 from .git import ShadowGit
+from .limits import Limits, bounded_listing, index_entries
 from .watch import TRUST_SECONDS, WatchUnavailable, WorkspaceWatch, watch_workspace
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -138,17 +140,26 @@ def _known_for(git: ShadowGit) -> _Known:
         return known
 
 
-def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES, watch: bool = False) -> Scan:
+def scan_workspace(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES, watch: bool = False,
+                   limits: Limits | None = None) -> Scan:
     """Compare the workspace with the index: one `git ls-files`, then one lstat per hit —
     or nothing at all, when the watch says nothing changed since the last walk. `watch`:
-    more scans will follow (a run's snapshots), so watch from this walk on, not the next."""
+    more scans will follow (a run's snapshots), so watch from this walk on, not the next.
+    `limits`: the walk is the bounded check of them too (CheckpointsOff when the index and
+    the new files it lists are over `max_files`, or it takes longer than `budget`)."""
     known = _known_for(git)
     with known.lock:
         clean = known.clean(git, max_file_bytes)
         if clean is not None:
             return clean
         known.walking(git, max_file_bytes, watch)
-        scan = _walk(git, max_file_bytes)
+        try:
+            scan = _walk(git, max_file_bytes, limits)
+        except CheckpointsOff:
+            if known.watch is not None:  # (no more scans of it will come)
+                known.watch.close()
+                known.watch = None
+            raise
         known.walked(scan)
         return scan
 
@@ -181,9 +192,15 @@ def known_clean(git: ShadowGit, max_file_bytes: int = MAX_FILE_BYTES) -> Scan | 
         known.lock.release()
 
 
-def _walk(git: ShadowGit, max_file_bytes: int) -> Scan:
+def _walk(git: ShadowGit, max_file_bytes: int, limits: Limits | None = None) -> Scan:
     """The scan proper: what `git ls-files` and an lstat per path it lists say."""
-    out = git.run("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard")
+    args = ("ls-files", "-z", "-t", "--others", "--modified", "--deleted", "--exclude-standard")
+    if limits is None or not limits.max_files:
+        out = git.run(*args)
+    else:  # (what snapshots would hold: the index's paths and the new ones, tagged "?")
+        indexed = index_entries(git)
+        out = bounded_listing(git, args, limits,
+                              lambda listed: indexed + listed.count(b"\0? ") + listed.startswith(b"? "))
     tags: dict[str, str] = {}
     for entry in out.split(b"\0"):
         if entry:
@@ -242,16 +259,6 @@ def _skip_reason(root: Path, path: str, max_file_bytes: int) -> str | None:
     if not os.access(full, os.R_OK):
         return UNREADABLE
     return None
-
-
-def index_entries(git: ShadowGit) -> int:
-    """How many paths the kept index holds (its header says), 0 when there is none."""
-    try:
-        with open(git.index, "rb") as index:
-            header = index.read(12)
-    except OSError:
-        return 0
-    return int.from_bytes(header[8:12], "big") if header[:4] == b"DIRC" else 0
 
 
 def stage(git: ShadowGit, scan: Scan) -> None:
