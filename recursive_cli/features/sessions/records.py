@@ -74,6 +74,8 @@ class MessageRecord:
 
 @dataclass(slots=True, kw_only=True)
 class TurnStartRecord:
+    """The start of a turn, with the prompt it was given."""
+
     type: Literal["turn_start"] = "turn_start"
     turn: int
     prompt: str
