@@ -7,8 +7,9 @@ that is a bounded `git ls-files --cached --others` of its own (`.gitignore` appl
 anything is watched or walked; when the last snapshot was within the limits, the first walk
 itself is the bounded check (the kept index's paths and the new ones it lists, read while
 they stay within the limits): one git process fewer at every run's start. Within the limits
-every later walk stays bounded too (a few tens of milliseconds per 10,000 files). Folders that are no project — the home folder itself, the temporary folder
-itself, `/` — are never snapshotted.
+every later walk stays bounded too (a few tens of milliseconds per 10,000 files). Folders
+that are no project — the home folder itself, the temporary folder itself, `/` — are never
+snapshotted.
 
 The limits come from `RECURSIVE_CHECKPOINT_MAX_FILES` (0: no limit) and
 `RECURSIVE_CHECKPOINT_BUDGET` (seconds).

@@ -40,10 +40,11 @@ that wrote ref and object files itself (commit dae36d9), two rounds each:
 
 So an unchanged snapshot pays ≈ 0.6 ms more and a 10-file one ≈ 6–8 ms more than when we
 wrote the files ourselves: round trips to git (a pipe write, a switch into git and back) where
-there was a file write. A quiet step, whose moves are not waited for, costs what it did. A run's first snapshot also starts
-the processes (a fork and a git start-up each, ≈ 2 ms apiece here: the reader only when a
-resumed session's head must be read) and its end waits for them to exit, side by side. We keep this design all the same: git takes its own locks and checks what it
-stores, so no reader can see a torn ref and no format of git's is written by hand.
+there was a file write. A quiet step, whose moves are not waited for, costs what it did. A
+run's first snapshot also starts the processes (a fork and a git start-up each, ≈ 2 ms apiece
+here: the reader only when a resumed session's head must be read) and its end waits for them
+to exit, side by side. We keep this design all the same: git takes its own locks and checks
+what it stores, so no reader can see a torn ref and no format of git's is written by hand.
 
 Each process runs in a session of its own (a Ctrl-C meant for the agent does not reach it)
 with the shadow repository's environment (git.py). `close` ends them by closing their stdin
