@@ -75,7 +75,6 @@ class Launch:
     fallback_models: list[str] = field(default_factory=list)  # --fallback-model, in order
     agents: list[str] = field(default_factory=list)  # --agents (none: a resumed session's own)
     agent: str | None = None  # --agent: the main conversation's agent
-    new_id: bool = False  # `session_id` was made here (no --session-id): nothing of it exists yet
 
 
 def agent_launch(common: CommonOptions, options: RunOptions, mode: str, prompt: str) -> Launch:
@@ -140,7 +139,7 @@ def fresh_launch(common: CommonOptions, mode: str, title: str = "") -> Launch:
     problem = check_session_id(session_id)
     if problem:
         raise CliError(problem, EXIT_USAGE)
-    return Launch(with_served_model(loaded), mode, session_id, title=title, new_id=not loaded.settings.session_id)
+    return Launch(with_served_model(loaded), mode, session_id, title=title)
 
 
 def with_fallback(provider: ChatProvider, models: list[str], settings: Settings) -> ChatProvider:
@@ -269,8 +268,9 @@ def _start(spec: Launch) -> tuple[AgentRuntime, SessionBinding | None]:
     if beside and not settings.no_session and not settings.no_checkpoints:  # git's work begins beside the rest
         from ..features.checkpoints.observer import prepared_checkpointer
 
+        made_here = spec.resumed is None and not settings.session_id  # (no --session-id: nothing of it exists yet)
         prepared = prepared_checkpointer(spec.loaded.home, settings.workspace.expanduser(), spec.session_id,
-                                         new_session=spec.new_id)
+                                         new_session=made_here)
     if settings.verbose:
         from ..core.diagnostics import enable_verbose
 
