@@ -262,7 +262,7 @@ def timed(agent: Agent, steps: int, workspace: str) -> dict[str, float]:
     gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:])]
     return {"wall_s": run.wall, "cpu_s": run.cpu, "first_request_s": arrivals[0] - run.started,
             "span_s": arrivals[-1] - arrivals[0], "rss_mb": run.maxrss_mb,
-            "first_step_s": gaps[0] if gaps else 0.0, "steady_step_s": median(gaps[1:]) if gaps[1:] else 0.0}
+            "first_step_s": gaps[0] if gaps else 0.0, "steady_step_s": median(gaps[1:] or [0.0])}
 
 
 def measure(found: list[Agent], steps: int, rounds: int, workspace: str,
