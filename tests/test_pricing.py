@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recursive_cli.core.messages import Usage
-from recursive_cli.core.pricing import PRICES, cost_usd, price_for
+from recursive_cli.core.pricing import PRICES, ModelPrice, Price, cost_usd, price_for
 
 
 def test_plain_cost() -> None:
@@ -54,3 +54,13 @@ def test_unknown_models_cost_none_not_zero(model: str) -> None:
 def test_common_models_are_priced(family: str) -> None:
     cost = cost_usd(family, Usage(input_tokens=1000, output_tokens=1000))
     assert cost is not None and cost > 0
+
+
+def test_a_configured_price_wins_over_a_bundled_one_already_looked_up() -> None:
+    own = ModelPrice(1.0, 2.0)
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert price_for("gpt-4o-2024-08-06") == PRICES["gpt-4o"]  # (asked first: the bundled answer is kept)
+    assert price_for("gpt-4o-2024-08-06", {"gpt-4o": own}) is own
+    assert Price("gpt-4o-2024-08-06", {"GPT-4o": own})(usage) == pytest.approx(3.0)
+    assert Price("gpt-4o-2024-08-06")(usage) == pytest.approx(12.5)
+    assert price_for("llama3.1:8b") is None and price_for("llama3.1:8b", {"llama3.1:8b": own}) is own

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from .messages import Usage
 
@@ -111,13 +112,19 @@ def price_for(model: str, configured: PriceTable | None = None) -> ModelPrice | 
         key = configured_key(model, configured)
         if key is not None:
             return configured[key]
-    key = _match(model, PRICES)
+    key = _bundled_key(model)
     return None if key is None else PRICES[key]
 
 
 def configured_key(model: str, configured: PriceTable) -> str | None:
     """The key of `configured` (as the user spelled it) that prices `model`, or None."""
     return _match(model, configured)
+
+
+@lru_cache(maxsize=128)
+def _bundled_key(model: str) -> str | None:
+    """`_match` on the bundled table, remembered: a run's budget prices every request."""
+    return _match(model, PRICES)
 
 
 def _match(model: str, table: PriceTable) -> str | None:

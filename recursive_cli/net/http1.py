@@ -40,7 +40,7 @@ import ssl
 import sys
 import zlib
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import h11
@@ -701,9 +701,7 @@ class Client:
         loop = asyncio.get_running_loop()
         what = what or f"{host_name}:{port}"
         try:
-            host: str | bytes = host_name.encode("ascii") if host_name.isascii() else host_name
-            addresses = await asyncio.wait_for(  # (an ASCII name as bytes: no `idna` codec to load)
-                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), self.timeout)
+            addresses = await asyncio.wait_for(_resolve(loop, host_name, port), self.timeout)
         except asyncio.TimeoutError:
             raise RequestTimeout(f"timed out after {self.timeout:g} s resolving {host_name}") from None
         except OSError as exc:
@@ -733,6 +731,20 @@ class Client:
             for conn in idle:
                 conn.close()
         self._idle.clear()
+
+
+async def _resolve(loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[tuple[Any, ...]]:
+    """`host`'s addresses, as getaddrinfo gives them. An IP literal (`127.0.0.1`, `::1`) is its
+    own address: asyncio would resolve it in its thread pool, a thread and its modules started
+    for nothing on the way to a local server. A name is passed as bytes when it is ASCII, which
+    getaddrinfo takes without loading the `idna` codec."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
+    return await loop.getaddrinfo(host.encode("ascii") if host.isascii() else host, port, type=socket.SOCK_STREAM)
 
 
 def _same(conn: _Connection) -> _Connection:

@@ -39,11 +39,13 @@ class RawServer:
     reply: Reply
     close_after: int = 0
     tls: ssl.SSLContext | None = None
+    address: str = "127.0.0.1"
     requests: list[bytes] = field(default_factory=list)
     connections: int = 0
 
     def __post_init__(self) -> None:
-        self._sock = socket.create_server(("127.0.0.1", 0))
+        family = socket.AF_INET6 if ":" in self.address else socket.AF_INET
+        self._sock = socket.create_server((self.address, 0), family=family)
         self._sock.settimeout(0.05)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -51,7 +53,7 @@ class RawServer:
     @property
     def url(self) -> str:
         scheme = "https" if self.tls else "http"
-        host = "localhost" if self.tls else "127.0.0.1"
+        host = "localhost" if self.tls else f"[{self.address}]" if ":" in self.address else self.address
         return f"{scheme}://{host}:{self._sock.getsockname()[1]}"
 
     def __enter__(self) -> RawServer:
@@ -272,6 +274,34 @@ def test_connection_failures_keep_their_cause() -> None:
     assert isinstance(refused.value.__cause__, ConnectionRefusedError)
     with pytest.raises(http1.InvalidURL):
         ours("ftp://127.0.0.1/")
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", pytest.param("::1", marks=pytest.mark.skipif(
+    not _ipv6_loopback(), reason="no IPv6 loopback here"))])
+def test_an_ip_address_is_reached_without_asking_the_resolver(address: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local server at a literal address answers even where name resolution is broken (a
+    container whose resolver hangs or refuses): there is no name to resolve. A name still is."""
+    asked: list[object] = []
+
+    def broken(host: object, *args: object, **kwargs: object) -> Any:
+        asked.append(host)
+        raise socket.gaierror(socket.EAI_FAIL, "Non-recoverable failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", broken)
+    with RawServer(fixed(answer(b"local")), address=address) as server:
+        assert ours(server.url)[::2] == (200, b"local")
+        assert asked == []
+        with pytest.raises(http1.ConnectError, match="cannot resolve localhost"):
+            ours(server.url.replace(f"[{address}]" if ":" in address else address, "localhost"))
+    assert asked == [b"localhost"]
 
 
 @pytest.fixture(scope="module")
