@@ -40,7 +40,11 @@ that wrote ref and object files itself (commit dae36d9), two rounds each:
 
 So an unchanged snapshot pays ≈ 0.6 ms more and a 10-file one ≈ 6–8 ms more than when we
 wrote the files ourselves: round trips to git (a pipe write, a switch into git and back) where
-there was a file write. A quiet step, whose moves are not waited for, costs what it did. A
+there was a file write. A quiet step's two moves are not waited for, but they are not free:
+git's transactions take 0.13 ms of CPU each here (ext4: the lock file's rename over the ref;
+0.08 on tmpfs), and a 50-step loop of `true` with them not sent at all (a scratch experiment,
+2026-12-03: it would lose a killed call's attribution) is 0.26–0.45 ms a step faster on the
+wall clock and 0.66 ms on CPU, git's included (bench/README.md, Side by side). A
 run's first snapshot also starts the processes (a fork and a git start-up each, ≈ 2 ms apiece
 here: the reader only when a resumed session's head must be read) and its end waits for them
 to exit, side by side. We keep this design all the same: git takes its own locks and checks
