@@ -1,7 +1,8 @@
 """Tool calls that change nothing run no git at all (issue 16, goal 2), and keep every guarantee.
 
-The session's `head` moves onto a call's `open` commit before the call and back after it;
-those moves go through the session's running `git update-ref --stdin` (pipes.py). What is asserted is what real git
+A call that changes nothing opens the last such call's `open` commit again; that the session's
+head is on it meanwhile is noted beside the head (pending.py) and git is sent nothing; every
+other move of the head goes through the session's running `git update-ref --stdin` (pipes.py). What is asserted is what real git
 reads from the shadow repository, and what a restore does after a kill -9.
 """
 
@@ -22,7 +23,8 @@ from clitools import host_pid, write_script
 
 from recursive_cli.core import tool as tool_base
 from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
-from recursive_cli.features.checkpoints.repo import head_ref
+from recursive_cli.features.checkpoints.pending import read_pending
+from recursive_cli.features.checkpoints.repo import head_ref, shadow_folder
 
 from .conftest import Agent, git_commands, shell
 from .test_attribution import start_run, wait_for
@@ -142,6 +144,40 @@ def test_a_call_killed_after_quiet_calls_owns_what_it_did(tmp_path: Path, worksp
     assert restore.returncode == 0, restore.stderr
     assert {p.name: p.read_text() for p in workspace.iterdir()} == {
         "keep.txt": "keep\n", "theirs.txt": "made while the model thought\n"}
+
+
+def test_a_quiet_call_killed_with_its_open_only_noted_owns_what_it_did(tmp_path: Path, workspace: Path,
+                                                                         isolated_home: Path) -> None:
+    """The fourth call opens quietly (nothing changed since the third): its open is noted
+    beside the head (pending.py), not in git. Killed -9 in the middle of it, its change is
+    still its own: the resumed run's first snapshot follows the noted open."""
+    (workspace / "keep.txt").write_text("keep\n")
+    script = write_script(tmp_path / "killed.json", [
+        shell("true"), shell("true"), shell("true"), shell("echo half > half.txt; echo $$ > shell.pid; sleep 30")])
+    agent = start_run(workspace, script)
+    noted = shadow_folder(isolated_home, workspace) / "open-s1"
+    try:
+        wait_for(lambda: (workspace / "shell.pid").exists() and (workspace / "shell.pid").read_text().strip() != "",
+                 agent)
+        pending = read_pending(noted)
+        assert pending is not None and pending.event["turn"] == 1 and pending.event["tool"] == "run_shell"
+    finally:
+        agent.kill()  # kill -9, in the middle of the fourth run_shell
+        agent.wait()
+    with contextlib.suppress(ProcessLookupError):  # (in the sandbox it died with the run)
+        os.killpg(host_pid(workspace / "shell.pid"), signal.SIGKILL)
+    assert _run(["git", "--git-dir", str(shadow_folder(isolated_home, workspace) / "repo"), "rev-parse",
+                 head_ref("s1")], capture_output=True, text=True).stdout.strip() == pending.parent
+    resumed = Agent(tmp_path, workspace, isolated_home)
+    resumed.turns = 1
+    # its quiet calls note their own opens over the killed one's: the chain must hold that one by then
+    resumed.turn("carry on", shell("true"), shell("true"), shell("true"))
+    assert read_pending(noted) is None
+    restore = resumed.checkpoints("restore", "--turn", "1")
+    assert restore.returncode == 1  # a shell command's: another process may have written it
+    assert "  half.txt  (during run_shell in turn 1)" in restore.stdout
+    assert resumed.checkpoints("restore", "--turn", "1", "--force").returncode == 0
+    assert {p.name: p.read_text() for p in workspace.iterdir()} == {"keep.txt": "keep\n"}
 
 
 def recorded_results(session: Path) -> int:

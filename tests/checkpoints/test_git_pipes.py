@@ -1,5 +1,6 @@
 """git writes the refs and commits through processes kept for the session (pipes.py): a quiet
-window starts no git, git's own ref lock is honoured both ways, and no git process outlives a run."""
+window sends git nothing (its open is noted beside the head: pending.py), git's own ref lock is
+honoured both ways, and no git process outlives a run."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from clitools import invoke, write_script
 
 from recursive_cli.features.checkpoints import GitCommandError
 from recursive_cli.features.checkpoints.checkpointer import GitCheckpointer
+from recursive_cli.features.checkpoints.pending import pending_path, read_pending
 from recursive_cli.features.checkpoints.repo import head_ref, shadow_folder
 
 from .conftest import git_commands
@@ -41,22 +43,47 @@ def cp(watched_cp: GitCheckpointer) -> GitCheckpointer:
     return watched_cp
 
 
-def test_quiet_windows_move_the_head_through_the_one_update_ref(cp: GitCheckpointer,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_quiet_windows_note_their_open_beside_the_head_and_send_git_nothing(
+        cp: GitCheckpointer, monkeypatch: pytest.MonkeyPatch) -> None:
     proc = cp.pipes.refs.proc
     assert proc is not None and proc.poll() is None
     seen = git_commands(monkeypatch)
     before = head_on_disk(cp)
+    noted = pending_path(cp.git, "s1")
     for _ in range(3):
         window = cp.open_quietly(1, "run_shell")
-        assert window is not None and head_on_disk(cp) == window.commit
-        assert cp.close_quietly(window) and head_on_disk(cp) == before
-    assert seen == [] and cp.pipes.refs.proc is proc  # no git started: the same process did all six
+        assert window is not None and cp.head() == (window.commit, window.tree)
+        assert head_on_disk(cp) == before and cp.pipes.refs.pending == []  # git was sent nothing …
+        assert read_pending(noted) == (window.commit, before, window.tree,  # … the open is noted beside it
+                                       {"event": "open", "turn": 1, "tool": "run_shell", "by": cp.process})
+        assert cp.close_quietly(window) and head_on_disk(cp) == before and cp.head()[0] == before
+        assert noted.read_bytes() == b"" and cp.pipes.refs.pending == []
+    assert seen == [] and cp.pipes.refs.proc is proc  # no git started
     real_git(cp, "fsck", "--no-dangling")
     mine = {p.pid for p in (cp.pipes.refs.proc, cp.pipes.objects.proc, cp.pipes.reads.proc) if p is not None}
     assert len(mine) == 3 and mine <= {int(child.split()[0]) for child in git_children()}
     cp.close()
     assert proc.returncode == 0 and not mine & {int(child.split()[0]) for child in git_children()}
+
+
+def test_a_commit_during_a_quiet_window_follows_its_open(cp: GitCheckpointer) -> None:
+    """Another call's snapshot while a quiet one runs (calls run side by side) builds on the
+    quiet call's open commit, as when git's head had moved there: the chain holds both windows."""
+    before = head_on_disk(cp)
+    quiet = cp.open_quietly(1, "run_shell")
+    assert quiet is not None and head_on_disk(cp) == before
+    other = cp.open_window(1, "write_file")  # (a second call, side by side)
+    assert head_on_disk(cp) == other.commit and other.previous == (quiet.commit, quiet.tree)
+    assert real_git(cp, "rev-parse", f"{other.commit}^").strip() == quiet.commit
+    assert pending_path(cp.git, "s1").read_bytes() == b""  # (git has the move: nothing is left noted)
+    (cp.workspace / "written.txt").write_text("by the second call\n")
+    cp.close_window(other, ["written.txt"])
+    assert not cp.close_quietly(quiet)  # the head moved on: the thread path closes it
+    cp.close_window(quiet)
+    windows = cp.history(since=before).windows
+    assert [(w.tool, w.post is not None) for w in windows] == [("run_shell", True), ("write_file", True)]
+    assert set(cp.history(since=before).own({1})) == {"written.txt"}
+    cp.close()
 
 
 def test_a_ref_lock_held_by_another_git_is_honoured(cp: GitCheckpointer) -> None:
@@ -65,11 +92,11 @@ def test_a_ref_lock_held_by_another_git_is_honoured(cp: GitCheckpointer) -> None
     lock.write_text("")  # another git moving the head right now
     with pytest.raises(GitCommandError, match="update-ref failed.*lock"):
         cp.update_refs({head_ref("s1"): before})
-    window = cp.open_quietly(1, "run_shell")  # sent to git, not waited for …
-    assert window is not None
+    window = cp.open_quietly(1, "run_shell")  # noted beside the head: git is not asked …
+    assert window is not None and cp.close_quietly(window) and head_on_disk(cp) == before
     with pytest.raises(GitCommandError, match="update-ref failed.*lock"):
-        cp.settle()  # … so the refusal comes with the next thing asked (sent again, refused again)
-    assert cp.head() == window.previous and lock.exists()  # (the head is asked of git again)
+        cp.open_window(2, "run_shell")  # … but a commit moves the head, and git refuses
+    assert cp.head() == (before, window.tree) and lock.exists()  # (the head is asked of git again)
     lock.unlink()
     window = cp.open_window(1, "run_shell")  # a new update-ref, started on this call
     assert head_on_disk(cp) == window.commit

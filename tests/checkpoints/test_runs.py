@@ -65,8 +65,9 @@ def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspa
     kept = Agent(tmp_path, workspace, isolated_home, "kept")
     removed = Agent(tmp_path, workspace, isolated_home, "removed")
     kept.turn("a", shell("echo a > a.txt"))
-    removed.turn("b", shell("echo b > b.txt"))
-    assert removed.refs() and kept.refs()
+    removed.turn("b", shell("echo b > b.txt"), shell("true"), shell("true"))  # (quiet calls: its noted opens)
+    noted = shadow_folder(isolated_home, workspace) / "open-removed"
+    assert removed.refs() and kept.refs() and noted.is_file()
     assert invoke("sessions", "rm", "removed").returncode == 0
     assert removed.refs()  # rm leaves them: gc is what frees space
     spares = shadow_folder(isolated_home, workspace) / "repo" / OLD_SPARES / "refs" / "recursive"
@@ -76,7 +77,7 @@ def test_sessions_gc_prunes_the_refs_of_removed_sessions(tmp_path: Path, workspa
     gc = invoke("sessions", "gc", "--older-than", "30d")
     assert gc.returncode == 0, gc.stderr
     assert removed.refs() == {} and set(kept.refs()) == {"head", "turns/1/before", "turns/1/after"}
-    assert not (spares / "removed").exists() and (spares / "kept" / "head").is_file()
+    assert not (spares / "removed").exists() and (spares / "kept" / "head").is_file() and not noted.exists()
     assert kept.checkpoints("restore", "--turn", "1", "--force").returncode == 0  # (a shell command's)
     assert not (workspace / "a.txt").exists() and (workspace / "b.txt").exists()
 

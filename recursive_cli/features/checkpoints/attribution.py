@@ -3,7 +3,9 @@
 Around every tool call that may change the workspace (and every background job) the
 session commits two snapshots into its chain of snapshots (the history of its `head` ref):
 an `open` commit just before the call runs and a `close` commit once it has ended. A
-window's changes are the difference between the two. Whatever changed between windows —
+window's changes are the difference between the two. (A call that changes nothing opens the
+last such call's `open` commit again and writes no `close`; that it is open is noted beside
+the chain, pending.py, and read here as the commit that follows its parent.) Whatever changed between windows —
 while the model was thinking, between turns — was done by someone else (the user, another
 session), and a restore leaves it alone.
 
@@ -41,6 +43,7 @@ from typing import Any, NamedTuple
 
 from . import GitCommandError
 from .git import ShadowGit
+from .pending import PendingOpen
 
 RECORD_SEPARATOR = "\x1e"
 LOG_FORMAT = "--format=%x1e%H %T%n%B"  # one record per commit: "<commit> <tree>\n<message>"
@@ -108,17 +111,22 @@ def event_message(subject: str, event: dict[str, Any]) -> str:
     return f"{subject}\n\n{json.dumps(event, ensure_ascii=True)}\n"
 
 
-def load_history(git: ShadowGit, head: str, since: str | None, now: Callable[[], str]) -> History:
-    """The windows of the chain that ends at `head`, after the commit `since` (default: all)."""
+def load_history(git: ShadowGit, head: str, since: str | None, now: Callable[[], str],
+                 pending: PendingOpen | None = None) -> History:
+    """The windows of the chain that ends at `head`, after the commit `since` (default: all);
+    `pending`, a quiet call's open noted beside the chain (pending.py), counts as the commit
+    that follows its parent there."""
     bound = [f"^{since}"] if since else []
     log = git.run("log", "--reverse", "--first-parent", LOG_FORMAT, head, *bound)
-    return History(git, read_windows(log), now)
+    return History(git, read_windows(log, pending, since), now)
 
 
-def read_windows(log: bytes) -> list[Window]:
-    """The windows in `git log --reverse LOG_FORMAT` output, in the order they opened."""
+def read_windows(log: bytes, pending: PendingOpen | None = None, since: str | None = None) -> list[Window]:
+    """The windows in `git log --reverse LOG_FORMAT` output, in the order they opened; with
+    `pending` (an open commit not in the chain) right after its parent, when that is in the
+    chain or is `since`, the commit the log starts after."""
     windows: dict[str, Window] = {}
-    for position, (commit, tree, event) in enumerate(_log_records(log)):
+    for position, (commit, tree, event) in enumerate(_with_pending(list(_log_records(log)), pending, since)):
         by = str(event.get("by", ""))
         for window in windows.values():  # the process that opened it is gone: it ends here
             if window.post is None and window.by != by:
@@ -129,6 +137,17 @@ def read_windows(log: bytes) -> list[Window]:
         elif event.get("event") == "close":
             _close(windows.get(str(event.get("window"))), tree, position, event)
     return list(windows.values())
+
+
+def _with_pending(records: list[tuple[str, str, dict[str, Any]]], pending: PendingOpen | None,
+                  since: str | None) -> list[tuple[str, str, dict[str, Any]]]:
+    if pending is None or any(commit == pending.commit for commit, _, _ in records):
+        return records
+    at = next((i + 1 for i, (commit, _, _) in enumerate(records) if commit == pending.parent),
+              0 if pending.parent == since else None)
+    if at is None:  # (its parent is not in this chain: a line left behind by something else)
+        return records
+    return [*records[:at], (pending.commit, pending.tree, pending.event), *records[at:]]
 
 
 def _close(window: Window | None, tree: str, position: int, event: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from . import CheckpointError, CheckpointsOff, GitCommandError, attribution
 from .attribution import Entry, History, OwnChange
 from .git import IDENTITY, ShadowGit, require_git
 from .limits import Limits, check_size, index_entries, within_last_limits
+from .pending import PendingFile, PendingOpen, pending_path, read_pending
 from .pipes import GitPipes
 from .repo import RESTORES_JOURNAL, ensure_repo, head_ref, session_refs, shadow_git, turn_ref
 from .scan import MAX_FILE_BYTES, Scan, Skipped, end_watch, known_clean, scan_workspace, stage
@@ -139,6 +140,9 @@ class GitCheckpointer:
         self._lock = threading.RLock()  # tool calls, jobs and turns snapshot from several threads
         self._written: tuple[tuple[int, ...], str] | None = None  # (index stamp, its tree)
         self._unused: OpenWindow | None = None  # the last window that changed nothing
+        # A quiet window's open commit, noted in the pending file and not in git's head (pending.py)
+        self._pending: str | None = None
+        self._pending_file = PendingFile(pending_path(self.git, session_id))
         self.pipes = GitPipes(self.git)  # git's own processes, started on first use (pipes.py)
         self._journal = str(self.git.index.with_name(RESTORES_JOURNAL))
         self.process = secrets.token_hex(6)  # names this process in the events it commits
@@ -219,7 +223,11 @@ class GitCheckpointer:
             head = self.head()
             if capture.tree == window.tree and head is not None and head[0] == window.commit \
                     and window.previous is not None:
-                self.update_refs({head_ref(self.session_id): window.previous[0]})
+                if self._pending == window.commit:  # (git's head never left the previous one)
+                    self._pending = None
+                    self._pending_file.clear()
+                else:
+                    self.update_refs({head_ref(self.session_id): window.previous[0]})
                 self._head = window.previous
                 self._unused = window
                 return
@@ -235,9 +243,9 @@ class GitCheckpointer:
     def open_quietly(self, turn: int, label: str) -> OpenWindow | None:
         """`open_window` when it can be done at once, without a new git process and without
         waiting for another run: the watch proves the workspace unchanged, the index is the one
-        whose tree is known, and the last window that changed nothing opens again, its head
-        moved by the running `git update-ref`. None when not (nothing is changed then):
-        `open_window` does it, in a thread."""
+        whose tree is known, and the last window that changed nothing opens again, its head's
+        move onto it noted in the session's pending file (pending.py), not made in git. None
+        when not (nothing is changed then): `open_window` does it, in a thread."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -247,8 +255,7 @@ class GitCheckpointer:
                     or time.monotonic() - unused.made > REUSE_SECONDS:
                 return None
             quiet = self._quiet()
-            if quiet is None or quiet[0] != unused.tree \
-                    or not self._move_head(unused.commit, reused=True):
+            if quiet is None or quiet[0] != unused.tree or not self._note_open(unused):
                 return None
             self._unused, self._head = None, (unused.commit, unused.tree)
             return unused if unused.mark == quiet[1] else unused._replace(mark=quiet[1])
@@ -257,8 +264,9 @@ class GitCheckpointer:
 
     def close_quietly(self, window: OpenWindow) -> bool:
         """`close_window` of a call that changed nothing, when that is known at once (as in
-        `open_quietly`): the head moves back, no git process starts. False when not (nothing is
-        changed then): `close_window` does it, in a thread."""
+        `open_quietly`): the head moves back (the pending file emptied, when git's head never
+        left), no git process starts. False when not (nothing is changed then): `close_window`
+        does it, in a thread."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
@@ -266,8 +274,12 @@ class GitCheckpointer:
             if window.previous is None or head is None or head[0] != window.commit:
                 return False
             quiet = self._quiet()
-            if quiet is None or quiet[0] != window.tree \
-                    or not self._move_head(window.previous[0]):
+            if quiet is None or quiet[0] != window.tree:
+                return False
+            if self._pending == window.commit:
+                self._pending = None
+                self._pending_file.clear()
+            elif not self._move_head(window.previous[0]):
                 return False
             self._head, self._unused = window.previous, window
             return True
@@ -359,7 +371,17 @@ class GitCheckpointer:
             commit, tree = self.pipes.resolve(ref, ref + "^{tree}")
             self._head = (commit[0], tree[0]) if commit and tree and commit[1] == "commit" else None
             self._head_known = True
+            self._adopt_pending()
         return self._head
+
+    def _adopt_pending(self) -> None:
+        """A quiet call's open noted on top of git's head (pending.py: a process killed during
+        the call left it, or one running it now) is the head, as if git had moved there: the
+        next commit follows it, so that the chain holds the call's window."""
+        found = read_pending(self._pending_file.path)
+        if found is not None and self._head is not None and found.parent == self._head[0] \
+                and self.pipes.resolve(found.commit) == [(found.commit, "commit")]:
+            self._head = (found.commit, found.tree)
 
     def turns(self) -> list[TurnCheckpoints]:
         """Every turn with a checkpoint, in turn order, rewound ones included."""
@@ -401,7 +423,7 @@ class GitCheckpointer:
         current: Callable[[], str] = (lambda: now) if now else (lambda: self.capture().tree)
         if head is None:
             return History(self.git, [], current)
-        return attribution.load_history(self.git, head[0], since, current)
+        return attribution.load_history(self.git, head[0], since, current, read_pending(self._pending_file.path))
 
     def own_diff(self, changes: dict[str, OwnChange], color: bool = False) -> str:
         """`diff` of exactly the session's own `changes`."""
@@ -421,6 +443,7 @@ class GitCheckpointer:
         it for microseconds) is removed, and the transaction tried once more."""
         try:
             self.settle()
+            self._materialize()
             self.pipes.transaction(updates, deletes)
         except GitCommandError:
             if not self._remove_stale_locks([*updates, *deletes]):
@@ -447,9 +470,9 @@ class GitCheckpointer:
         update-ref` may hold it in its memory after a prune: the object store is asked, unless
         its loose file is there) or git cannot be reached."""
         try:
-            if reused and not os.path.isfile(f"{self.git.git_dir}/objects/{commit[:2]}/{commit[2:]}") \
-                    and self.pipes.resolve(commit) != [(commit, "commit")]:
+            if reused and not self._still_there(commit):
                 return False
+            self._materialize()
             if wait:
                 self.update_refs({head_ref(self.session_id): commit})
             else:
@@ -457,6 +480,39 @@ class GitCheckpointer:
         except GitCommandError:
             return False
         return True
+
+    def _still_there(self, commit: str) -> bool:
+        """Whether a reused commit is in the repository still (a running `git update-ref` may
+        hold it in its memory after a prune: the object store is asked, unless its loose file
+        is there)."""
+        return os.path.isfile(f"{self.git.git_dir}/objects/{commit[:2]}/{commit[2:]}") \
+            or self.pipes.resolve(commit) == [(commit, "commit")]
+
+    def _note_open(self, window: OpenWindow) -> bool:
+        """Note the head's move onto a reused quiet window's commit in the pending file, not in
+        git (pending.py); False, with nothing changed, when the commit is gone or the file
+        cannot be written."""
+        if window.previous is None:
+            return False
+        event = {"event": "open", "turn": window.turn, "tool": window.label, "by": self.process}
+        try:
+            if not self._still_there(window.commit):
+                return False
+            self._materialize()  # (one noted before and not closed, first)
+            self._pending_file.note(PendingOpen(window.commit, window.previous[0], window.tree, event))
+        except (GitCommandError, OSError):
+            return False
+        self._pending = window.commit
+        return True
+
+    def _materialize(self) -> None:
+        """Make the head's move that the pending file notes in git before any other move of the
+        session's refs (sent, not waited for: git does it first), and empty the file: git then
+        goes through the moves it went through before the file existed."""
+        commit, self._pending = self._pending, None
+        if commit is not None:
+            self.pipes.transaction({head_ref(self.session_id): commit}, wait=False)
+            self._pending_file.clear()
 
     def settle(self) -> None:
         """Wait until git has moved the refs it was sent (a quiet window's head); GitCommandError
@@ -472,6 +528,7 @@ class GitCheckpointer:
         """End the git processes of this checkpointer, once they have done what they were sent,
         and the workspace's watch (a later call starts them again, after a walk)."""
         self.prepared()  # (never ended in the middle of its git commands)
+        self._pending_file.close()  # (a window still open stays noted: the next process reads it)
         watch = end_watch(self.git)
         self.pipes.close()
         self.pipes = GitPipes(self.git)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import CheckpointError
 from .git import ShadowGit, find_git
+from .pending import pending_path
 from .repo import CHECKPOINTS_DIR, REF_ROOT, session_refs
 
 PRUNE_GRACE = "1.hour.ago"
@@ -54,8 +55,9 @@ def _prune_repo(shadow: ShadowGit, exists: Callable[[str], bool], used: set[str]
     if doomed:
         shadow.run("update-ref", "--stdin", bare=True,
                    input="".join(f"delete {ref}\n" for ref in doomed).encode())
-    for sid in gone:  # the empty files its head moves were locked with, once
+    for sid in gone:  # the empty files its head moves were locked with, once; its noted open
         shutil.rmtree(shadow.git_dir / OLD_SPARES / REF_ROOT / sid, ignore_errors=True)
+        pending_path(shadow, sid).unlink(missing_ok=True)
     if len(doomed) == len(refs) and str(shadow.work_tree) not in used:
         shutil.rmtree(shadow.git_dir.parent, ignore_errors=True)
     elif doomed:

@@ -1,8 +1,8 @@
 """Long-lived git processes of one checkpointer: git writes the refs and objects, not us.
 
-A tool call that changes nothing still moves the session's `head` twice (onto its `open`
-commit before the call, back after it), and every window that changes something writes a
-commit. One `git update-ref` or `git commit-tree` per move costs a process (≈ 2–5 ms here);
+Every window that changes something writes a commit and moves the session's `head` (a tool
+call that changes nothing notes its open beside the head instead and sends git nothing:
+pending.py). One `git update-ref` or `git commit-tree` per move costs a process (≈ 2–5 ms here);
 instead, up to three git processes are started on first use and kept for the checkpointer's life:
 
     git update-ref --stdin          ref transactions (start, update/delete…, prepare, commit):
@@ -21,7 +21,8 @@ here, same machine, alternating (/tmp quiet-window loop, 300 steps, median of me
     git update-ref --stdin, each transaction waited for      1.3–3.7 ms/step
     git update-ref --stdin, quiet moves not waited for       0.31–0.76 ms/step
 
-So a quiet window's moves are sent and not waited for (`_Pipe.send`): git does them in order
+So the head's moves around a quiet window, when git makes them (pending.py says when), are
+sent and not waited for (`_Pipe.send`): git does them in order
 while the tool call runs, before anything asked after them (every `ask` first reads the
 answers owed), and even when this process is killed meanwhile (the requests are in git's
 pipe: it reads them before the end of its input). When git refused one (a lock held by
@@ -40,11 +41,10 @@ that wrote ref and object files itself (commit dae36d9), two rounds each:
 
 So an unchanged snapshot pays ≈ 0.6 ms more and a 10-file one ≈ 6–8 ms more than when we
 wrote the files ourselves: round trips to git (a pipe write, a switch into git and back) where
-there was a file write. A quiet step's two moves are not waited for, but they are not free:
-git's transactions take 0.13 ms of CPU each here (ext4: the lock file's rename over the ref;
-0.08 on tmpfs), and a 50-step loop of `true` with them not sent at all (a scratch experiment,
-2026-12-03: it would lose a killed call's attribution) is 0.26–0.45 ms a step faster on the
-wall clock and 0.66 ms on CPU, git's included (bench/README.md, Side by side). A
+there was a file write. A quiet call used to move the head twice, not waited for, but not
+free: git's transactions take 0.13 ms of CPU each here (ext4: the lock file's rename over the
+ref; 0.08 on tmpfs), 0.3–0.5 ms a step on the wall clock and 0.66 ms of CPU in a 50-step loop
+of `true` (2026-12-03); its open is now noted in a file of the session's (pending.py). A
 run's first snapshot also starts the processes (a fork and a git start-up each, ≈ 2 ms apiece
 here: the reader only when a resumed session's head must be read) and its end waits for them
 to exit, side by side. We keep this design all the same: git takes its own locks and checks
