@@ -223,10 +223,7 @@ class GitCheckpointer:
             head = self.head()
             if capture.tree == window.tree and head is not None and head[0] == window.commit \
                     and window.previous is not None:
-                if self._pending == window.commit:  # (git's head never left the previous one)
-                    self._pending = None
-                    self._pending_file.clear()
-                else:
+                if not self._forget_pending(window.commit):  # (else git's head never left the previous one)
                     self.update_refs({head_ref(self.session_id): window.previous[0]})
                 self._head = window.previous
                 self._unused = window
@@ -276,10 +273,7 @@ class GitCheckpointer:
             quiet = self._quiet()
             if quiet is None or quiet[0] != window.tree:
                 return False
-            if self._pending == window.commit:
-                self._pending = None
-                self._pending_file.clear()
-            elif not self._move_head(window.previous[0]):
+            if not self._forget_pending(window.commit) and not self._move_head(window.previous[0]):
                 return False
             self._head, self._unused = window.previous, window
             return True
@@ -380,7 +374,7 @@ class GitCheckpointer:
         next commit follows it, so that the chain holds the call's window."""
         found = read_pending(self._pending_file.path)
         if found is not None and self._head is not None and found.parent == self._head[0] \
-                and self.pipes.resolve(found.commit) == [(found.commit, "commit")]:
+                and self._still_there(found.commit):
             self._head = (found.commit, found.tree)
 
     def turns(self) -> list[TurnCheckpoints]:
@@ -503,6 +497,15 @@ class GitCheckpointer:
         except (GitCommandError, OSError):
             return False
         self._pending = window.commit
+        return True
+
+    def _forget_pending(self, commit: str) -> bool:
+        """Whether `commit` was the noted open (then no longer: the file is emptied), so that git's
+        head never left the one before it."""
+        if self._pending != commit:
+            return False
+        self._pending = None
+        self._pending_file.clear()
         return True
 
     def _materialize(self) -> None:
